@@ -1,0 +1,337 @@
+/* gk_core.cuh - gk core v0.1: dtypes, errors, argument validation, 16-byte memory ops,
+   warp and block reductions, grid sizing, the ledger.
+
+   Every gk header includes this one, and it includes only CUDA's own headers. It has no
+   implementation section: its host functions are `inline` (one copy per program, so the
+   failure reason set in one translation unit is read in another), its device functions
+   `static __device__ __forceinline__`.
+
+   WHAT IS INSIDE
+     dtypes       gk_bf16, gk_f16, gk_e4m3, gk_e5m2 (fp8 as raw bytes), gk_int4x2 (two signed
+                  4-bit values in one byte, low nibble first); enum gk_dtype with size and name;
+                  host+device conversions gk_<a>_to_<b> (round to nearest even; fp8 saturates
+                  to the largest finite value, never inf).
+     errors       every gk launcher returns cudaError_t. Bad arguments give
+                  cudaErrorInvalidValue before any CUDA call, and gk_failure_reason() names the
+                  function and the argument, e.g. "gk_add_f32: 'n' is -5; it must be >= 0".
+                  A failed launch returns the CUDA error and records its string there too.
+     validation   gk_check_ptr, gk_check_nonneg, gk_check_elem_aligned, gk_check_overlap,
+                  gk_check_fits_i32; GK_TRY(expr) returns the first error.
+     memory       gk_ld16_nc (read-only path), gk_ld16_cs / gk_st16_cs (streaming, evict-first),
+                  gk_st16: one 128-bit access each, the pointer must be 16-byte aligned.
+     reductions   gk_warp_sum, gk_warp_max (shfl.sync.bfly, deterministic butterfly),
+                  gk_block_sum, gk_block_max (warp results through 32 floats of shared memory).
+     helpers      gk_ceil_div, gk_round_up, gk_is_aligned, gk_sm_count, gk_grid_size.
+     ledger       gk_ledger {flops, bytes}; gk_roofline_seconds(ledger, flop/s, byte/s).
+
+   CONFIG MACROS (define before including)
+     GK_STATIC        host functions become `static inline` (single-translation-unit users).
+
+   THE LEDGER
+     A kernel's floor is T >= max(flops / peak flop/s, bytes / bandwidth). Each family header
+     has a host function returning its gk_ledger for a shape; benchmarks divide by measured
+     ceilings (copy bandwidth, tensor-core and FFMA rates) to print % of the roofline bound.
+
+   DOES NOT
+     allocate, synchronize, or touch the device in validation; pick a device (the current one
+     is used); support big-endian hosts.
+*/
+#ifndef GK_CORE_CUH
+#define GK_CORE_CUH
+
+#include <cuda_runtime.h>
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+#include <cuda_fp8.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#define GK_VERSION "0.1"
+
+/* GK_API: header-defined host helpers. GK_DECL / GK_IMPL: a family's public launchers, declared
+   in its header and defined once in its implementation section. */
+#ifdef GK_STATIC
+#define GK_API static inline
+#define GK_DECL static
+#define GK_IMPL static
+#else
+#define GK_API inline
+#define GK_DECL extern
+#define GK_IMPL
+#endif
+
+#define GK_HD static __host__ __device__ __forceinline__
+#define GK_DEV static __device__ __forceinline__
+
+/* ---------------------------------------------------------------- dtypes */
+
+typedef __nv_bfloat16 gk_bf16;
+typedef __half gk_f16;
+typedef unsigned char gk_e4m3;   /* OCP fp8 E4M3: bias 7, max 448, no inf, NaN = S.1111.111 */
+typedef unsigned char gk_e5m2;   /* OCP fp8 E5M2: bias 15, max 57344, IEEE-style inf and NaN */
+typedef unsigned char gk_int4x2; /* two signed int4 values, element 2i in the low nibble */
+
+typedef enum gk_dtype {
+    GK_F32 = 0,
+    GK_BF16 = 1,
+    GK_F16 = 2,
+    GK_E4M3 = 3,
+    GK_E5M2 = 4
+} gk_dtype;
+
+GK_HD int gk_dtype_size(int dt)
+{
+    return dt == GK_F32 ? 4 : (dt == GK_BF16 || dt == GK_F16) ? 2 : 1;
+}
+
+GK_API const char *gk_dtype_name(int dt)
+{
+    switch (dt) {
+    case GK_F32: return "f32";
+    case GK_BF16: return "bf16";
+    case GK_F16: return "f16";
+    case GK_E4M3: return "e4m3";
+    case GK_E5M2: return "e5m2";
+    default: return "?";
+    }
+}
+
+GK_HD float gk_bf16_to_f32(gk_bf16 x) { return __bfloat162float(x); }
+GK_HD gk_bf16 gk_f32_to_bf16(float x) { return __float2bfloat16_rn(x); }
+GK_HD float gk_f16_to_f32(gk_f16 x) { return __half2float(x); }
+GK_HD gk_f16 gk_f32_to_f16(float x) { return __float2half_rn(x); }
+
+GK_HD float gk_e4m3_to_f32(gk_e4m3 x)
+{
+    __half_raw h = __nv_cvt_fp8_to_halfraw((__nv_fp8_storage_t)x, __NV_E4M3);
+    return __half2float(__half(h));
+}
+GK_HD float gk_e5m2_to_f32(gk_e5m2 x)
+{
+    __half_raw h = __nv_cvt_fp8_to_halfraw((__nv_fp8_storage_t)x, __NV_E5M2);
+    return __half2float(__half(h));
+}
+/* Round to nearest even; finite values past the largest saturate to it (satfinite). */
+GK_HD gk_e4m3 gk_f32_to_e4m3(float x)
+{
+    return (gk_e4m3)__nv_cvt_float_to_fp8(x, __NV_SATFINITE, __NV_E4M3);
+}
+GK_HD gk_e5m2 gk_f32_to_e5m2(float x)
+{
+    return (gk_e5m2)__nv_cvt_float_to_fp8(x, __NV_SATFINITE, __NV_E5M2);
+}
+
+GK_HD gk_int4x2 gk_int4x2_pack(int lo, int hi) { return (gk_int4x2)((lo & 15) | ((hi & 15) << 4)); }
+GK_HD int gk_int4x2_lo(gk_int4x2 v) { return (int)((signed char)(v << 4) >> 4); }
+GK_HD int gk_int4x2_hi(gk_int4x2 v) { return (int)((signed char)v >> 4); }
+
+/* ---------------------------------------------------------------- helpers */
+
+GK_HD int64_t gk_ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
+GK_HD int64_t gk_round_up(int64_t a, int64_t b) { return gk_ceil_div(a, b) * b; }
+GK_HD int gk_is_aligned(const void *p, int bytes) { return ((uintptr_t)p % (uintptr_t)bytes) == 0; }
+
+/* ---------------------------------------------------------------- errors and validation */
+
+/* The reason for the last gk failure on this host thread ("" if none yet). */
+GK_API char *gk__reason_buffer(void)
+{
+    static thread_local char buf[320];
+    return buf;
+}
+GK_API const char *gk_failure_reason(void) { return gk__reason_buffer(); }
+
+GK_API cudaError_t gk__fail(cudaError_t code, const char *fn, const char *fmt, ...)
+{
+    char *buf = gk__reason_buffer();
+    int n = snprintf(buf, 320, "%s: ", fn);
+    va_list ap;
+    va_start(ap, fmt);
+    if (n > 0 && n < 320) vsnprintf(buf + n, (size_t)(320 - n), fmt, ap);
+    va_end(ap);
+    return code;
+}
+
+#define GK_TRY(expr)                                    \
+    do {                                                \
+        cudaError_t gk__err = (expr);                   \
+        if (gk__err != cudaSuccess) return gk__err;     \
+    } while (0)
+
+GK_API cudaError_t gk_check_ptr(const char *fn, const char *arg, const void *p)
+{
+    if (p) return cudaSuccess;
+    return gk__fail(cudaErrorInvalidValue, fn, "'%s' is a null pointer", arg);
+}
+
+GK_API cudaError_t gk_check_nonneg(const char *fn, const char *arg, int64_t v)
+{
+    if (v >= 0) return cudaSuccess;
+    return gk__fail(cudaErrorInvalidValue, fn, "'%s' is %lld; it must be >= 0", arg, (long long)v);
+}
+
+GK_API cudaError_t gk_check_positive(const char *fn, const char *arg, int64_t v)
+{
+    if (v > 0) return cudaSuccess;
+    return gk__fail(cudaErrorInvalidValue, fn, "'%s' is %lld; it must be > 0", arg, (long long)v);
+}
+
+/* A pointer must be aligned to its own element size (a float* on a 2-byte boundary is a bug). */
+GK_API cudaError_t gk_check_elem_aligned(const char *fn, const char *arg, const void *p, int bytes)
+{
+    if (gk_is_aligned(p, bytes)) return cudaSuccess;
+    return gk__fail(cudaErrorInvalidValue, fn, "'%s' (%p) is not aligned to %d bytes", arg, p, bytes);
+}
+
+/* Two ranges may be identical (in place) or disjoint; a partial overlap has no defined result. */
+GK_API cudaError_t gk_check_overlap(const char *fn, const char *arg_a, const void *a, int64_t a_bytes,
+                                    const char *arg_b, const void *b, int64_t b_bytes)
+{
+    uintptr_t a0 = (uintptr_t)a, b0 = (uintptr_t)b;
+    if (a0 == b0 && a_bytes == b_bytes) return cudaSuccess;
+    if (a0 + (uintptr_t)a_bytes <= b0 || b0 + (uintptr_t)b_bytes <= a0) return cudaSuccess;
+    return gk__fail(cudaErrorInvalidValue, fn,
+                    "'%s' and '%s' overlap without being the same range (unsupported aliasing)",
+                    arg_a, arg_b);
+}
+
+GK_API cudaError_t gk_check_fits_i32(const char *fn, const char *arg, int64_t v)
+{
+    if (v <= 2147483647LL) return cudaSuccess;
+    return gk__fail(cudaErrorInvalidValue, fn, "'%s' is %lld, past the 32-bit indexing this kernel uses",
+                    arg, (long long)v);
+}
+
+/* After a launch: turns a launch error into a recorded failure. */
+GK_API cudaError_t gk_check_launch(const char *fn)
+{
+    cudaError_t e = cudaGetLastError();
+    if (e == cudaSuccess) return e;
+    return gk__fail(e, fn, "launch failed: %s", cudaGetErrorString(e));
+}
+
+/* ---------------------------------------------------------------- device and grid */
+
+/* Multiprocessors of the current device, cached per device ordinal. */
+GK_API cudaError_t gk_sm_count(int *sms)
+{
+    static int cache[64];
+    int dev = 0;
+    cudaError_t e = cudaGetDevice(&dev);
+    if (e != cudaSuccess) return gk__fail(e, "gk_sm_count", "%s", cudaGetErrorString(e));
+    if (dev >= 0 && dev < 64 && cache[dev] > 0) {
+        *sms = cache[dev];
+        return cudaSuccess;
+    }
+    e = cudaDeviceGetAttribute(sms, cudaDevAttrMultiProcessorCount, dev);
+    if (e != cudaSuccess) return gk__fail(e, "gk_sm_count", "%s", cudaGetErrorString(e));
+    if (dev >= 0 && dev < 64) cache[dev] = *sms;
+    return cudaSuccess;
+}
+
+/* Grid for a grid-stride loop: enough blocks to cover `items` once, at most one full wave of
+   `blocks_per_sm` resident blocks per multiprocessor (more blocks would only queue). */
+GK_API cudaError_t gk_grid_size(int64_t items, int items_per_block, int blocks_per_sm, int *grid)
+{
+    int sms = 0;
+    GK_TRY(gk_sm_count(&sms));
+    int64_t need = gk_ceil_div(items > 0 ? items : 1, items_per_block);
+    int64_t wave = (int64_t)sms * (blocks_per_sm > 0 ? blocks_per_sm : 1);
+    *grid = (int)(need < wave ? need : wave);
+    return cudaSuccess;
+}
+
+/* ---------------------------------------------------------------- 16-byte memory ops */
+
+/* Read-only data path (ld.global.nc): only for data no thread writes during the kernel. */
+GK_DEV uint4 gk_ld16_nc(const void *p)
+{
+    uint4 v;
+    asm volatile("ld.global.nc.v4.u32 {%0, %1, %2, %3}, [%4];"
+                 : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w) : "l"(p));
+    return v;
+}
+
+/* Streaming load (ld.global.cs, evict-first): read-once data; coherent, so safe in place. */
+GK_DEV uint4 gk_ld16_cs(const void *p)
+{
+    uint4 v;
+    asm volatile("ld.global.cs.v4.u32 {%0, %1, %2, %3}, [%4];"
+                 : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w) : "l"(p));
+    return v;
+}
+
+GK_DEV void gk_st16(void *p, uint4 v)
+{
+    asm volatile("st.global.v4.u32 [%0], {%1, %2, %3, %4};"
+                 :: "l"(p), "r"(v.x), "r"(v.y), "r"(v.z), "r"(v.w) : "memory");
+}
+
+/* Streaming store (st.global.cs): written once, not read again by this kernel. */
+GK_DEV void gk_st16_cs(void *p, uint4 v)
+{
+    asm volatile("st.global.cs.v4.u32 [%0], {%1, %2, %3, %4};"
+                 :: "l"(p), "r"(v.x), "r"(v.y), "r"(v.z), "r"(v.w) : "memory");
+}
+
+/* ---------------------------------------------------------------- reductions */
+
+/* Butterfly (xor) shuffles: every lane ends with the result, in the same order every time. */
+GK_DEV float gk_warp_sum(float v)
+{
+#pragma unroll
+    for (int o = 16; o > 0; o >>= 1) v += __shfl_xor_sync(0xffffffffu, v, o);
+    return v;
+}
+
+GK_DEV float gk_warp_max(float v)
+{
+#pragma unroll
+    for (int o = 16; o > 0; o >>= 1) v = fmaxf(v, __shfl_xor_sync(0xffffffffu, v, o));
+    return v;
+}
+
+/* Block reductions: blockDim.x a multiple of 32, every thread calls, every thread gets the result.
+   `scratch` is 32 floats of shared memory; it may be reused after the call returns. */
+GK_DEV float gk_block_sum(float v, float *scratch)
+{
+    int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, nwarps = blockDim.x >> 5;
+    v = gk_warp_sum(v);
+    if (lane == 0) scratch[warp] = v;
+    __syncthreads();
+    v = lane < nwarps ? scratch[lane] : 0.0f;
+    v = gk_warp_sum(v);
+    __syncthreads();
+    return v;
+}
+
+GK_DEV float gk_block_max(float v, float *scratch)
+{
+    int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, nwarps = blockDim.x >> 5;
+    v = gk_warp_max(v);
+    if (lane == 0) scratch[warp] = v;
+    __syncthreads();
+    v = lane < nwarps ? scratch[lane] : -INFINITY;
+    v = gk_warp_max(v);
+    __syncthreads();
+    return v;
+}
+
+/* ---------------------------------------------------------------- ledger */
+
+typedef struct gk_ledger {
+    double flops; /* floating-point operations (an FMA is 2) */
+    double bytes; /* fewest bytes through device memory: each input read once, each output written once */
+} gk_ledger;
+
+/* The roofline floor in seconds for the ledger on a device with the given ceilings. */
+GK_API double gk_roofline_seconds(gk_ledger l, double flops_per_s, double bytes_per_s)
+{
+    double tc = flops_per_s > 0 ? l.flops / flops_per_s : 0.0;
+    double tm = bytes_per_s > 0 ? l.bytes / bytes_per_s : 0.0;
+    return tc > tm ? tc : tm;
+}
+
+#endif /* GK_CORE_CUH */

@@ -1,0 +1,224 @@
+// gk test shim: GPU detection and skip, fresh random inputs, poisoned outputs, tolerance compare.
+// C++ kept plain; included by every test .cu after the gk header under test.
+#ifndef GK_TEST_H
+#define GK_TEST_H
+
+#include <gtest/gtest.h>
+#include <cuda_runtime.h>
+
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "gk/gk_core.cuh"
+
+// ------------------------------------------------------------------ GPU presence
+
+// True when a CUDA device can be used. Any error from the runtime (no driver, no device,
+// a driver older than the runtime) counts as "no GPU", and *why says which.
+inline bool gk_test_gpu_available(std::string *why)
+{
+    int count = 0;
+    cudaError_t e = cudaGetDeviceCount(&count);
+    if (e != cudaSuccess) {
+        *why = std::string(cudaGetErrorName(e)) + ": " + cudaGetErrorString(e);
+        cudaGetLastError();
+        return false;
+    }
+    if (count == 0) {
+        *why = "cudaGetDeviceCount found 0 devices";
+        return false;
+    }
+    return true;
+}
+
+#define GK_REQUIRE_GPU()                                                                  \
+    do {                                                                                  \
+        std::string gk_why;                                                               \
+        if (!gk_test_gpu_available(&gk_why))                                              \
+            GTEST_SKIP() << "SKIPPED: this GPU test needs a CUDA device (" << gk_why << ")"; \
+    } while (0)
+
+#define GK_CUDA_OK(expr)                                                                    \
+    do {                                                                                    \
+        cudaError_t gk_e = (expr);                                                          \
+        ASSERT_EQ(gk_e, cudaSuccess) << #expr << " -> " << cudaGetErrorString(gk_e) << " | " \
+                                     << gk_failure_reason();                                \
+    } while (0)
+
+// ------------------------------------------------------------------ random inputs
+
+// A fresh seed per process (printed, so a failure can be replayed with GK_TEST_SEED=<seed>).
+inline uint64_t gk_test_seed()
+{
+    static uint64_t seed = 0;
+    if (seed == 0) {
+        const char *env = getenv("GK_TEST_SEED");
+        if (env && *env) {
+            seed = strtoull(env, nullptr, 0);
+        } else {
+            std::random_device rd;
+            seed = ((uint64_t)rd() << 32) ^ rd() ^ 0x9e3779b97f4a7c15ull;
+        }
+        printf("[gk_test] random seed %llu (rerun with GK_TEST_SEED=%llu)\n", (unsigned long long)seed,
+               (unsigned long long)seed);
+    }
+    return seed;
+}
+
+// splitmix64: fast enough to fill 2^31 values on the host in seconds.
+struct GkRng {
+    uint64_t s;
+    explicit GkRng(uint64_t salt) : s(gk_test_seed() ^ (salt * 0xbf58476d1ce4e5b9ull)) {}
+    uint64_t next()
+    {
+        uint64_t z = (s += 0x9e3779b97f4a7c15ull);
+        z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+        z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+        return z ^ (z >> 31);
+    }
+    // Uniform in [lo, hi).
+    float uniform(float lo, float hi) { return lo + (hi - lo) * (float)((next() >> 40) * (1.0 / 16777216.0)); }
+};
+
+// ------------------------------------------------------------------ typed host buffers
+
+// Host-side values of one dtype, kept as raw bytes plus the exact values they hold as doubles.
+struct HostTensor {
+    int dt = GK_F32;
+    size_t n = 0;
+    std::vector<unsigned char> bytes;
+
+    HostTensor(int dtype, size_t count) : dt(dtype), n(count), bytes(count * gk_dtype_size(dtype)) {}
+    double get(size_t i) const
+    {
+        const unsigned char *p = bytes.data() + i * gk_dtype_size(dt);
+        switch (dt) {
+        case GK_F32: { float f; memcpy(&f, p, 4); return f; }
+        case GK_BF16: { gk_bf16 h; memcpy(&h, p, 2); return gk_bf16_to_f32(h); }
+        case GK_F16: { gk_f16 h; memcpy(&h, p, 2); return gk_f16_to_f32(h); }
+        case GK_E4M3: return gk_e4m3_to_f32(*p);
+        default: return gk_e5m2_to_f32(*p);
+        }
+    }
+    void set(size_t i, float v)
+    {
+        unsigned char *p = bytes.data() + i * gk_dtype_size(dt);
+        switch (dt) {
+        case GK_F32: memcpy(p, &v, 4); break;
+        case GK_BF16: { gk_bf16 h = gk_f32_to_bf16(v); memcpy(p, &h, 2); break; }
+        case GK_F16: { gk_f16 h = gk_f32_to_f16(v); memcpy(p, &h, 2); break; }
+        case GK_E4M3: *p = gk_f32_to_e4m3(v); break;
+        default: *p = gk_f32_to_e5m2(v); break;
+        }
+    }
+    void fill_uniform(GkRng &rng, float lo, float hi)
+    {
+        for (size_t i = 0; i < n; i++) set(i, rng.uniform(lo, hi));
+    }
+};
+
+// ------------------------------------------------------------------ device buffers
+
+// Device allocation with guard room: `offset_elems` shifts the pointer handed to the kernel,
+// so unaligned starts are tested; the bytes around the view are poisoned and checked too.
+struct DeviceTensor {
+    void *base = nullptr;
+    size_t base_bytes = 0;
+    int dt = GK_F32;
+    size_t n = 0;
+    size_t offset_bytes = 0;
+
+    static const unsigned char kPoison = 0xff; // NaN in f32, bf16 and f16; never produced by conversions
+
+    DeviceTensor(int dtype, size_t count, int offset_elems = 0) : dt(dtype), n(count)
+    {
+        offset_bytes = (size_t)offset_elems * gk_dtype_size(dtype);
+        base_bytes = offset_bytes + count * gk_dtype_size(dtype) + 64;
+        if (cudaMalloc(&base, base_bytes) != cudaSuccess) base = nullptr;
+    }
+    ~DeviceTensor() { if (base) cudaFree(base); }
+    DeviceTensor(const DeviceTensor &) = delete;
+    DeviceTensor &operator=(const DeviceTensor &) = delete;
+
+    bool ok() const { return base != nullptr; }
+    void *ptr() const { return (char *)base + offset_bytes; }
+    size_t bytes() const { return n * gk_dtype_size(dt); }
+    cudaError_t upload(const HostTensor &h) { return cudaMemcpy(ptr(), h.bytes.data(), bytes(), cudaMemcpyHostToDevice); }
+    cudaError_t poison() { return cudaMemset(base, kPoison, base_bytes); }
+    cudaError_t download(HostTensor *h) const
+    {
+        return cudaMemcpy(h->bytes.data(), ptr(), bytes(), cudaMemcpyDeviceToHost);
+    }
+    // Bytes outside [ptr, ptr + bytes) that are no longer poison: an out-of-bounds write.
+    size_t guard_damage() const
+    {
+        std::vector<unsigned char> all(base_bytes);
+        if (cudaMemcpy(all.data(), base, base_bytes, cudaMemcpyDeviceToHost) != cudaSuccess) return (size_t)-1;
+        size_t bad = 0;
+        for (size_t i = 0; i < base_bytes; i++)
+            if ((i < offset_bytes || i >= offset_bytes + bytes()) && all[i] != kPoison) bad++;
+        return bad;
+    }
+};
+
+// Elements of h still holding the poison pattern: outputs the kernel never wrote.
+inline size_t gk_test_count_poison(const HostTensor &h)
+{
+    const size_t es = gk_dtype_size(h.dt);
+    size_t bad = 0;
+    for (size_t i = 0; i < h.n; i++) {
+        bool all = true;
+        for (size_t b = 0; b < es; b++) all = all && h.bytes[i * es + b] == DeviceTensor::kPoison;
+        bad += all;
+    }
+    return bad;
+}
+
+// ------------------------------------------------------------------ tolerance
+
+struct GkTol {
+    double atol, rtol;
+};
+
+// The policy by output dtype: fp32 math rounded once to the output type.
+inline GkTol gk_test_tol(int dt)
+{
+    switch (dt) {
+    case GK_F32: return {1e-6, 1e-5};
+    case GK_F16: return {1e-4, 2e-3};
+    case GK_BF16: return {1e-3, 1.6e-2};
+    default: return {1e-2, 1.3e-1}; // fp8
+    }
+}
+
+// Mismatches of got against ref: |got - ref| > atol + rtol * |ref|. A NaN where the reference
+// is finite fails, and so does a finite value where the reference is NaN. Prints the first few.
+inline size_t gk_test_compare(const char *what, const HostTensor &got, const std::vector<double> &ref, GkTol tol,
+                              int max_print = 8)
+{
+    size_t bad = 0;
+    for (size_t i = 0; i < got.n; i++) {
+        double g = got.get(i), r = ref[i];
+        bool ok;
+        if (std::isnan(r)) ok = std::isnan(g);
+        else if (std::isinf(r)) ok = g == r;
+        else ok = !std::isnan(g) && std::fabs(g - r) <= tol.atol + tol.rtol * std::fabs(r);
+        if (!ok) {
+            if ((int)bad < max_print)
+                printf("  %s mismatch at %zu: got %.9g, want %.9g (|diff| %.3g, allowed %.3g)\n", what, i, g, r,
+                       std::fabs(g - r), tol.atol + tol.rtol * std::fabs(r));
+            bad++;
+        }
+    }
+    if (bad) printf("  %s: %zu of %zu elements outside tolerance (atol %g, rtol %g)\n", what, bad, got.n, tol.atol,
+                    tol.rtol);
+    return bad;
+}
+
+#endif // GK_TEST_H

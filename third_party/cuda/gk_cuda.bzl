@@ -1,0 +1,94 @@
+"""gk's CUDA rules: nvcc compiles .cu files in genrules; cc rules link the objects.
+
+The target architectures come from `--define=GK_CUDA_ARCHS=80,90` (set in .bazelrc, a comma
+list of compute capabilities, e.g. 90a). Each .cu is compiled whole (no relocatable device code),
+so no device-link step is needed, and linked against the static CUDA runtime.
+"""
+
+load("@local_cuda//:defs.bzl", "CUDA_PATH")
+
+NVCC = CUDA_PATH + "/bin/nvcc"
+
+# Flags every gk compile shares. -lineinfo costs nothing at run time and lets ncu map SASS to source.
+NVCC_FLAGS = "-std=c++17 -O3 -lineinfo -I. -Xcompiler -Wall,-Wno-unused-function"
+
+# Shell snippet: turns $(GK_CUDA_ARCHS) into -gencode flags in $$G.
+_GENCODE = 'G=""; for a in $$(echo "$(GK_CUDA_ARCHS)" | tr "," " "); do G="$$G -gencode=arch=compute_$$a,code=sm_$$a"; done; '
+
+def _obj_name(name, src):
+    return "_objs/%s/%s.o" % (name, src.replace("/", "_").rsplit(".", 1)[0])
+
+def gk_cuda_library(name, srcs, hdrs = [], deps = [], copts = "", **kwargs):
+    """Compiles each .cu in srcs with nvcc; the objects are always linked (tests register statically)."""
+    objs = []
+    for src in srcs:
+        obj = _obj_name(name, src)
+        native.genrule(
+            name = name + "_nvcc_" + src.replace("/", "_").replace(".", "_"),
+            srcs = [src] + hdrs,
+            outs = [obj],
+            cmd = _GENCODE + NVCC + " -c " + NVCC_FLAGS + " " + copts + " $$G $(location " + src + ") -o $@",
+            message = "nvcc " + src,
+        )
+        objs.append(obj)
+    native.cc_library(
+        name = name,
+        srcs = objs,
+        alwayslink = 1,
+        linkstatic = 1,
+        deps = deps + ["@local_cuda//:cudart_static"],
+        **kwargs
+    )
+
+def gk_cuda_test(name, srcs, hdrs = [], deps = [], copts = "", data = [], args = [], tags = [], size = "small", **kwargs):
+    """A GoogleTest binary whose sources are .cu files (host tests and GPU tests alike)."""
+    gk_cuda_library(name = name + "_lib", srcs = srcs, hdrs = hdrs, copts = copts, testonly = 1)
+    native.cc_test(
+        name = name,
+        deps = [name + "_lib"] + deps + ["@googletest//:gtest_main"],
+        linkstatic = 1,
+        data = data,
+        args = args,
+        tags = tags,
+        size = size,
+        **kwargs
+    )
+
+def gk_cuda_binary(name, srcs, hdrs = [], deps = [], copts = "", linkopts = [], **kwargs):
+    """A plain executable (benchmarks) from .cu files."""
+    gk_cuda_library(name = name + "_lib", srcs = srcs, hdrs = hdrs, copts = copts)
+    native.cc_binary(
+        name = name,
+        deps = [name + "_lib"] + deps,
+        linkstatic = 1,
+        linkopts = linkopts,
+        **kwargs
+    )
+
+def gk_cuda_contract(name, src, hdrs, arch, expect):
+    """Contract test: compiles src (a TU that includes one header, implementation on) for one arch.
+
+    The compile itself is the standalone-header check (warnings are errors). The ptxas report
+    (-Xptxas -v) and the PTX (--keep) are then checked by contract_check.sh: every function has
+    0 bytes stack frame and 0 spills, and the PTX holds each instruction pattern in `expect`.
+    """
+    report = "_contract/%s/ptxas.txt" % name
+    ptx = "_contract/%s/kernels.ptx" % name
+    native.genrule(
+        name = name + "_compile",
+        srcs = [src] + hdrs,
+        outs = [report, ptx],
+        cmd = ("d=$$(mktemp -d); " + NVCC + " -c " + NVCC_FLAGS + " -Werror all-warnings" +
+               " -gencode=arch=compute_%s,code=sm_%s -Xptxas -v --keep --keep-dir $$d" % (arch, arch) +
+               " $(location " + src + ") -o $$d/out.o 2> $(location " + report + ")" +
+               " || { cat $(location " + report + ") >&2; exit 1; }; " +
+               "cat $$d/*.ptx > $(location " + ptx + "); rm -rf $$d"),
+        message = "nvcc contract " + src + " sm_" + arch,
+    )
+    native.sh_test(
+        name = name,
+        srcs = ["//gk_tests/contract:contract_check.sh"],
+        args = ["$(location " + report + ")", "$(location " + ptx + ")", "$(location " + expect + ")"],
+        data = [report, ptx, expect],
+        size = "small",
+    )
