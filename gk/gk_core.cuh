@@ -17,8 +17,8 @@
                   A failed launch returns the CUDA error and records its string there too.
      validation   gk_check_ptr, gk_check_nonneg, gk_check_elem_aligned, gk_check_overlap,
                   gk_check_fits_i32; GK_TRY(expr) returns the first error.
-     memory       gk_ld16_nc (read-only path), gk_ld16_cs / gk_st16_cs (streaming, evict-first),
-                  gk_st16: one 128-bit access each, the pointer must be 16-byte aligned.
+     memory       gk_ld16 / gk_st16, gk_ld8 / gk_st8: one 128- or 64-bit access each, aligned to
+                  its size; _cs forms stream (evict-first), gk_ld16_nc takes the read-only path.
      reductions   gk_warp_sum, gk_warp_max (shfl.sync.bfly, deterministic butterfly),
                   gk_block_sum, gk_block_max (warp results through 32 floats of shared memory).
      helpers      gk_ceil_div, gk_round_up, gk_is_aligned, gk_sm_count, gk_grid_size.
@@ -243,9 +243,11 @@ GK_API cudaError_t gk_grid_size(int64_t items, int items_per_block, int blocks_p
     return cudaSuccess;
 }
 
-/* ---------------------------------------------------------------- 16-byte memory ops */
+/* ---------------------------------------------------------------- 16- and 8-byte memory ops */
 
-/* Read-only data path (ld.global.nc): only for data no thread writes during the kernel. */
+/* One vector access each; the pointer must be aligned to the access size. _nc: the read-only
+   path, only for data no thread writes during the kernel. _cs: streaming (evict-first), for
+   data touched once; coherent, so safe in place. Plain: default caching. */
 GK_DEV uint4 gk_ld16_nc(const void *p)
 {
     uint4 v;
@@ -254,12 +256,33 @@ GK_DEV uint4 gk_ld16_nc(const void *p)
     return v;
 }
 
-/* Streaming load (ld.global.cs, evict-first): read-once data; coherent, so safe in place. */
+GK_DEV uint4 gk_ld16(const void *p)
+{
+    uint4 v;
+    asm volatile("ld.global.v4.u32 {%0, %1, %2, %3}, [%4];"
+                 : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w) : "l"(p));
+    return v;
+}
+
 GK_DEV uint4 gk_ld16_cs(const void *p)
 {
     uint4 v;
     asm volatile("ld.global.cs.v4.u32 {%0, %1, %2, %3}, [%4];"
                  : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w) : "l"(p));
+    return v;
+}
+
+GK_DEV uint2 gk_ld8(const void *p)
+{
+    uint2 v;
+    asm volatile("ld.global.v2.u32 {%0, %1}, [%2];" : "=r"(v.x), "=r"(v.y) : "l"(p));
+    return v;
+}
+
+GK_DEV uint2 gk_ld8_cs(const void *p)
+{
+    uint2 v;
+    asm volatile("ld.global.cs.v2.u32 {%0, %1}, [%2];" : "=r"(v.x), "=r"(v.y) : "l"(p));
     return v;
 }
 
@@ -269,11 +292,20 @@ GK_DEV void gk_st16(void *p, uint4 v)
                  :: "l"(p), "r"(v.x), "r"(v.y), "r"(v.z), "r"(v.w) : "memory");
 }
 
-/* Streaming store (st.global.cs): written once, not read again by this kernel. */
 GK_DEV void gk_st16_cs(void *p, uint4 v)
 {
     asm volatile("st.global.cs.v4.u32 [%0], {%1, %2, %3, %4};"
                  :: "l"(p), "r"(v.x), "r"(v.y), "r"(v.z), "r"(v.w) : "memory");
+}
+
+GK_DEV void gk_st8(void *p, uint2 v)
+{
+    asm volatile("st.global.v2.u32 [%0], {%1, %2};" :: "l"(p), "r"(v.x), "r"(v.y) : "memory");
+}
+
+GK_DEV void gk_st8_cs(void *p, uint2 v)
+{
+    asm volatile("st.global.cs.v2.u32 [%0], {%1, %2};" :: "l"(p), "r"(v.x), "r"(v.y) : "memory");
 }
 
 /* ---------------------------------------------------------------- reductions */

@@ -112,15 +112,24 @@ TEST(EwReference, KnownValues)
 }
 
 // The vector-path geometry: the head that aligns every pointer, and when none exists.
-TEST(EwGeometry, ChunkWidthFollowsNarrowestDtype)
+TEST(EwGeometry, ChunkIs16BytesOfTheWidestDtype)
 {
     EXPECT_EQ(gk_ew_vec(GK_F32, GK_F32, GK_F32), 4);
     EXPECT_EQ(gk_ew_vec(GK_BF16, GK_BF16, -1), 8);
-    EXPECT_EQ(gk_ew_vec(GK_F32, GK_F32, GK_BF16), 8); // f32 residual += bf16: 8 elements a chunk
-    EXPECT_EQ(gk_ew_head(4, kFake + 4, GK_F32, kFake + 4, GK_F32, kFake + 68, GK_F32), 3);
+    EXPECT_EQ(gk_ew_vec(GK_F32, GK_F32, GK_BF16), 4); // f32 residual += bf16: 16 bytes f32, 8 bytes bf16
+    EXPECT_EQ(gk_ew_vec(GK_BF16, GK_F32, -1), 4);
+    // all on one 128-byte line after the head: f32 at +4 needs 31 elements (+128)
+    EXPECT_EQ(gk_ew_head(4, kFake + 4, GK_F32, kFake + 4, GK_F32, kFake + 260, GK_F32), 31);
+    // offsets that agree only modulo 16 bytes: the best shared boundary is a 16-byte chunk
+    EXPECT_EQ(gk_ew_head(4, kFake + 4, GK_F32, kFake + 4, GK_F32, kFake + 20, GK_F32), 3);
+    EXPECT_EQ(gk_ew_head(4, kFake + 4, GK_F32, kFake + 4, GK_F32, kFake + 68, GK_F32), 15); // 64-byte boundary
     EXPECT_EQ(gk_ew_head(4, kFake, GK_F32, kFake, GK_F32, kFake, GK_F32), 0);
     EXPECT_EQ(gk_ew_head(4, kFake + 4, GK_F32, kFake + 8, GK_F32, kFake, GK_F32), -1); // never line up
-    EXPECT_EQ(gk_ew_head(8, kFake + 2, GK_BF16, kFake + 2, GK_BF16, nullptr, -1), 7);
-    // f32 out at +8 bytes, bf16 in at +4: after 2 elements out is at +16, in at +8: no; h = 6: 32 and 16
-    EXPECT_EQ(gk_ew_head(8, kFake + 8, GK_F32, kFake + 4, GK_BF16, nullptr, -1), 6);
+    EXPECT_EQ(gk_ew_head(8, kFake + 2, GK_BF16, kFake + 2, GK_BF16, nullptr, -1), 63);
+    EXPECT_EQ(gk_ew_head(8, kFake + 18, GK_BF16, kFake + 2, GK_BF16, nullptr, -1), 7);
+    // f32 out at +8 bytes reaches a line after 30 elements; bf16 in at +4 then sits at +64: a
+    // boundary of 8 chunks of 8 bytes
+    EXPECT_EQ(gk_ew_head(4, kFake + 8, GK_F32, kFake + 4, GK_BF16, nullptr, -1), 30);
+    // bf16 in at +2 never reaches even an 8-byte boundary together with f32 out at +8
+    EXPECT_EQ(gk_ew_head(4, kFake + 8, GK_F32, kFake + 2, GK_BF16, nullptr, -1), -1);
 }

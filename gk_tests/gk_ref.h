@@ -27,4 +27,12 @@ inline double gk_ref_elementwise(int op, double x, double y, double alpha, doubl
     }
 }
 
+// A cast to dt: the value itself (the tolerance covers rounding), except where an IEEE
+// round-to-nearest cast overflows: f16 holds at most 65504, and 65520 is half an ulp past it.
+inline double gk_ref_cast(double x, int dt)
+{
+    if (dt == GK_F16 && std::fabs(x) >= 65520.0) return x > 0 ? INFINITY : -INFINITY;
+    return x;
+}
+
 #endif // GK_REF_H

@@ -1,0 +1,223 @@
+// gk benchmark harness: CUDA-event timing (warm-up, L2 flushed before every timed launch, median
+// of many), the device's own ceilings measured in the same process (device-to-device copy
+// bandwidth, FFMA rate), and the counters every gk benchmark row prints:
+//   GB/s, TFLOP/s, bound_us (the roofline floor for this shape on this device), pct_roof
+//   (floor / measured time) and vs_base (baseline time / measured time, > 1 is faster).
+// C++ kept plain; one benchmark binary per header includes this once.
+#ifndef GK_BENCH_H
+#define GK_BENCH_H
+
+#include <benchmark/benchmark.h>
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <cstdio>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "gk/gk_core.cuh"
+
+struct GkBenchDevice {
+    std::string name;
+    int sms = 0;
+    int l2_bytes = 0;
+    int driver = 0, runtime = 0;
+    double copy_bytes_per_s = 0; // cudaMemcpy device to device, bytes read + written
+    double ffma_flops_per_s = 0; // fp32 FMA from registers, 2 FLOPs each
+};
+
+#define GK_BENCH_CUDA(expr)                                                                         \
+    do {                                                                                            \
+        cudaError_t gk_e = (expr);                                                                  \
+        if (gk_e != cudaSuccess) {                                                                  \
+            fprintf(stderr, "gk_bench: %s failed: %s | %s\n", #expr, cudaGetErrorString(gk_e),      \
+                    gk_failure_reason());                                                           \
+            exit(1);                                                                                \
+        }                                                                                           \
+    } while (0)
+
+// ------------------------------------------------------------------ random device data
+
+static __global__ void gk_bench_fill_kernel(void *p, int dt, int64_t n, uint64_t seed, float lo, float hi)
+{
+    for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += (int64_t)gridDim.x * blockDim.x) {
+        uint64_t z = seed + 0x9e3779b97f4a7c15ull * (uint64_t)(i + 1);
+        z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+        z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+        z ^= z >> 31;
+        float v = lo + (hi - lo) * (float)((z >> 40) * (1.0 / 16777216.0));
+        if (dt == GK_F32) ((float *)p)[i] = v;
+        else if (dt == GK_BF16) ((gk_bf16 *)p)[i] = gk_f32_to_bf16(v);
+        else if (dt == GK_F16) ((gk_f16 *)p)[i] = gk_f32_to_f16(v);
+        else ((unsigned char *)p)[i] = dt == GK_E4M3 ? gk_f32_to_e4m3(v) : gk_f32_to_e5m2(v);
+    }
+}
+
+// Uniform random values in [lo, hi) (never an all-zero buffer), different for every call.
+inline void gk_bench_fill_random(void *p, int dt, int64_t n, float lo = -4.0f, float hi = 4.0f)
+{
+    static uint64_t calls = 0;
+    uint64_t seed = 0x5eed0000ull + 7919ull * ++calls;
+    gk_bench_fill_kernel<<<1024, 256>>>(p, dt, n, seed, lo, hi);
+    GK_BENCH_CUDA(cudaGetLastError());
+}
+
+// A device buffer poisoned with 0xff bytes (NaN in every float dtype).
+inline void *gk_bench_alloc(size_t bytes, bool poison = true)
+{
+    void *p = nullptr;
+    GK_BENCH_CUDA(cudaMalloc(&p, bytes));
+    if (poison) GK_BENCH_CUDA(cudaMemset(p, 0xff, bytes));
+    return p;
+}
+
+// ------------------------------------------------------------------ timing
+
+// L2 flush: writing a buffer twice the L2's size evicts everything the kernel could reuse.
+inline void gk_bench_flush_l2(cudaStream_t s)
+{
+    static void *buf = nullptr;
+    static size_t bytes = 0;
+    if (!buf) {
+        int dev = 0, l2 = 0;
+        GK_BENCH_CUDA(cudaGetDevice(&dev));
+        GK_BENCH_CUDA(cudaDeviceGetAttribute(&l2, cudaDevAttrL2CacheSize, dev));
+        bytes = 2 * (size_t)(l2 > 0 ? l2 : 64 << 20);
+        GK_BENCH_CUDA(cudaMalloc(&buf, bytes));
+    }
+    GK_BENCH_CUDA(cudaMemsetAsync(buf, 0, bytes, s));
+}
+
+// Median seconds of `reps` timed calls of launch(), after `warmup` untimed ones. Each timed call
+// is bracketed by its own events, with the L2 flushed before it (outside the bracket).
+inline double gk_bench_median_seconds(const std::function<cudaError_t(cudaStream_t)> &launch, int warmup = 3,
+                                      int reps = 25, bool flush_l2 = true)
+{
+    cudaStream_t s = 0;
+    cudaEvent_t a, b;
+    GK_BENCH_CUDA(cudaEventCreate(&a));
+    GK_BENCH_CUDA(cudaEventCreate(&b));
+    for (int i = 0; i < warmup; i++) GK_BENCH_CUDA(launch(s));
+    std::vector<double> t;
+    for (int i = 0; i < reps; i++) {
+        if (flush_l2) gk_bench_flush_l2(s);
+        GK_BENCH_CUDA(cudaEventRecord(a, s));
+        GK_BENCH_CUDA(launch(s));
+        GK_BENCH_CUDA(cudaEventRecord(b, s));
+        GK_BENCH_CUDA(cudaEventSynchronize(b));
+        float ms = 0;
+        GK_BENCH_CUDA(cudaEventElapsedTime(&ms, a, b));
+        t.push_back(ms * 1e-3);
+    }
+    cudaEventDestroy(a);
+    cudaEventDestroy(b);
+    std::sort(t.begin(), t.end());
+    return t[t.size() / 2];
+}
+
+// ------------------------------------------------------------------ ceilings
+
+// Register-only FFMA: 8 independent chains per thread keep the pipes full.
+static __global__ void gk_bench_ffma_kernel(float *out, int iters, float b, float c)
+{
+    float x[8];
+#pragma unroll
+    for (int k = 0; k < 8; k++) x[k] = threadIdx.x * 1e-3f + k;
+    for (int i = 0; i < iters; i++) {
+#pragma unroll
+        for (int k = 0; k < 8; k++) x[k] = fmaf(x[k], b, c);
+    }
+    float s = 0;
+#pragma unroll
+    for (int k = 0; k < 8; k++) s += x[k];
+    if (s == 1234.5f) out[threadIdx.x] = s; // never true for these inputs; keeps the loop alive
+}
+
+// The ceilings of the current device, measured once per process.
+inline const GkBenchDevice &gk_bench_device()
+{
+    static GkBenchDevice d;
+    if (d.sms) return d;
+    int dev = 0;
+    cudaDeviceProp p;
+    GK_BENCH_CUDA(cudaGetDevice(&dev));
+    GK_BENCH_CUDA(cudaGetDeviceProperties(&p, dev));
+    d.name = p.name;
+    d.sms = p.multiProcessorCount;
+    d.l2_bytes = p.l2CacheSize;
+    GK_BENCH_CUDA(cudaDriverGetVersion(&d.driver));
+    GK_BENCH_CUDA(cudaRuntimeGetVersion(&d.runtime));
+
+    const size_t bytes = (size_t)1 << 30;
+    void *src = gk_bench_alloc(bytes, false), *dst = gk_bench_alloc(bytes);
+    gk_bench_fill_random(src, GK_F32, bytes / 4);
+    double t = gk_bench_median_seconds([&](cudaStream_t s) { return cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToDevice, s); },
+                                       3, 25);
+    d.copy_bytes_per_s = 2.0 * bytes / t;
+    GK_BENCH_CUDA(cudaFree(src));
+    GK_BENCH_CUDA(cudaFree(dst));
+
+    float *out = (float *)gk_bench_alloc(1024 * sizeof(float));
+    const int iters = 1 << 14, threads = 256, blocks = d.sms * 8;
+    t = gk_bench_median_seconds([&](cudaStream_t s) {
+        gk_bench_ffma_kernel<<<blocks, threads, 0, s>>>(out, iters, 0.999999f, 1e-7f);
+        return cudaGetLastError();
+    }, 2, 7, false);
+    d.ffma_flops_per_s = 2.0 * 8 * iters * (double)threads * blocks / t;
+    GK_BENCH_CUDA(cudaFree(out));
+    return d;
+}
+
+// ------------------------------------------------------------------ reporting
+
+// Sets the row's manual time to `seconds` and its counters from the ledger. peak_flops is the
+// ceiling of the unit the kernel uses (FFMA for SIMT, the tensor-core rate for mma kernels);
+// baseline_seconds is the baseline measured in this run for the same work (0: none).
+inline void gk_bench_report(benchmark::State &state, double seconds, gk_ledger l, double peak_flops,
+                            double baseline_seconds)
+{
+    const GkBenchDevice &d = gk_bench_device();
+    const double bound = gk_roofline_seconds(l, peak_flops, d.copy_bytes_per_s);
+    state.SetIterationTime(seconds);
+    state.counters["GB/s"] = l.bytes / seconds * 1e-9;
+    state.counters["TFLOP/s"] = l.flops / seconds * 1e-12;
+    state.counters["bound_us"] = bound * 1e6;
+    state.counters["pct_roof"] = 100.0 * bound / seconds;
+    if (baseline_seconds > 0) state.counters["vs_base"] = baseline_seconds / seconds;
+}
+
+// Registers the device and its measured ceilings as JSON context, prints them, and runs.
+inline int gk_bench_main(int argc, char **argv, void (*register_all)())
+{
+    int count = 0;
+    cudaError_t e = cudaGetDeviceCount(&count);
+    if (e != cudaSuccess || count == 0) {
+        fprintf(stderr, "gk_bench: no CUDA device (%s); benchmarks need a GPU\n",
+                e != cudaSuccess ? cudaGetErrorString(e) : "0 devices");
+        return 1;
+    }
+    benchmark::Initialize(&argc, argv);
+    if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
+    const GkBenchDevice &d = gk_bench_device();
+    char buf[64];
+    benchmark::AddCustomContext("gpu", d.name);
+    benchmark::AddCustomContext("sms", std::to_string(d.sms));
+    benchmark::AddCustomContext("cuda_driver", std::to_string(d.driver));
+    benchmark::AddCustomContext("cuda_runtime", std::to_string(d.runtime));
+    snprintf(buf, sizeof buf, "%.1f", d.copy_bytes_per_s * 1e-9);
+    benchmark::AddCustomContext("copy_GBps", buf);
+    snprintf(buf, sizeof buf, "%.2f", d.ffma_flops_per_s * 1e-12);
+    benchmark::AddCustomContext("ffma_TFLOPs", buf);
+    printf("gk_bench: %s, %d SMs, L2 %d MB, driver %d, runtime %d\n", d.name.c_str(), d.sms, d.l2_bytes >> 20,
+           d.driver, d.runtime);
+    printf("gk_bench: measured ceilings: copy %.1f GB/s (cudaMemcpy D2D, read + write), FFMA %.2f TFLOP/s\n",
+           d.copy_bytes_per_s * 1e-9, d.ffma_flops_per_s * 1e-12);
+    register_all();
+    benchmark::RunSpecifiedBenchmarks();
+    benchmark::Shutdown();
+    return 0;
+}
+
+#endif // GK_BENCH_H
