@@ -31,8 +31,11 @@
      place) is allowed.
 
    HOW IT RUNS
-     One grid-stride kernel per op and dtype: 256 threads, the grid one full wave of resident
-     blocks (gk_grid_size), 64-bit indices (safe past 2^31 elements). The body moves chunks of
+     One grid-stride kernel per op and dtype: 256 threads, 64-bit indices (safe past 2^31
+     elements), the grid enough blocks to cover the work once, capped at GK_EW_BLOCKS_PER_SM
+     blocks per multiprocessor (gk_grid_size). Measured on an H200 (gk_bench/RESULTS.md): one
+     resident wave looping over the data reached 92-98% of copy bandwidth, a grid of 64 waves
+     99.7%, one pass (the default cap reaches it below 2^27 chunks) 103%. The body moves chunks of
      16 bytes of the widest dtype (8 of a narrower one: a bf16 -> f32 cast reads 8 bytes and
      writes 16 per chunk), GK_EW_UNROLL chunks in flight per thread. Pointers need not be
      aligned: a scalar head runs until every pointer reaches a cache line (or, failing that, a
@@ -47,7 +50,7 @@
      GK_EW_UNROLL         chunks per thread in flight, default 4 (at most 8)
      GK_EW_SCALAR_BATCH   scalar elements per thread in flight on the scalar path, default 8
      GK_EW_STREAMING      0 (default): default caching; 1: .cs (evict-first) loads and stores
-     GK_EW_BLOCKS_PER_SM  0 (default): the grid is one wave at the kernel's occupancy; N: N blocks per SM
+     GK_EW_BLOCKS_PER_SM  grid cap in blocks per multiprocessor, default 1024; past it, threads loop
 
    THE LEDGER
      bytes = n * (sizeof(out) + n_in * sizeof(in)); flops = n * (1 add, 3 axpby, 1 residual,
@@ -85,7 +88,7 @@
 #define GK_EW_STREAMING 0
 #endif
 #ifndef GK_EW_BLOCKS_PER_SM
-#define GK_EW_BLOCKS_PER_SM 0
+#define GK_EW_BLOCKS_PER_SM 1024
 #endif
 
 typedef enum gk_ew_op {
@@ -417,10 +420,9 @@ GK_DEV void gk_ew_rows_run(const gk_ew_rows_args a, int op, int dt_out, int dt_i
                                      const char *n_in1, void *out, const void *in0, const void *in1,  \
                                      float alpha, float beta, int64_t n, cudaStream_t stream)        \
     {                                                                                                 \
-        static int blocks_per_sm;                                                                     \
         const char *names[4] = {fn, n_out, n_in0, n_in1};                                             \
-        return gk_ew_launch(names, name##_kernel, &blocks_per_sm, dt_out, dt_in0, dt_in1, out, in0,   \
-                            in1, alpha, beta, n, stream);                                             \
+        return gk_ew_launch(names, name##_kernel, dt_out, dt_in0, dt_in1, out, in0, in1, alpha, beta, \
+                            n, stream);                                                               \
     }
 
 /* One row-wise kernel (gate and up as halves of each row), name##_kernel and name##_launch. */
@@ -432,9 +434,7 @@ GK_DEV void gk_ew_rows_run(const gk_ew_rows_args a, int op, int dt_out, int dt_i
     static cudaError_t name##_launch(const char *fn, void *out, int64_t ldo, const void *x,          \
                                      int64_t ldx, int64_t rows, int64_t d, cudaStream_t stream)      \
     {                                                                                                 \
-        static int blocks_per_sm;                                                                     \
-        return gk_ew_rows_launch(fn, name##_kernel, &blocks_per_sm, dt_out, dt_in, out, ldo, x, ldx,  \
-                                 rows, d, stream);                                                    \
+        return gk_ew_rows_launch(fn, name##_kernel, dt_out, dt_in, out, ldo, x, ldx, rows, d, stream);  \
     }
 
 #endif /* GK_ELEMENTWISE_CUH */
@@ -443,21 +443,6 @@ GK_DEV void gk_ew_rows_run(const gk_ew_rows_args a, int op, int dt_out, int dt_i
 
 #if (defined(GK_IMPLEMENTATION) || defined(GK_ELEMENTWISE_IMPLEMENTATION)) && !defined(GK_ELEMENTWISE_IMPLEMENTED)
 #define GK_ELEMENTWISE_IMPLEMENTED
-
-/* Blocks of this kernel resident per multiprocessor, asked once per launcher (0 = not yet). */
-static cudaError_t gk_ew_occupancy(const void *kernel, int *cache)
-{
-    if (*cache > 0) return cudaSuccess;
-    if (GK_EW_BLOCKS_PER_SM > 0) {
-        *cache = GK_EW_BLOCKS_PER_SM;
-        return cudaSuccess;
-    }
-    int b = 0;
-    cudaError_t e = cudaOccupancyMaxActiveBlocksPerMultiprocessor(&b, kernel, GK_EW_THREADS, 0);
-    if (e != cudaSuccess) return gk__fail(e, "gk_elementwise", "occupancy query: %s", cudaGetErrorString(e));
-    *cache = b > 0 ? b : 1;
-    return cudaSuccess;
-}
 
 /* The scalar head: the fewest elements after which every pointer sits on a boundary of
    `lines` chunks (a chunk is vec elements: 16 bytes of the widest dtype, 8 of a narrower one),
@@ -479,9 +464,9 @@ static int64_t gk_ew_head(int vec, const void *out, int dt_out, const void *in0,
 }
 
 /* names: the public function and its out, in0 and in1 arguments, for failure reasons. */
-static cudaError_t gk_ew_launch(const char *const *names, void (*kernel)(gk_ew_args), int *blocks_per_sm, int dt_out,
-                                int dt0, int dt1, void *out, const void *in0, const void *in1, float alpha,
-                                float beta, int64_t n, cudaStream_t stream)
+static cudaError_t gk_ew_launch(const char *const *names, void (*kernel)(gk_ew_args), int dt_out, int dt0, int dt1,
+                                void *out, const void *in0, const void *in1, float alpha, float beta, int64_t n,
+                                cudaStream_t stream)
 {
     const char *fn = names[0];
     GK_TRY(gk_check_nonneg(fn, "n", n));
@@ -508,11 +493,10 @@ static cudaError_t gk_ew_launch(const char *const *names, void (*kernel)(gk_ew_a
     if (a.head < 0 || a.head > n) a.head = 0, a.nvec = 0; /* offsets never line up: all scalar */
     else a.nvec = (n - a.head) / vec;
 
-    GK_TRY(gk_ew_occupancy((const void *)kernel, blocks_per_sm));
-    const int64_t scalar = n - a.nvec * vec;
-    const int64_t items = a.nvec > 0 ? gk_ceil_div(a.nvec, GK_EW_UNROLL) : scalar;
+    const int64_t scalar = gk_ceil_div(n - a.nvec * vec, GK_EW_SCALAR_BATCH);
+    const int64_t items = gk_ceil_div(a.nvec, GK_EW_UNROLL);
     int grid = 1;
-    GK_TRY(gk_grid_size(items > scalar ? items : scalar, GK_EW_THREADS, *blocks_per_sm, &grid));
+    GK_TRY(gk_grid_size(items > scalar ? items : scalar, GK_EW_THREADS, GK_EW_BLOCKS_PER_SM, &grid));
     kernel<<<grid, GK_EW_THREADS, 0, stream>>>(a);
     return gk_check_launch(fn);
 }
@@ -524,9 +508,9 @@ static int gk_ew_pow2_at_least(int64_t v, int cap)
     return t;
 }
 
-static cudaError_t gk_ew_rows_launch(const char *fn, void (*kernel)(gk_ew_rows_args), int *blocks_per_sm, int dt_out,
-                                     int dt_in, void *out, int64_t ldo, const void *x, int64_t ldx, int64_t rows,
-                                     int64_t d, cudaStream_t stream)
+static cudaError_t gk_ew_rows_launch(const char *fn, void (*kernel)(gk_ew_rows_args), int dt_out, int dt_in,
+                                     void *out, int64_t ldo, const void *x, int64_t ldx, int64_t rows, int64_t d,
+                                     cudaStream_t stream)
 {
     GK_TRY(gk_check_nonneg(fn, "rows", rows));
     GK_TRY(gk_check_nonneg(fn, "d", d));
@@ -558,9 +542,8 @@ static cudaError_t gk_ew_rows_launch(const char *fn, void (*kernel)(gk_ew_rows_a
     a.team = gk_ew_pow2_at_least(cpr, GK_EW_THREADS);
     const int64_t rows_per_block = GK_EW_THREADS / a.team;
 
-    GK_TRY(gk_ew_occupancy((const void *)kernel, blocks_per_sm));
     int wave = 1;
-    GK_TRY(gk_grid_size((int64_t)1 << 40, 1, *blocks_per_sm, &wave)); /* one full wave of blocks */
+    GK_TRY(gk_grid_size((int64_t)1 << 40, 1, GK_EW_BLOCKS_PER_SM, &wave)); /* the grid cap */
     int64_t gx = gk_ceil_div(cpr, a.team);
     if (gx > wave) gx = wave;
     int64_t gy = gk_ceil_div(rows, rows_per_block * (a.vectorized ? GK_EW_UNROLL : 1));

@@ -13,11 +13,15 @@ __global__ void gk_probe_reductions(const float *in, float *out)
 
 __global__ void gk_probe_vector_memory(const void *in, void *out, void *out2)
 {
-    const int64_t i = 16 * ((int64_t)blockIdx.x * blockDim.x + threadIdx.x);
-    uint4 a = gk_ld16_nc((const char *)in + i);
-    uint4 b = gk_ld16_cs((const char *)in + i + 16);
+    const int64_t i = 64 * ((int64_t)blockIdx.x * blockDim.x + threadIdx.x);
+    const char *p = (const char *)in + i;
+    uint4 a = gk_ld16_nc(p), b = gk_ld16_cs(p + 16), c = gk_ld16(p + 32);
+    uint2 d = gk_ld8(p + 48), e = gk_ld8_cs(p + 56);
     gk_st16((char *)out + i, a);
-    gk_st16_cs((char *)out2 + i, b);
+    gk_st16_cs((char *)out + i + 16, b);
+    gk_st16((char *)out + i + 32, c);
+    gk_st8((char *)out2 + i, d);
+    gk_st8_cs((char *)out2 + i + 8, e);
 }
 
 __global__ void gk_probe_conversions(const float *in, gk_bf16 *b, gk_f16 *h, gk_e4m3 *e4, gk_e5m2 *e5)
