@@ -16,6 +16,7 @@ struct EwBench {
 
 static void run_ew(benchmark::State &state, EwBench b)
 {
+    gk_bench_arena_reset();
     const int so = gk_dtype_size(b.dt_out), si = gk_dtype_size(b.dt_in);
     const bool packed = b.name.rfind("swiglu_packed", 0) == 0;
     const int64_t n_in_elems = packed ? 2 * b.n : b.n;
@@ -64,13 +65,11 @@ static void run_ew(benchmark::State &state, EwBench b)
                        ? "offsets " + std::to_string(b.off_out) + "/" + std::to_string(b.off_a) + "/" +
                              std::to_string(b.off_b)
                        : "aligned");
-    cudaFree(out);
-    cudaFree(a);
-    cudaFree(bb);
 }
 
 static void run_copy(benchmark::State &state)
 {
+    gk_bench_arena_reset();
     const size_t bytes = (size_t)1 << 30;
     void *src = gk_bench_alloc(bytes, false), *dst = gk_bench_alloc(bytes);
     gk_bench_fill_random(src, GK_F32, bytes / 4);
@@ -81,8 +80,6 @@ static void run_copy(benchmark::State &state)
         gk_bench_report(state, t, l, gk_bench_device().ffma_flops_per_s, t);
     }
     state.SetLabel("baseline: cudaMemcpy D2D 1 GiB");
-    cudaFree(src);
-    cudaFree(dst);
 }
 
 static void register_all()

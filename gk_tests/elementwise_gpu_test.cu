@@ -47,9 +47,11 @@ static void run_case(const EwCase &c, int64_t n, Offsets off, float lo = -4.0f, 
     EXPECT_EQ(dout.guard_damage(), 0u) << "bytes written outside the output";
 
     std::vector<double> ref(n);
-    for (int64_t i = 0; i < n; i++)
-        ref[i] = c.op == GK_EW_CAST ? gk_ref_cast(ha.get(i), c.dt_out)
-                                    : gk_ref_elementwise(c.op, ha.get(i), c.dt1 >= 0 ? hb.get(i) : 0.0, alpha, beta);
+    gk_test_parallel_for(n, [&](size_t b, size_t e) {
+        for (size_t i = b; i < e; i++)
+            ref[i] = c.op == GK_EW_CAST ? gk_ref_cast(ha.get(i), c.dt_out)
+                                        : gk_ref_elementwise(c.op, ha.get(i), c.dt1 >= 0 ? hb.get(i) : 0.0, alpha, beta);
+    });
     EXPECT_EQ(gk_test_compare(c.name, got, ref, gk_test_tol(c.dt_out)), 0u);
 }
 
@@ -111,15 +113,18 @@ TEST(EwGpuHuge, AddBf16Past2To31)
     HostTensor got(GK_BF16, n);
     GK_CUDA_OK(dout.download(&got));
     const GkTol tol = gk_test_tol(GK_BF16);
-    int64_t bad = 0;
-    for (int64_t i = 0; i < n; i++) {
-        double r = ha.get(i) + hb.get(i), g = got.get(i);
-        if (!(std::fabs(g - r) <= tol.atol + tol.rtol * std::fabs(r))) {
-            if (bad < 8) printf("  mismatch at %lld: got %g want %g\n", (long long)i, g, r);
-            bad++;
-        }
-    }
-    EXPECT_EQ(bad, 0);
+    std::atomic<int64_t> bad(0), first_bad(n);
+    gk_test_parallel_for(n, [&](size_t b, size_t e) {
+        int64_t c = 0;
+        for (size_t i = b; i < e; i++)
+            if (!gk_test_close(got.get(i), ha.get(i) + hb.get(i), tol)) {
+                if (c++ == 0 && (int64_t)i < first_bad) first_bad = i; // a rough first: enough to start from
+            }
+        bad += c;
+    });
+    if (bad) printf("  first mismatch near %lld: got %g want %g\n", (long long)first_bad.load(),
+                    got.get(first_bad), ha.get(first_bad) + hb.get(first_bad));
+    EXPECT_EQ(bad.load(), 0);
     EXPECT_EQ(dout.guard_damage(), 0u);
 }
 

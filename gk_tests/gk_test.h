@@ -6,13 +6,16 @@
 #include <gtest/gtest.h>
 #include <cuda_runtime.h>
 
+#include <atomic>
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <random>
+#include <functional>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "gk/gk_core.cuh"
@@ -86,6 +89,24 @@ struct GkRng {
     float uniform(float lo, float hi) { return lo + (hi - lo) * (float)((next() >> 40) * (1.0 / 16777216.0)); }
 };
 
+// Runs fn(begin, end) over [0, n) split across the host's cores: the 2^28- and 2^31-element
+// tests spend their time in host loops (fill, reference, compare), not on the GPU.
+inline void gk_test_parallel_for(size_t n, const std::function<void(size_t, size_t)> &fn)
+{
+    unsigned t = std::thread::hardware_concurrency();
+    if (t < 2 || n < ((size_t)1 << 20)) {
+        fn(0, n);
+        return;
+    }
+    std::vector<std::thread> pool;
+    const size_t per = (n + t - 1) / t;
+    for (unsigned k = 0; k < t; k++) {
+        size_t b = k * per, e = b + per < n ? b + per : n;
+        if (b < e) pool.emplace_back(fn, b, e);
+    }
+    for (std::thread &th : pool) th.join();
+}
+
 // ------------------------------------------------------------------ typed host buffers
 
 // Host-side values of one dtype, kept as raw bytes plus the exact values they hold as doubles.
@@ -117,9 +138,18 @@ struct HostTensor {
         default: *p = gk_f32_to_e5m2(v); break;
         }
     }
+    // Each block of 2^16 elements has its own generator, seeded from rng: the same values
+    // whatever the number of threads.
     void fill_uniform(GkRng &rng, float lo, float hi)
     {
-        for (size_t i = 0; i < n; i++) set(i, rng.uniform(lo, hi));
+        const uint64_t base = rng.next();
+        const size_t block = (size_t)1 << 16;
+        gk_test_parallel_for((n + block - 1) / block, [&](size_t b0, size_t b1) {
+            for (size_t b = b0; b < b1; b++) {
+                GkRng r(base ^ (b * 0x9e3779b97f4a7c15ull));
+                for (size_t i = b * block; i < n && i < (b + 1) * block; i++) set(i, r.uniform(lo, hi));
+            }
+        });
     }
 };
 
@@ -171,12 +201,16 @@ struct DeviceTensor {
 inline size_t gk_test_count_poison(const HostTensor &h)
 {
     const size_t es = gk_dtype_size(h.dt);
-    size_t bad = 0;
-    for (size_t i = 0; i < h.n; i++) {
-        bool all = true;
-        for (size_t b = 0; b < es; b++) all = all && h.bytes[i * es + b] == DeviceTensor::kPoison;
-        bad += all;
-    }
+    std::atomic<size_t> bad(0);
+    gk_test_parallel_for(h.n, [&](size_t b, size_t e) {
+        size_t count = 0;
+        for (size_t i = b; i < e; i++) {
+            bool all = true;
+            for (size_t k = 0; k < es; k++) all = all && h.bytes[i * es + k] == DeviceTensor::kPoison;
+            count += all;
+        }
+        bad += count;
+    });
     return bad;
 }
 
@@ -199,21 +233,30 @@ inline GkTol gk_test_tol(int dt)
 
 // Mismatches of got against ref: |got - ref| > atol + rtol * |ref|. A NaN where the reference
 // is finite fails, and so does a finite value where the reference is NaN. Prints the first few.
+inline bool gk_test_close(double g, double r, GkTol tol)
+{
+    if (std::isnan(r)) return std::isnan(g);
+    if (std::isinf(r)) return g == r;
+    return !std::isnan(g) && std::fabs(g - r) <= tol.atol + tol.rtol * std::fabs(r);
+}
+
 inline size_t gk_test_compare(const char *what, const HostTensor &got, const std::vector<double> &ref, GkTol tol,
                               int max_print = 8)
 {
-    size_t bad = 0;
-    for (size_t i = 0; i < got.n; i++) {
+    std::atomic<size_t> count(0);
+    gk_test_parallel_for(got.n, [&](size_t b, size_t e) {
+        size_t c = 0;
+        for (size_t i = b; i < e; i++) c += !gk_test_close(got.get(i), ref[i], tol);
+        count += c;
+    });
+    const size_t bad = count;
+    int printed = 0;
+    for (size_t i = 0; i < got.n && bad && printed < max_print; i++) {
         double g = got.get(i), r = ref[i];
-        bool ok;
-        if (std::isnan(r)) ok = std::isnan(g);
-        else if (std::isinf(r)) ok = g == r;
-        else ok = !std::isnan(g) && std::fabs(g - r) <= tol.atol + tol.rtol * std::fabs(r);
-        if (!ok) {
-            if ((int)bad < max_print)
-                printf("  %s mismatch at %zu: got %.9g, want %.9g (|diff| %.3g, allowed %.3g)\n", what, i, g, r,
-                       std::fabs(g - r), tol.atol + tol.rtol * std::fabs(r));
-            bad++;
+        if (!gk_test_close(g, r, tol)) {
+            printf("  %s mismatch at %zu: got %.9g, want %.9g (|diff| %.3g, allowed %.3g)\n", what, i, g, r,
+                   std::fabs(g - r), tol.atol + tol.rtol * std::fabs(r));
+            printed++;
         }
     }
     if (bad) printf("  %s: %zu of %zu elements outside tolerance (atol %g, rtol %g)\n", what, bad, got.n, tol.atol,

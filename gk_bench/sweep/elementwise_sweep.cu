@@ -81,6 +81,25 @@ int main()
     run("swiglu_bf16", 6.0 * llm, [&] { return gk_swiglu_bf16((gk_bf16 *)o, (gk_bf16 *)a, (gk_bf16 *)b, llm, 0); });
     run("swiglu_pk_bf16", 6.0 * llm, [&] { return gk_swiglu_packed_bf16((gk_bf16 *)o, 8192, (gk_bf16 *)a, 16384, 16384, 8192, 0); });
     run("gelu_bf16", 2.0 * G, [&] { return gk_gelu_tanh_bf16((gk_bf16 *)o, (gk_bf16 *)a, nh, 0); });
+    {   // residual add with its two operands in allocations of their own, as the benchmark has them
+        char *r, *x, *r2, *x2;
+        CK(cudaMalloc(&r, 2 * llm + 16));
+        CK(cudaMalloc(&x, 2 * llm + 16));
+        fill<<<2048, 256>>>((unsigned *)r, llm / 2, 3);
+        fill<<<2048, 256>>>((unsigned *)x, llm / 2, 4);
+        run("resid_bf16_own", 6.0 * llm, [&] { return gk_residual_add_bf16((gk_bf16 *)r, (gk_bf16 *)x, llm, 0); });
+        run("resid_bf16_own_swap", 6.0 * llm, [&] { return gk_residual_add_bf16((gk_bf16 *)x, (gk_bf16 *)r, llm, 0); });
+        run("add_bf16_own_3", 6.0 * llm, [&] { return gk_add_bf16((gk_bf16 *)o, (gk_bf16 *)r, (gk_bf16 *)x, llm, 0); });
+        run("add_bf16_own_inpl", 6.0 * llm, [&] { return gk_add_bf16((gk_bf16 *)r, (gk_bf16 *)r, (gk_bf16 *)x, llm, 0); });
+        CK(cudaMalloc(&r2, 2 * llm + 16));
+        CK(cudaMalloc(&x2, 2 * llm + 16));
+        fill<<<2048, 256>>>((unsigned *)r2, llm / 2, 5);
+        fill<<<2048, 256>>>((unsigned *)x2, llm / 2, 6);
+        run("resid_bf16_own2", 6.0 * llm, [&] { return gk_residual_add_bf16((gk_bf16 *)r2, (gk_bf16 *)x2, llm, 0); });
+        run("resid_bf16_mixed", 6.0 * llm, [&] { return gk_residual_add_bf16((gk_bf16 *)r, (gk_bf16 *)x2, llm, 0); });
+        run("copy_256M", 4.0 * llm, [&] { return cudaMemcpyAsync(r2, x2, 2 * llm, cudaMemcpyDeviceToDevice); });
+        printf("own allocations: r %p x %p r2 %p x2 %p o %p b %p\n", r, x, r2, x2, o, b);
+    }
     printf("copy %.0f GB/s |", copy * 1e-9);
     for (const Row &r : rows) printf(" %s %.1f%%", r.name, 100.0 * r.bytes / r.s / copy);
     printf("\n");

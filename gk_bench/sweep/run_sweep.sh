@@ -5,10 +5,6 @@ set -u
 configs=(
     "-DGK_EW_UNROLL=4"
     "-DGK_EW_UNROLL=2"
-    "-DGK_EW_UNROLL=8"
-    "-DGK_EW_UNROLL=4 -DGK_EW_STREAMING=1"
-    "-DGK_EW_UNROLL=4 -DGK_EW_BLOCKS_PER_SM=128"
-    "-DGK_EW_UNROLL=4 -DGK_EW_THREADS=512"
 )
 dir=$(mktemp -d)
 for i in "${!configs[@]}"; do
