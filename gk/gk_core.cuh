@@ -19,7 +19,10 @@
                   gk_check_fits_i32; GK_TRY(expr) returns the first error.
      memory       gk_ld16 / gk_st16, gk_ld8 / gk_st8: one 128- or 64-bit access each, aligned to
                   its size; _cs forms stream (evict-first), gk_ld16_nc takes the read-only path.
+     elements     gk_load1_f32 / gk_store1_f32 (one element of any float dtype as fp32),
+                  gk_unpack_f32 / gk_pack_f32 (a 16- or 8-byte vector of a dtype <-> fp32 values).
      reductions   gk_warp_sum, gk_warp_max (shfl.sync.bfly, deterministic butterfly),
+                  gk_group_sum, gk_group_max (the same over aligned groups of 2..32 lanes),
                   gk_block_sum, gk_block_max (warp results through 32 floats of shared memory).
      helpers      gk_ceil_div, gk_round_up, gk_is_aligned, gk_sm_count, gk_grid_size.
      ledger       gk_ledger {flops, bytes}; gk_roofline_seconds(ledger, flop/s, byte/s).
@@ -308,6 +311,80 @@ GK_DEV void gk_st8_cs(void *p, uint2 v)
     asm volatile("st.global.cs.v2.u32 [%0], {%1, %2};" :: "l"(p), "r"(v.x), "r"(v.y) : "memory");
 }
 
+/* ---------------------------------------------------------------- dtype-generic element access */
+
+/* dt is a literal at every call site in gk, so these switches fold away after inlining. */
+GK_DEV float gk_load1_f32(const void *p, int64_t i, int dt)
+{
+    if (dt == GK_F32) return ((const float *)p)[i];
+    if (dt == GK_BF16) return gk_bf16_to_f32(((const gk_bf16 *)p)[i]);
+    return gk_f16_to_f32(((const gk_f16 *)p)[i]);
+}
+
+GK_DEV void gk_store1_f32(void *p, int64_t i, int dt, float v)
+{
+    if (dt == GK_F32) ((float *)p)[i] = v;
+    else if (dt == GK_BF16) ((gk_bf16 *)p)[i] = gk_f32_to_bf16(v);
+    else ((gk_f16 *)p)[i] = gk_f32_to_f16(v);
+}
+
+/* Two packed 16-bit values of one 32-bit word, to fp32 and back (bf16 widening is a shift). */
+GK_DEV void gk_unpack2_f32(unsigned w, int dt, float *dst)
+{
+    if (dt == GK_BF16) {
+        dst[0] = __uint_as_float(w << 16);
+        dst[1] = __uint_as_float(w & 0xffff0000u);
+    } else {
+        __half2 h = *(__half2 *)&w;
+        float2 f = __half22float2(h);
+        dst[0] = f.x;
+        dst[1] = f.y;
+    }
+}
+
+GK_DEV unsigned gk_pack2_f32(const float *src, int dt)
+{
+    if (dt == GK_BF16) {
+        __nv_bfloat162 h = __floats2bfloat162_rn(src[0], src[1]);
+        return *(unsigned *)&h;
+    }
+    __half2 h = __floats2half2_rn(src[0], src[1]);
+    return *(unsigned *)&h;
+}
+
+/* n elements of dt packed in u (n * size <= 16 bytes, from .x on) widened to fp32, and back. */
+GK_DEV void gk_unpack_f32(uint4 u, int dt, int n, float *d)
+{
+    if (dt == GK_F32) {
+        d[0] = __uint_as_float(u.x);
+        if (n > 1) d[1] = __uint_as_float(u.y);
+        if (n > 2) d[2] = __uint_as_float(u.z);
+        if (n > 3) d[3] = __uint_as_float(u.w);
+        return;
+    }
+    gk_unpack2_f32(u.x, dt, d + 0);
+    if (n > 2) gk_unpack2_f32(u.y, dt, d + 2);
+    if (n > 4) gk_unpack2_f32(u.z, dt, d + 4);
+    if (n > 6) gk_unpack2_f32(u.w, dt, d + 6);
+}
+
+GK_DEV uint4 gk_pack_f32(const float *s, int dt, int n)
+{
+    uint4 u = make_uint4(0u, 0u, 0u, 0u);
+    if (dt == GK_F32) {
+        u.x = __float_as_uint(s[0]);
+        if (n > 1) u.y = __float_as_uint(s[1]);
+        if (n > 2) u.z = __float_as_uint(s[2]);
+        if (n > 3) u.w = __float_as_uint(s[3]);
+        return u;
+    }
+    u.x = gk_pack2_f32(s + 0, dt);
+    if (n > 2) u.y = gk_pack2_f32(s + 2, dt);
+    if (n > 4) u.z = gk_pack2_f32(s + 4, dt);
+    if (n > 6) u.w = gk_pack2_f32(s + 6, dt);
+    return u;
+}
+
 /* ---------------------------------------------------------------- reductions */
 
 /* Butterfly (xor) shuffles: every lane ends with the result, in the same order every time. */
@@ -322,6 +399,20 @@ GK_DEV float gk_warp_max(float v)
 {
 #pragma unroll
     for (int o = 16; o > 0; o >>= 1) v = fmaxf(v, __shfl_xor_sync(0xffffffffu, v, o));
+    return v;
+}
+
+/* Over each aligned group of `width` lanes (a power of two <= 32): every lane of the group gets
+   its group's result. All 32 lanes must call. */
+GK_DEV float gk_group_sum(float v, int width)
+{
+    for (int o = width >> 1; o > 0; o >>= 1) v += __shfl_xor_sync(0xffffffffu, v, o);
+    return v;
+}
+
+GK_DEV float gk_group_max(float v, int width)
+{
+    for (int o = width >> 1; o > 0; o >>= 1) v = fmaxf(v, __shfl_xor_sync(0xffffffffu, v, o));
     return v;
 }
 

@@ -188,44 +188,6 @@ GK_HD int gk_ew_vec(int dt_out, int dt0, int dt1)
     return 16 / s;
 }
 
-GK_DEV float gk_ew_load1(const void *p, int64_t i, int dt)
-{
-    if (dt == GK_F32) return ((const float *)p)[i];
-    if (dt == GK_BF16) return gk_bf16_to_f32(((const gk_bf16 *)p)[i]);
-    return gk_f16_to_f32(((const gk_f16 *)p)[i]);
-}
-
-GK_DEV void gk_ew_store1(void *p, int64_t i, int dt, float v)
-{
-    if (dt == GK_F32) ((float *)p)[i] = v;
-    else if (dt == GK_BF16) ((gk_bf16 *)p)[i] = gk_f32_to_bf16(v);
-    else ((gk_f16 *)p)[i] = gk_f32_to_f16(v);
-}
-
-/* Two packed 16-bit values of one 32-bit word, to fp32 and back. */
-GK_DEV void gk_ew_unpack2(unsigned w, int dt, float *dst)
-{
-    if (dt == GK_BF16) {
-        dst[0] = __uint_as_float(w << 16);
-        dst[1] = __uint_as_float(w & 0xffff0000u);
-    } else {
-        __half2 h = *(__half2 *)&w;
-        float2 f = __half22float2(h);
-        dst[0] = f.x;
-        dst[1] = f.y;
-    }
-}
-
-GK_DEV unsigned gk_ew_pack2(const float *src, int dt)
-{
-    if (dt == GK_BF16) {
-        __nv_bfloat162 h = __floats2bfloat162_rn(src[0], src[1]);
-        return *(unsigned *)&h;
-    }
-    __half2 h = __floats2half2_rn(src[0], src[1]);
-    return *(unsigned *)&h;
-}
-
 /* A chunk is vec elements: 16 bytes of the widest dtype, 8 of a narrower one. It stays packed
    in registers (uint4; .x and .y for 8 bytes) while in flight and is widened to fp32 only when
    used: half the live registers of loading straight into floats, so more warps fit. */
@@ -237,35 +199,10 @@ GK_DEV uint4 gk_ew_load_chunk(const void *p, int64_t i, int dt, int vec)
     return make_uint4(h.x, h.y, 0u, 0u);
 }
 
-GK_DEV void gk_ew_unpack(uint4 u, int dt, int vec, float *d)
-{
-    if (dt == GK_F32) {
-        d[0] = __uint_as_float(u.x);
-        d[1] = __uint_as_float(u.y);
-        d[2] = __uint_as_float(u.z);
-        d[3] = __uint_as_float(u.w);
-        return;
-    }
-    gk_ew_unpack2(u.x, dt, d + 0);
-    gk_ew_unpack2(u.y, dt, d + 2);
-    if (vec == 8) {
-        gk_ew_unpack2(u.z, dt, d + 4);
-        gk_ew_unpack2(u.w, dt, d + 6);
-    }
-}
-
 GK_DEV void gk_ew_store_chunk(void *p, int64_t i, int dt, int vec, const float *s)
 {
     char *q = (char *)p + i * gk_dtype_size(dt);
-    uint4 u;
-    if (dt == GK_F32) {
-        u = make_uint4(__float_as_uint(s[0]), __float_as_uint(s[1]), __float_as_uint(s[2]), __float_as_uint(s[3]));
-    } else {
-        u.x = gk_ew_pack2(s + 0, dt);
-        u.y = gk_ew_pack2(s + 2, dt);
-        u.z = vec == 8 ? gk_ew_pack2(s + 4, dt) : 0u;
-        u.w = vec == 8 ? gk_ew_pack2(s + 6, dt) : 0u;
-    }
+    const uint4 u = gk_pack_f32(s, dt, vec);
     if (vec * gk_dtype_size(dt) == 16) {
         if (GK_EW_STREAMING) gk_st16_cs(q, u);
         else gk_st16(q, u);
@@ -313,14 +250,14 @@ GK_DEV void gk_ew_run(const gk_ew_args a, int op, int dt_out, int dt0, int dt1, 
         for (int u = 0; u < GK_EW_SCALAR_BATCH; u++) {
             int64_t i = i0 + u * stride, e = i < a.head ? i : tail0 + (i - a.head);
             if (i < nscalar) {
-                x[u] = gk_ew_load1(a.in0, e, dt0);
-                y[u] = dt1 >= 0 ? gk_ew_load1(a.in1, e, dt1) : 0.0f;
+                x[u] = gk_load1_f32(a.in0, e, dt0);
+                y[u] = dt1 >= 0 ? gk_load1_f32(a.in1, e, dt1) : 0.0f;
             }
         }
 #pragma unroll
         for (int u = 0; u < GK_EW_SCALAR_BATCH; u++) {
             int64_t i = i0 + u * stride, e = i < a.head ? i : tail0 + (i - a.head);
-            if (i < nscalar) gk_ew_store1(a.out, e, dt_out, gk_ew_apply(op, x[u], y[u], a.alpha, a.beta));
+            if (i < nscalar) gk_store1_f32(a.out, e, dt_out, gk_ew_apply(op, x[u], y[u], a.alpha, a.beta));
         }
     }
 
@@ -340,8 +277,8 @@ GK_DEV void gk_ew_run(const gk_ew_args a, int op, int dt_out, int dt0, int dt1, 
             int64_t c = c0 + u * stride;
             if (c < a.nvec) {
                 float x[8], y[8];
-                gk_ew_unpack(rx[u], dt0, vec, x);
-                if (dt1 >= 0) gk_ew_unpack(ry[u], dt1, vec, y);
+                gk_unpack_f32(rx[u], dt0, vec, x);
+                if (dt1 >= 0) gk_unpack_f32(ry[u], dt1, vec, y);
 #pragma unroll
                 for (int k = 0; k < vec; k++)
                     x[k] = gk_ew_apply(op, x[k], dt1 >= 0 ? y[k] : 0.0f, a.alpha, a.beta);
@@ -376,8 +313,8 @@ GK_DEV void gk_ew_rows_run(const gk_ew_rows_args a, int op, int dt_out, int dt_i
         for (int64_t r = r_first; r < a.rows; r += rstride)
             for (int64_t c = c_first; c < cpr; c += cstride) {
                 const int64_t xi = r * a.ldx + c;
-                float g = gk_ew_load1(a.in, xi, dt_in), u = gk_ew_load1(a.in, xi + a.d, dt_in);
-                gk_ew_store1(a.out, r * a.ldo + c, dt_out, gk_ew_apply(op, g, u, 0.0f, 0.0f));
+                float g = gk_load1_f32(a.in, xi, dt_in), u = gk_load1_f32(a.in, xi + a.d, dt_in);
+                gk_store1_f32(a.out, r * a.ldo + c, dt_out, gk_ew_apply(op, g, u, 0.0f, 0.0f));
             }
         return;
     }
@@ -397,8 +334,8 @@ GK_DEV void gk_ew_rows_run(const gk_ew_rows_args a, int op, int dt_out, int dt_i
                 int64_t r = r0 + k * rstride;
                 if (r < a.rows) {
                     float g[8], u[8];
-                    gk_ew_unpack(rg[k], dt_in, vec, g);
-                    gk_ew_unpack(ru[k], dt_in, vec, u);
+                    gk_unpack_f32(rg[k], dt_in, vec, g);
+                    gk_unpack_f32(ru[k], dt_in, vec, u);
 #pragma unroll
                     for (int j = 0; j < vec; j++) g[j] = gk_ew_apply(op, g[j], u[j], 0.0f, 0.0f);
                     gk_ew_store_chunk(a.out, r * a.ldo + c * vec, dt_out, vec, g);
