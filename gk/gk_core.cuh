@@ -15,8 +15,9 @@
                   cudaErrorInvalidValue before any CUDA call, and gk_failure_reason() names the
                   function and the argument, e.g. "gk_add_f32: 'n' is -5; it must be >= 0".
                   A failed launch returns the CUDA error and records its string there too.
-     validation   gk_check_ptr, gk_check_nonneg, gk_check_elem_aligned, gk_check_overlap,
-                  gk_check_fits_i32; GK_TRY(expr) returns the first error.
+     validation   gk_check_ptr, gk_check_nonneg, gk_check_positive, gk_check_elem_aligned,
+                  gk_check_overlap (same range or disjoint), gk_check_disjoint, gk_check_fits_i32;
+                  GK_TRY(expr) returns the first error.
      memory       gk_ld16 / gk_st16, gk_ld8 / gk_st8: one 128- or 64-bit access each, aligned to
                   its size; _cs forms stream (evict-first), gk_ld16_nc takes the read-only path.
      elements     gk_load1_f32 / gk_store1_f32 (one element of any float dtype as fp32),
@@ -126,6 +127,14 @@ GK_HD gk_e5m2 gk_f32_to_e5m2(float x)
     return (gk_e5m2)__nv_cvt_float_to_fp8(x, __NV_SATFINITE, __NV_E5M2);
 }
 
+/* v rounded to dtype dt (f32, bf16 or f16) and widened back: what storing it would keep. */
+GK_HD float gk_round_f32(float v, int dt)
+{
+    if (dt == GK_BF16) return gk_bf16_to_f32(gk_f32_to_bf16(v));
+    if (dt == GK_F16) return gk_f16_to_f32(gk_f32_to_f16(v));
+    return v;
+}
+
 GK_HD gk_int4x2 gk_int4x2_pack(int lo, int hi) { return (gk_int4x2)((lo & 15) | ((hi & 15) << 4)); }
 GK_HD int gk_int4x2_lo(gk_int4x2 v) { return (int)((signed char)(v << 4) >> 4); }
 GK_HD int gk_int4x2_hi(gk_int4x2 v) { return (int)((signed char)v >> 4); }
@@ -198,6 +207,15 @@ GK_API cudaError_t gk_check_overlap(const char *fn, const char *arg_a, const voi
     return gk__fail(cudaErrorInvalidValue, fn,
                     "'%s' and '%s' overlap without being the same range (unsupported aliasing)",
                     arg_a, arg_b);
+}
+
+/* Two ranges that must not share a byte (two outputs, or an output and a differently shaped input). */
+GK_API cudaError_t gk_check_disjoint(const char *fn, const char *arg_a, const void *a, int64_t a_bytes,
+                                     const char *arg_b, const void *b, int64_t b_bytes)
+{
+    uintptr_t a0 = (uintptr_t)a, b0 = (uintptr_t)b;
+    if (a0 + (uintptr_t)a_bytes <= b0 || b0 + (uintptr_t)b_bytes <= a0) return cudaSuccess;
+    return gk__fail(cudaErrorInvalidValue, fn, "'%s' and '%s' overlap (unsupported aliasing)", arg_a, arg_b);
 }
 
 GK_API cudaError_t gk_check_fits_i32(const char *fn, const char *arg, int64_t v)
@@ -335,10 +353,8 @@ GK_DEV void gk_unpack2_f32(unsigned w, int dt, float *dst)
         dst[0] = __uint_as_float(w << 16);
         dst[1] = __uint_as_float(w & 0xffff0000u);
     } else {
-        __half2 h = *(__half2 *)&w;
-        float2 f = __half22float2(h);
-        dst[0] = f.x;
-        dst[1] = f.y;
+        dst[0] = __half2float(__ushort_as_half((unsigned short)(w & 0xffffu)));
+        dst[1] = __half2float(__ushort_as_half((unsigned short)(w >> 16)));
     }
 }
 
@@ -346,10 +362,10 @@ GK_DEV unsigned gk_pack2_f32(const float *src, int dt)
 {
     if (dt == GK_BF16) {
         __nv_bfloat162 h = __floats2bfloat162_rn(src[0], src[1]);
-        return *(unsigned *)&h;
+        return (unsigned)__bfloat16_as_ushort(h.x) | ((unsigned)__bfloat16_as_ushort(h.y) << 16);
     }
     __half2 h = __floats2half2_rn(src[0], src[1]);
-    return *(unsigned *)&h;
+    return (unsigned)__half_as_ushort(__low2half(h)) | ((unsigned)__half_as_ushort(__high2half(h)) << 16);
 }
 
 /* n elements of dt packed in u (n * size <= 16 bytes, from .x on) widened to fp32, and back. */

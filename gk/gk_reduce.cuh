@@ -1,0 +1,711 @@
+/* gk_reduce.cuh - gk row reductions v0.1: RMSNorm, LayerNorm, softmax and log-softmax, fused
+   residual add + RMSNorm, RMSNorm + fp8 e4m3 quantization and per-row fp8 quantization, for rows
+   of 1 to 2^31 - 1 columns, at the memory-bandwidth limit.
+
+   Needs gk_core.cuh (same folder). In ONE .cu file of your program:
+       #define GK_IMPLEMENTATION      (or GK_REDUCE_IMPLEMENTATION for this header alone)
+       #include "gk_reduce.cuh"
+
+   PUBLIC FUNCTIONS (T in f32, bf16, f16: input, output, weight and bias share it; x is
+   [rows, cols] with row stride ldx elements, out likewise with ldo; fp32 math; deterministic)
+     gk_rmsnorm_T(out, ldo, x, ldx, weight, rows, cols, eps, stream)
+         out = x / sqrt(mean(x^2) + eps) * weight          weight may be NULL (ones)
+     gk_layernorm_T(out, ldo, x, ldx, weight, bias, rows, cols, eps, stream)
+         out = (x - mean) / sqrt(var + eps) * weight + bias  (biased variance; either may be NULL)
+     gk_softmax_T(out, ldo, x, ldx, rows, cols, scale, stream)
+         out = exp(scale*x - max) / sum exp(scale*x - max)   (the max is subtracted: safe for any logits)
+     gk_log_softmax_T(out, ldo, x, ldx, rows, cols, scale, stream)
+         out = scale*x - max - log(sum exp(scale*x - max))
+     gk_residual_rmsnorm_T(out, ldo, residual_out, residual, ldr, x, ldx, weight, rows, cols, eps, stream)
+         h = round_T(residual + x); residual_out = h; out = rmsnorm(h) * weight. residual_out may be
+         residual (in place); both use row stride ldr. The norm reads h as stored, so the fused
+         result equals gk_residual_add then gk_rmsnorm exactly.
+     gk_rmsnorm_quant_e4m3_T(out, ldo, scales, x, ldx, weight, rows, cols, eps, stream)
+         y = rmsnorm(x) * weight (fp32); scales[r] = max|y| / 448 (1 if the row is all zero);
+         out = e4m3(y / scales[r]), saturating at +-448: finite input never gives inf or NaN.
+         Dequantize with out * scales[r]. out is gk_e4m3 (bytes), ldo in elements.
+     gk_quant_e4m3_T(out, ldo, scales, x, ldx, rows, cols, stream)
+         per-row (per-token) dynamic quantization alone: scales[r] = max|x| / 448.
+     gk_reduce_ledger(op, dt, rows, cols)    fewest bytes and FLOPs of one call (gk_rd_op)
+
+   SPECIAL VALUES
+     A NaN in a row makes that row's output NaN (sums and maxima carry it; fp8 NaN is 0x7f).
+     Softmax of a row whose entries are all -inf is 0 everywhere (a fully masked row contributes
+     nothing), and log-softmax of it is -inf; -inf entries in other rows give 0 (log: -inf).
+
+   ARGUMENTS AND ERRORS
+     rows <= 0, cols <= 0, a stride smaller than cols, a null pointer (other than weight and
+     bias), a pointer not aligned to its element size, or an output partially overlapping an
+     input returns cudaErrorInvalidValue before anything launches; gk_failure_reason() names the
+     argument. out may equal x (in place) where they share a dtype and a stride.
+
+   HOW IT RUNS (the dispatcher picks by width; v = cols / (16 bytes / sizeof(T)) vectors a row)
+     v <= 128      a group of 1..32 lanes per row (32 / group rows per warp), the row in registers,
+                   shuffle reductions only;
+     v <= 1024     a block of 256 threads per row, the row in registers, warp shuffles then 32
+                   floats of shared memory (bank-conflict-free: one word per warp);
+     v <= 2048     the same with 512 threads;
+     wider         a block of 1024 threads per row, two passes over the row: statistics first
+                   (online max and sum for softmax; sum and sum of squares about the row's first
+                   element for LayerNorm), then the output, the second read served mostly by L2.
+     Rows whose starts (of every operand) are 16-byte aligned move 16-byte vectors; otherwise
+     every element moves alone, correct for any stride and offset.
+
+   CONFIG MACROS
+     GK_RD_SLOTS   16-byte vectors a thread holds in the register variants, default 4
+
+   THE LEDGER (per call; n = rows * cols, s = sizeof(T))
+     rmsnorm n(2s) + cols s; layernorm n(2s) + 2 cols s; softmax n(2s); residual_rmsnorm n(4s)
+     + cols s; rmsnorm_quant n(s + 1) + cols s + 4 rows; quant n(s + 1) + 4 rows.
+     FLOPs per element: rmsnorm 4, layernorm 7, softmax 5, residual_rmsnorm 5, quant forms 6 / 3.
+
+   DROP-IN EXAMPLE
+       #define GK_IMPLEMENTATION
+       #include "gk_reduce.cuh"
+       // x, out: [4096, 8192] bf16 on the device; w: [8192]
+       cudaError_t e = gk_rmsnorm_bf16(out, 8192, x, 8192, w, 4096, 8192, 1e-6f, stream);
+       if (e != cudaSuccess) fprintf(stderr, "%s\n", gk_failure_reason());
+*/
+#ifndef GK_REDUCE_CUH
+#define GK_REDUCE_CUH
+
+#include "gk_core.cuh"
+
+#ifndef GK_RD_SLOTS
+#define GK_RD_SLOTS 4
+#endif
+
+typedef enum gk_rd_op {
+    GK_RD_RMSNORM = 0,
+    GK_RD_LAYERNORM = 1,
+    GK_RD_SOFTMAX = 2,
+    GK_RD_LOG_SOFTMAX = 3,
+    GK_RD_RESIDUAL_RMSNORM = 4,
+    GK_RD_RMSNORM_QUANT = 5,
+    GK_RD_QUANT = 6
+} gk_rd_op;
+
+/* ---------------------------------------------------------------- public API */
+
+#define GK_RD_DECLARE(T, tag)                                                                                   \
+    GK_DECL cudaError_t gk_rmsnorm_##tag(T *out, int64_t ldo, const T *x, int64_t ldx, const T *weight,        \
+                                         int64_t rows, int64_t cols, float eps, cudaStream_t stream);           \
+    GK_DECL cudaError_t gk_layernorm_##tag(T *out, int64_t ldo, const T *x, int64_t ldx, const T *weight,      \
+                                           const T *bias, int64_t rows, int64_t cols, float eps,               \
+                                           cudaStream_t stream);                                               \
+    GK_DECL cudaError_t gk_softmax_##tag(T *out, int64_t ldo, const T *x, int64_t ldx, int64_t rows,           \
+                                         int64_t cols, float scale, cudaStream_t stream);                      \
+    GK_DECL cudaError_t gk_log_softmax_##tag(T *out, int64_t ldo, const T *x, int64_t ldx, int64_t rows,       \
+                                             int64_t cols, float scale, cudaStream_t stream);                  \
+    GK_DECL cudaError_t gk_residual_rmsnorm_##tag(T *out, int64_t ldo, T *residual_out, const T *residual,     \
+                                                  int64_t ldr, const T *x, int64_t ldx, const T *weight,       \
+                                                  int64_t rows, int64_t cols, float eps, cudaStream_t stream); \
+    GK_DECL cudaError_t gk_rmsnorm_quant_e4m3_##tag(gk_e4m3 *out, int64_t ldo, float *scales, const T *x,      \
+                                                    int64_t ldx, const T *weight, int64_t rows, int64_t cols,  \
+                                                    float eps, cudaStream_t stream);                           \
+    GK_DECL cudaError_t gk_quant_e4m3_##tag(gk_e4m3 *out, int64_t ldo, float *scales, const T *x, int64_t ldx, \
+                                            int64_t rows, int64_t cols, cudaStream_t stream);
+
+GK_RD_DECLARE(float, f32)
+GK_RD_DECLARE(gk_bf16, bf16)
+GK_RD_DECLARE(gk_f16, f16)
+
+GK_HD int gk_reduce_flops_per_elem(int op)
+{
+    switch (op) {
+    case GK_RD_RMSNORM: return 4;
+    case GK_RD_LAYERNORM: return 7;
+    case GK_RD_SOFTMAX:
+    case GK_RD_LOG_SOFTMAX: return 5;
+    case GK_RD_RESIDUAL_RMSNORM: return 5;
+    case GK_RD_RMSNORM_QUANT: return 6;
+    default: return 3;
+    }
+}
+
+/* Fewest bytes through device memory and the FLOPs of one call. */
+GK_API gk_ledger gk_reduce_ledger(int op, int dt, int64_t rows, int64_t cols)
+{
+    const double n = (double)rows * cols, s = gk_dtype_size(dt);
+    gk_ledger l;
+    l.flops = n * gk_reduce_flops_per_elem(op);
+    switch (op) {
+    case GK_RD_RMSNORM: l.bytes = n * 2 * s + cols * s; break;
+    case GK_RD_LAYERNORM: l.bytes = n * 2 * s + 2 * cols * s; break;
+    case GK_RD_RESIDUAL_RMSNORM: l.bytes = n * 4 * s + cols * s; break;
+    case GK_RD_RMSNORM_QUANT: l.bytes = n * (s + 1) + cols * s + 4.0 * rows; break;
+    case GK_RD_QUANT: l.bytes = n * (s + 1) + 4.0 * rows; break;
+    default: l.bytes = n * 2 * s; break; /* softmax, log-softmax */
+    }
+    return l;
+}
+
+/* Online softmax state (running max m, sum s of exp(v - m)): merging two partial states of any
+   split of a row gives the state of the whole row. An empty part is (-inf, 0). */
+GK_HD void gk_softmax_merge(float *m, float *s, float m2, float s2)
+{
+    const float mn = fmaxf(*m, m2);
+    if (mn == -INFINITY) return; /* both parts empty or all -inf: (-inf, 0) stays */
+    *s = *s * expf(*m - mn) + s2 * expf(m2 - mn);
+    *m = mn;
+}
+
+/* One more value into an online softmax state. */
+GK_HD void gk_softmax_push(float *m, float *s, float v)
+{
+    if (v > *m) {
+        *s = *s * expf(*m - v) + 1.0f;
+        *m = v;
+    } else if (v != -INFINITY) {
+        *s += expf(v - *m);
+    }
+}
+
+/* ---------------------------------------------------------------- device building blocks */
+
+typedef struct gk_rd_args {
+    void *out;
+    const void *x;
+    const void *w, *b;        /* weight and bias, NULL: ones and zeros */
+    void *res_out;            /* residual forms */
+    const void *res;
+    float *scales;            /* quant forms: one per row */
+    int64_t ldo, ldx, ldr;    /* row strides in elements */
+    int64_t rows;
+    int cols;
+    float eps, scale;         /* scale: softmax input scale */
+    int log;                  /* softmax: log-softmax */
+    int vectorized;           /* every operand's row starts allow 16-byte vectors */
+    int wvec;                 /* weight and bias allow 16-byte vectors */
+    int group;                /* lanes per row in the group kernel */
+} gk_rd_args;
+
+
+/* vec elements from column j0 of a row into x: one 16-byte load when allowed, else one by one
+   (columns past the row read as `pad`). */
+GK_DEV void gk_rd_load(const void *row, int j0, int cols, int dt, int vec, int vectorized, float pad, float *x)
+{
+    if (vectorized && j0 + vec <= cols) {
+        gk_unpack_f32(gk_ld16((const char *)row + (int64_t)j0 * gk_dtype_size(dt)), dt, vec, x);
+        return;
+    }
+#pragma unroll
+    for (int e = 0; e < vec; e++) x[e] = j0 + e < cols ? gk_load1_f32(row, j0 + e, dt) : pad;
+}
+
+GK_DEV void gk_rd_store(void *row, int j0, int cols, int dt, int vec, int vectorized, const float *y)
+{
+    if (vectorized && j0 + vec <= cols) {
+        gk_st16((char *)row + (int64_t)j0 * gk_dtype_size(dt), gk_pack_f32(y, dt, vec));
+        return;
+    }
+#pragma unroll
+    for (int e = 0; e < vec; e++)
+        if (j0 + e < cols) gk_store1_f32(row, j0 + e, dt, y[e]);
+}
+
+/* vec fp8 codes from y * inv (saturating), at column j0 of an e4m3 row. */
+GK_DEV void gk_rd_store_e4m3(void *row, int j0, int cols, int vec, int vectorized, const float *y, float inv)
+{
+    unsigned lo = 0u, hi = 0u; /* the codes packed little-endian, as they sit in memory */
+#pragma unroll
+    for (int e = 0; e < vec; e++) {
+        const unsigned c = gk_f32_to_e4m3(y[e] * inv);
+        if (e < 4) lo |= c << (8 * e);
+        else hi |= c << (8 * (e - 4));
+    }
+    unsigned char *p = (unsigned char *)row + j0;
+    if (vectorized && j0 + vec <= cols) {
+        if (vec == 4) *(unsigned *)p = lo;
+        else *(uint2 *)p = make_uint2(lo, hi);
+        return;
+    }
+#pragma unroll
+    for (int e = 0; e < vec; e++)
+        if (j0 + e < cols) p[e] = (unsigned char)((e < 4 ? lo >> (8 * e) : hi >> (8 * (e - 4))) & 0xffu);
+}
+
+/* The weight (ones if NULL) and bias (zeros) of vec columns from j0, for the ops that use them. */
+GK_DEV void gk_rd_params(const gk_rd_args a, int op, int dt, int j0, int vec, float *w, float *bias)
+{
+#pragma unroll
+    for (int e = 0; e < vec; e++) {
+        w[e] = 1.0f;
+        bias[e] = 0.0f;
+    }
+    if (op == GK_RD_SOFTMAX || op == GK_RD_QUANT) return;
+    if (a.w) gk_rd_load(a.w, j0, a.cols, dt, vec, a.wvec, 1.0f, w);
+    if (op == GK_RD_LAYERNORM && a.b) gk_rd_load(a.b, j0, a.cols, dt, vec, a.wvec, 0.0f, bias);
+}
+
+/* Reductions over the threads of one row: a group of lanes, or the whole block. */
+GK_DEV float gk_rd_sum(float v, int block_level, int group, float *scratch)
+{
+    return block_level ? gk_block_sum(v, scratch) : gk_group_sum(v, group);
+}
+GK_DEV float gk_rd_max(float v, int block_level, int group, float *scratch)
+{
+    return block_level ? gk_block_max(v, scratch) : gk_group_max(v, group);
+}
+
+/* Per-row statistics, turned into what the output pass needs. */
+typedef struct gk_rd_stats {
+    float a; /* rmsnorm, layernorm: 1 / sqrt(. + eps); softmax: the max (0 for an all -inf row) */
+    float b; /* layernorm: mean; softmax: 1 / sum (log: log sum); quant: 1 / scale */
+} gk_rd_stats;
+
+/* The output of one element. */
+GK_DEV float gk_rd_out(int op, float x, gk_rd_stats st, float w, float bias, float scale, int log)
+{
+    switch (op) {
+    case GK_RD_LAYERNORM: return (x - st.b) * st.a * w + bias;
+    case GK_RD_SOFTMAX: {
+        const float v = scale * x - st.a;
+        return log ? v - st.b : __expf(v) * st.b;
+    }
+    case GK_RD_QUANT: return x;
+    default: return x * st.a * w; /* rmsnorm forms: scaled to fp8 later for the quant form */
+    }
+}
+
+/* From the row's sum of exp(v - max): 1 / sum, or log(sum) for log-softmax; an all -inf row has
+   sum 0 (softmax 0, log-softmax -inf) and a NaN sum stays NaN. */
+GK_DEV float gk_rd_softmax_norm(float s, int log)
+{
+    if (s != s) return s;
+    if (log) return s > 0.0f ? __logf(s) : INFINITY;
+    return s > 0.0f ? 1.0f / s : 0.0f;
+}
+
+/* Register variant: the row lives in x[slot * 8 + e], slot k covering vector k * G + t. */
+GK_DEV void gk_rd_regs_run(const gk_rd_args a, int op, int dt, int block_level)
+{
+    __shared__ float scratch[32];
+    const int vec = 16 / gk_dtype_size(dt);
+    const int G = block_level ? (int)blockDim.x : a.group;
+    const int t = block_level ? (int)threadIdx.x : (int)(threadIdx.x % a.group);
+    const int64_t per_block = block_level ? 1 : blockDim.x / a.group;
+    const int64_t in_block = block_level ? 0 : threadIdx.x / a.group;
+    const int64_t step = (int64_t)gridDim.x * per_block;
+    const int cols = a.cols;
+    const float pad = op == GK_RD_SOFTMAX ? -INFINITY : 0.0f;
+
+    /* Every lane of a warp runs the same number of rounds (shuffles need all 32): a group past
+       the last row works on row rows-1 and stores nothing. */
+    for (int64_t base = (int64_t)blockIdx.x * per_block; base < a.rows; base += step) {
+        const int64_t r_want = base + in_block;
+        const int live = r_want < a.rows;
+        const int64_t r = live ? r_want : a.rows - 1;
+        const void *xr = (const char *)a.x + r * a.ldx * gk_dtype_size(dt);
+        float x[GK_RD_SLOTS * 8];
+#pragma unroll
+        for (int k = 0; k < GK_RD_SLOTS; k++) {
+            const int j0 = (k * G + t) * vec;
+            if (j0 < cols) gk_rd_load(xr, j0, cols, dt, vec, a.vectorized, pad, x + k * 8);
+            else {
+#pragma unroll
+                for (int e = 0; e < vec; e++) x[k * 8 + e] = pad;
+            }
+        }
+        if (op == GK_RD_RESIDUAL_RMSNORM) {
+            const void *rr = (const char *)a.res + r * a.ldr * gk_dtype_size(dt);
+            void *ro = (char *)a.res_out + r * a.ldr * gk_dtype_size(dt);
+#pragma unroll
+            for (int k = 0; k < GK_RD_SLOTS; k++) {
+                const int j0 = (k * G + t) * vec;
+                if (j0 < cols) {
+                    float h[8];
+                    gk_rd_load(rr, j0, cols, dt, vec, a.vectorized, 0.0f, h);
+#pragma unroll
+                    for (int e = 0; e < vec; e++) { /* h as stored: rounded to T */
+                        h[e] = gk_round_f32(h[e] + x[k * 8 + e], dt);
+                        x[k * 8 + e] = j0 + e < cols ? h[e] : 0.0f;
+                    }
+                    if (live) gk_rd_store(ro, j0, cols, dt, vec, a.vectorized, h);
+                }
+            }
+        }
+
+        gk_rd_stats st;
+        if (op == GK_RD_SOFTMAX) {
+            float m = -INFINITY;
+#pragma unroll
+            for (int k = 0; k < GK_RD_SLOTS; k++)
+#pragma unroll
+                for (int e = 0; e < vec; e++)
+                    if ((k * G + t) * vec + e < cols) m = fmaxf(m, a.scale * x[k * 8 + e]);
+            m = gk_rd_max(m, block_level, G, scratch);
+            /* NaN: fmaxf skips it, but exp(NaN - m) makes the sum NaN, so the row is NaN */
+            st.a = m == -INFINITY ? 0.0f : m;
+            float s = 0.0f;
+#pragma unroll
+            for (int k = 0; k < GK_RD_SLOTS; k++)
+#pragma unroll
+                for (int e = 0; e < vec; e++)
+                    if ((k * G + t) * vec + e < cols) s += __expf(a.scale * x[k * 8 + e] - st.a);
+            st.b = gk_rd_softmax_norm(gk_rd_sum(s, block_level, G, scratch), a.log);
+        } else if (op == GK_RD_LAYERNORM) {
+            float s = 0.0f;
+#pragma unroll
+            for (int i = 0; i < GK_RD_SLOTS * 8; i++)
+                if (i % 8 < vec) s += x[i];
+            const float mean = gk_rd_sum(s, block_level, G, scratch) / cols;
+            float q = 0.0f;
+#pragma unroll
+            for (int k = 0; k < GK_RD_SLOTS; k++)
+#pragma unroll
+                for (int e = 0; e < vec; e++) {
+                    const float d = (k * G + t) * vec + e < cols ? x[k * 8 + e] - mean : 0.0f;
+                    q += d * d;
+                }
+            st.a = rsqrtf(gk_rd_sum(q, block_level, G, scratch) / cols + a.eps);
+            st.b = mean;
+        } else if (op == GK_RD_QUANT) {
+            float m = 0.0f;
+#pragma unroll
+            for (int i = 0; i < GK_RD_SLOTS * 8; i++)
+                if (i % 8 < vec) m = fmaxf(m, fabsf(x[i]));
+            m = gk_rd_max(m, block_level, G, scratch);
+            st.a = 1.0f;
+            st.b = m > 0.0f ? 448.0f / m : 1.0f;
+            if (live && t == 0) a.scales[r] = m > 0.0f ? m / 448.0f : 1.0f;
+        } else { /* rmsnorm forms */
+            float q = 0.0f;
+#pragma unroll
+            for (int i = 0; i < GK_RD_SLOTS * 8; i++)
+                if (i % 8 < vec) q += x[i] * x[i];
+            st.a = rsqrtf(gk_rd_sum(q, block_level, G, scratch) / cols + a.eps);
+            if (op == GK_RD_RMSNORM_QUANT) {
+                float m = 0.0f;
+#pragma unroll
+                for (int k = 0; k < GK_RD_SLOTS; k++) {
+                    const int j0 = (k * G + t) * vec;
+                    if (j0 < cols) {
+                        float w[8], unused[8];
+                        gk_rd_params(a, op, dt, j0, vec, w, unused);
+#pragma unroll
+                        for (int e = 0; e < vec; e++)
+                            if (j0 + e < cols) m = fmaxf(m, fabsf(x[k * 8 + e] * st.a * w[e]));
+                    }
+                }
+                m = gk_rd_max(m, block_level, G, scratch);
+                st.b = m > 0.0f ? 448.0f / m : 1.0f;
+                if (live && t == 0) a.scales[r] = m > 0.0f ? m / 448.0f : 1.0f;
+            }
+        }
+
+        if (live) {
+            void *orow = (char *)a.out + r * a.ldo * (op == GK_RD_RMSNORM_QUANT || op == GK_RD_QUANT ? 1 : gk_dtype_size(dt));
+#pragma unroll
+            for (int k = 0; k < GK_RD_SLOTS; k++) {
+                const int j0 = (k * G + t) * vec;
+                if (j0 >= cols) continue;
+                float y[8], w[8], bias[8];
+                gk_rd_params(a, op, dt, j0, vec, w, bias);
+#pragma unroll
+                for (int e = 0; e < vec; e++) y[e] = gk_rd_out(op, x[k * 8 + e], st, w[e], bias[e], a.scale, a.log);
+                if (op == GK_RD_RMSNORM_QUANT || op == GK_RD_QUANT)
+                    gk_rd_store_e4m3(orow, j0, cols, vec, a.vectorized, y, st.b);
+                else
+                    gk_rd_store(orow, j0, cols, dt, vec, a.vectorized, y);
+            }
+        }
+    }
+}
+
+/* Online softmax states of the whole block merged; every thread gets (m, s). */
+GK_DEV void gk_rd_block_softmax(float *m, float *s, float *scratch_m, float *scratch_s)
+{
+    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, nwarps = blockDim.x >> 5;
+#pragma unroll
+    for (int o = 16; o > 0; o >>= 1)
+        gk_softmax_merge(m, s, __shfl_xor_sync(0xffffffffu, *m, o), __shfl_xor_sync(0xffffffffu, *s, o));
+    if (lane == 0) {
+        scratch_m[warp] = *m;
+        scratch_s[warp] = *s;
+    }
+    __syncthreads();
+    *m = lane < nwarps ? scratch_m[lane] : -INFINITY;
+    *s = lane < nwarps ? scratch_s[lane] : 0.0f;
+#pragma unroll
+    for (int o = 16; o > 0; o >>= 1)
+        gk_softmax_merge(m, s, __shfl_xor_sync(0xffffffffu, *m, o), __shfl_xor_sync(0xffffffffu, *s, o));
+    __syncthreads();
+}
+
+/* Streaming variant for rows too wide for registers: a block per row, two passes. Pass 1 reads
+   the row once for its statistics (online max and sum for softmax, so one read suffices); pass 2
+   reads it again (from L2, mostly) and writes the output. Each thread touches the same columns
+   in both passes, so the residual written in pass 1 is read back by its writer. */
+GK_DEV void gk_rd_stream_run(const gk_rd_args a, int op, int dt)
+{
+    __shared__ float scratch[32], scratch2[32];
+    const int vec = 16 / gk_dtype_size(dt);
+    const int G = blockDim.x, t = threadIdx.x, cols = a.cols;
+    const int quant = op == GK_RD_RMSNORM_QUANT || op == GK_RD_QUANT;
+    for (int64_t r = blockIdx.x; r < a.rows; r += gridDim.x) {
+        const void *xr = (const char *)a.x + r * a.ldx * gk_dtype_size(dt);
+        const void *rr = op == GK_RD_RESIDUAL_RMSNORM ? (const char *)a.res + r * a.ldr * gk_dtype_size(dt) : 0;
+        void *ro = op == GK_RD_RESIDUAL_RMSNORM ? (char *)a.res_out + r * a.ldr * gk_dtype_size(dt) : 0;
+        void *orow = (char *)a.out + r * a.ldo * (quant ? 1 : gk_dtype_size(dt));
+        /* LayerNorm sums deviations from the row's first element: no cancellation when the row
+           sits far from zero */
+        const float pivot = op == GK_RD_LAYERNORM ? gk_load1_f32(xr, 0, dt) : 0.0f;
+        float s1 = 0.0f, s2 = 0.0f, m = -INFINITY, amax = 0.0f;
+        for (int j0 = t * vec; j0 < cols; j0 += G * vec) {
+            float x[8];
+            gk_rd_load(xr, j0, cols, dt, vec, a.vectorized, 0.0f, x);
+            if (op == GK_RD_RESIDUAL_RMSNORM) {
+                float h[8];
+                gk_rd_load(rr, j0, cols, dt, vec, a.vectorized, 0.0f, h);
+#pragma unroll
+                for (int e = 0; e < vec; e++) x[e] = gk_round_f32(h[e] + x[e], dt);
+                gk_rd_store(ro, j0, cols, dt, vec, a.vectorized, x);
+            }
+            float w[8], unused[8];
+            if (op == GK_RD_RMSNORM_QUANT) gk_rd_params(a, op, dt, j0, vec, w, unused);
+#pragma unroll
+            for (int e = 0; e < vec; e++) {
+                if (j0 + e >= cols) continue;
+                const float v = x[e];
+                if (op == GK_RD_SOFTMAX) gk_softmax_push(&m, &s1, a.scale * v);
+                else if (op == GK_RD_LAYERNORM) {
+                    s1 += v - pivot;
+                    s2 += (v - pivot) * (v - pivot);
+                } else if (op == GK_RD_QUANT) amax = fmaxf(amax, fabsf(v));
+                else {
+                    s2 += v * v;
+                    if (op == GK_RD_RMSNORM_QUANT) amax = fmaxf(amax, fabsf(v * w[e]));
+                }
+            }
+        }
+
+        gk_rd_stats st;
+        if (op == GK_RD_SOFTMAX) {
+            gk_rd_block_softmax(&m, &s1, scratch, scratch2);
+            st.a = m == -INFINITY ? 0.0f : m;
+            /* the state's sum is relative to m; for an all -inf row it is 0 */
+            st.b = gk_rd_softmax_norm(s1, a.log);
+        } else if (op == GK_RD_LAYERNORM) {
+            const float d = gk_block_sum(s1, scratch) / cols;
+            const float q = gk_block_sum(s2, scratch) / cols;
+            st.a = rsqrtf(fmaxf(q - d * d, 0.0f) + a.eps);
+            st.b = pivot + d;
+        } else if (op == GK_RD_QUANT) {
+            amax = gk_block_max(amax, scratch);
+            st.a = 1.0f;
+            st.b = amax > 0.0f ? 448.0f / amax : 1.0f;
+            if (t == 0) a.scales[r] = amax > 0.0f ? amax / 448.0f : 1.0f;
+        } else {
+            st.a = rsqrtf(gk_block_sum(s2, scratch) / cols + a.eps);
+            if (op == GK_RD_RMSNORM_QUANT) {
+                amax = gk_block_max(amax, scratch) * st.a; /* rstd > 0: max|x w| rstd = max|x rstd w| */
+                st.b = amax > 0.0f ? 448.0f / amax : 1.0f;
+                if (t == 0) a.scales[r] = amax > 0.0f ? amax / 448.0f : 1.0f;
+            }
+        }
+
+        for (int j0 = t * vec; j0 < cols; j0 += G * vec) {
+            float x[8], y[8], w[8], bias[8];
+            gk_rd_load(op == GK_RD_RESIDUAL_RMSNORM ? (const void *)ro : xr, j0, cols, dt, vec, a.vectorized, 0.0f, x);
+            gk_rd_params(a, op, dt, j0, vec, w, bias);
+#pragma unroll
+            for (int e = 0; e < vec; e++) y[e] = gk_rd_out(op, x[e], st, w[e], bias[e], a.scale, a.log);
+            if (quant) gk_rd_store_e4m3(orow, j0, cols, vec, a.vectorized, y, st.b);
+            else gk_rd_store(orow, j0, cols, dt, vec, a.vectorized, y);
+        }
+    }
+}
+
+/* ---------------------------------------------------------------- generator macros */
+
+/* The four kernels of one op and dtype (a group of lanes per row, a block of 256 or 512 per
+   row with the row in registers, a streaming block of 1024) and name##_launch, which picks one by
+   the row width. Softmax and log-softmax share kernels (a.log). */
+#define GK_DEFINE_REDUCE(name, op, dt)                                                                      \
+    static __global__ void __launch_bounds__(256) name##_group(gk_rd_args a) { gk_rd_regs_run(a, op, dt, 0); } \
+    static __global__ void __launch_bounds__(256) name##_b256(gk_rd_args a) { gk_rd_regs_run(a, op, dt, 1); }  \
+    static __global__ void __launch_bounds__(512) name##_b512(gk_rd_args a) { gk_rd_regs_run(a, op, dt, 1); }  \
+    static __global__ void __launch_bounds__(1024, 1) name##_stream(gk_rd_args a) { gk_rd_stream_run(a, op, dt); } \
+    static cudaError_t name##_launch(const char *fn, gk_rd_args a, cudaStream_t stream)                     \
+    {                                                                                                       \
+        void (*k[4])(gk_rd_args) = {name##_group, name##_b256, name##_b512, name##_stream};                  \
+        return gk_rd_launch(fn, k, a, op, dt, stream);                                                      \
+    }
+
+#endif /* GK_REDUCE_CUH */
+
+/* ================================================================ implementation */
+
+#if (defined(GK_IMPLEMENTATION) || defined(GK_REDUCE_IMPLEMENTATION)) && !defined(GK_REDUCE_IMPLEMENTED)
+#define GK_REDUCE_IMPLEMENTED
+
+/* Bytes a strided [rows, cols] operand spans. */
+static int64_t gk_rd_extent(int64_t rows, int64_t cols, int64_t ld, int elem) { return ((rows - 1) * ld + cols) * elem; }
+
+/* Validates the arguments of op (the pointers a holds, the shape, the strides), then picks the
+   kernel: k[0] group of lanes, k[1] block of 256, k[2] block of 512, k[3] streaming. */
+static cudaError_t gk_rd_launch(const char *fn, void (*const *k)(gk_rd_args), gk_rd_args a, int op, int dt,
+                                cudaStream_t stream)
+{
+    const int s = gk_dtype_size(dt), quant = op == GK_RD_RMSNORM_QUANT || op == GK_RD_QUANT;
+    const int so = quant ? 1 : s;
+    GK_TRY(gk_check_positive(fn, "rows", a.rows));
+    GK_TRY(gk_check_positive(fn, "cols", a.cols));
+    GK_TRY(gk_check_ptr(fn, "out", a.out));
+    GK_TRY(gk_check_ptr(fn, "x", a.x));
+    if (a.ldx < a.cols) return gk__fail(cudaErrorInvalidValue, fn, "'ldx' is %lld, less than cols = %d", (long long)a.ldx, a.cols);
+    if (a.ldo < a.cols) return gk__fail(cudaErrorInvalidValue, fn, "'ldo' is %lld, less than cols = %d", (long long)a.ldo, a.cols);
+    GK_TRY(gk_check_elem_aligned(fn, "out", a.out, so));
+    GK_TRY(gk_check_elem_aligned(fn, "x", a.x, s));
+    if (a.w) GK_TRY(gk_check_elem_aligned(fn, "weight", a.w, s));
+    if (a.b) GK_TRY(gk_check_elem_aligned(fn, "bias", a.b, s));
+    const int64_t out_bytes = gk_rd_extent(a.rows, a.cols, a.ldo, so), x_bytes = gk_rd_extent(a.rows, a.cols, a.ldx, s);
+    if (quant) {
+        GK_TRY(gk_check_ptr(fn, "scales", a.scales));
+        GK_TRY(gk_check_elem_aligned(fn, "scales", a.scales, 4));
+        GK_TRY(gk_check_disjoint(fn, "out", a.out, out_bytes, "x", a.x, x_bytes));
+        GK_TRY(gk_check_disjoint(fn, "scales", a.scales, a.rows * 4, "x", a.x, x_bytes));
+        GK_TRY(gk_check_disjoint(fn, "scales", a.scales, a.rows * 4, "out", a.out, out_bytes));
+    } else {
+        GK_TRY(gk_check_overlap(fn, "out", a.out, out_bytes, "x", a.x, x_bytes));
+    }
+    if (op == GK_RD_RESIDUAL_RMSNORM) {
+        GK_TRY(gk_check_ptr(fn, "residual", a.res));
+        GK_TRY(gk_check_ptr(fn, "residual_out", a.res_out));
+        if (a.ldr < a.cols) return gk__fail(cudaErrorInvalidValue, fn, "'ldr' is %lld, less than cols = %d", (long long)a.ldr, a.cols);
+        GK_TRY(gk_check_elem_aligned(fn, "residual", a.res, s));
+        GK_TRY(gk_check_elem_aligned(fn, "residual_out", a.res_out, s));
+        const int64_t r_bytes = gk_rd_extent(a.rows, a.cols, a.ldr, s);
+        GK_TRY(gk_check_overlap(fn, "residual_out", a.res_out, r_bytes, "residual", a.res, r_bytes));
+        GK_TRY(gk_check_disjoint(fn, "residual_out", a.res_out, r_bytes, "x", a.x, x_bytes));
+        GK_TRY(gk_check_disjoint(fn, "out", a.out, out_bytes, "residual_out", a.res_out, r_bytes));
+        GK_TRY(gk_check_disjoint(fn, "out", a.out, out_bytes, "residual", a.res, r_bytes));
+    }
+
+    const int vec = 16 / s;
+    int aligned = gk_is_aligned(a.x, 16) && (a.ldx * s) % 16 == 0 && gk_is_aligned(a.out, vec * so) && (a.ldo * so) % (vec * so) == 0;
+    if (op == GK_RD_RESIDUAL_RMSNORM)
+        aligned = aligned && gk_is_aligned(a.res, 16) && gk_is_aligned(a.res_out, 16) && (a.ldr * s) % 16 == 0;
+    a.vectorized = aligned;
+    a.wvec = (!a.w || gk_is_aligned(a.w, 16)) && (!a.b || gk_is_aligned(a.b, 16));
+
+    const int64_t nv = gk_ceil_div(a.cols, vec);
+    const int64_t grid_cap = (int64_t)1 << 30; /* blocks loop over rows past this */
+    int64_t grid;
+    void (*kernel)(gk_rd_args);
+    int threads;
+    if (nv <= 32 * GK_RD_SLOTS) {
+        int g = 1;
+        while ((int64_t)g * GK_RD_SLOTS < nv) g <<= 1;
+        a.group = g;
+        kernel = k[0];
+        threads = 256;
+        grid = gk_ceil_div(a.rows, 256 / g);
+    } else if (nv <= 256 * GK_RD_SLOTS) {
+        kernel = k[1];
+        threads = 256;
+        grid = a.rows;
+    } else if (nv <= 512 * GK_RD_SLOTS) {
+        kernel = k[2];
+        threads = 512;
+        grid = a.rows;
+    } else {
+        kernel = k[3];
+        threads = 1024;
+        grid = a.rows;
+    }
+    if (grid > grid_cap) grid = grid_cap;
+    kernel<<<(unsigned)grid, threads, 0, stream>>>(a);
+    return gk_check_launch(fn);
+}
+
+static gk_rd_args gk_rd_args_make(void *out, int64_t ldo, const void *x, int64_t ldx, int64_t rows, int64_t cols)
+{
+    gk_rd_args a;
+    memset(&a, 0, sizeof a);
+    a.out = out;
+    a.ldo = ldo;
+    a.x = x;
+    a.ldx = ldx;
+    a.rows = rows;
+    a.cols = cols > 2147483647LL ? -1 : (int)cols; /* rejected as not positive */
+    a.scale = 1.0f;
+    return a;
+}
+
+#define GK_RD_IMPLEMENT(T, tag, dt)                                                                             \
+    GK_DEFINE_REDUCE(gk_rd_rmsnorm_##tag, GK_RD_RMSNORM, dt)                                                   \
+    GK_DEFINE_REDUCE(gk_rd_layernorm_##tag, GK_RD_LAYERNORM, dt)                                               \
+    GK_DEFINE_REDUCE(gk_rd_softmax_##tag, GK_RD_SOFTMAX, dt)                                                   \
+    GK_DEFINE_REDUCE(gk_rd_residual_rmsnorm_##tag, GK_RD_RESIDUAL_RMSNORM, dt)                                 \
+    GK_DEFINE_REDUCE(gk_rd_rmsnorm_quant_##tag, GK_RD_RMSNORM_QUANT, dt)                                       \
+    GK_DEFINE_REDUCE(gk_rd_quant_##tag, GK_RD_QUANT, dt)                                                       \
+    GK_IMPL cudaError_t gk_rmsnorm_##tag(T *out, int64_t ldo, const T *x, int64_t ldx, const T *weight,        \
+                                         int64_t rows, int64_t cols, float eps, cudaStream_t stream)           \
+    {                                                                                                          \
+        gk_rd_args a = gk_rd_args_make(out, ldo, x, ldx, rows, cols);                                          \
+        a.w = weight;                                                                                          \
+        a.eps = eps;                                                                                           \
+        return gk_rd_rmsnorm_##tag##_launch("gk_rmsnorm_" #tag, a, stream);                                    \
+    }                                                                                                          \
+    GK_IMPL cudaError_t gk_layernorm_##tag(T *out, int64_t ldo, const T *x, int64_t ldx, const T *weight,      \
+                                           const T *bias, int64_t rows, int64_t cols, float eps,               \
+                                           cudaStream_t stream)                                                \
+    {                                                                                                          \
+        gk_rd_args a = gk_rd_args_make(out, ldo, x, ldx, rows, cols);                                          \
+        a.w = weight;                                                                                          \
+        a.b = bias;                                                                                            \
+        a.eps = eps;                                                                                           \
+        return gk_rd_layernorm_##tag##_launch("gk_layernorm_" #tag, a, stream);                                \
+    }                                                                                                          \
+    GK_IMPL cudaError_t gk_softmax_##tag(T *out, int64_t ldo, const T *x, int64_t ldx, int64_t rows,           \
+                                         int64_t cols, float scale, cudaStream_t stream)                       \
+    {                                                                                                          \
+        gk_rd_args a = gk_rd_args_make(out, ldo, x, ldx, rows, cols);                                          \
+        a.scale = scale;                                                                                       \
+        return gk_rd_softmax_##tag##_launch("gk_softmax_" #tag, a, stream);                                    \
+    }                                                                                                          \
+    GK_IMPL cudaError_t gk_log_softmax_##tag(T *out, int64_t ldo, const T *x, int64_t ldx, int64_t rows,       \
+                                             int64_t cols, float scale, cudaStream_t stream)                   \
+    {                                                                                                          \
+        gk_rd_args a = gk_rd_args_make(out, ldo, x, ldx, rows, cols);                                          \
+        a.scale = scale;                                                                                       \
+        a.log = 1;                                                                                             \
+        return gk_rd_softmax_##tag##_launch("gk_log_softmax_" #tag, a, stream);                                \
+    }                                                                                                          \
+    GK_IMPL cudaError_t gk_residual_rmsnorm_##tag(T *out, int64_t ldo, T *residual_out, const T *residual,     \
+                                                  int64_t ldr, const T *x, int64_t ldx, const T *weight,       \
+                                                  int64_t rows, int64_t cols, float eps, cudaStream_t stream)  \
+    {                                                                                                          \
+        gk_rd_args a = gk_rd_args_make(out, ldo, x, ldx, rows, cols);                                          \
+        a.res_out = residual_out;                                                                              \
+        a.res = residual;                                                                                      \
+        a.ldr = ldr;                                                                                           \
+        a.w = weight;                                                                                          \
+        a.eps = eps;                                                                                           \
+        return gk_rd_residual_rmsnorm_##tag##_launch("gk_residual_rmsnorm_" #tag, a, stream);                  \
+    }                                                                                                          \
+    GK_IMPL cudaError_t gk_rmsnorm_quant_e4m3_##tag(gk_e4m3 *out, int64_t ldo, float *scales, const T *x,      \
+                                                    int64_t ldx, const T *weight, int64_t rows, int64_t cols,  \
+                                                    float eps, cudaStream_t stream)                            \
+    {                                                                                                          \
+        gk_rd_args a = gk_rd_args_make(out, ldo, x, ldx, rows, cols);                                          \
+        a.scales = scales;                                                                                     \
+        a.w = weight;                                                                                          \
+        a.eps = eps;                                                                                           \
+        return gk_rd_rmsnorm_quant_##tag##_launch("gk_rmsnorm_quant_e4m3_" #tag, a, stream);                   \
+    }                                                                                                          \
+    GK_IMPL cudaError_t gk_quant_e4m3_##tag(gk_e4m3 *out, int64_t ldo, float *scales, const T *x, int64_t ldx, \
+                                            int64_t rows, int64_t cols, cudaStream_t stream)                   \
+    {                                                                                                          \
+        gk_rd_args a = gk_rd_args_make(out, ldo, x, ldx, rows, cols);                                          \
+        a.scales = scales;                                                                                     \
+        return gk_rd_quant_##tag##_launch("gk_quant_e4m3_" #tag, a, stream);                                   \
+    }
+
+GK_RD_IMPLEMENT(float, f32, GK_F32)
+GK_RD_IMPLEMENT(gk_bf16, bf16, GK_BF16)
+GK_RD_IMPLEMENT(gk_f16, f16, GK_F16)
+
+#endif /* reduce implementation */
