@@ -172,6 +172,7 @@ typedef struct gk_rd_args {
     float *scales;            /* quant forms: one per row */
     int64_t ldo, ldx, ldr;    /* row strides in elements */
     int64_t rows;
+    int64_t cols64;           /* as the caller gave it: validated, then narrowed to cols */
     int cols;
     float eps, scale;         /* scale: softmax input scale */
     int log;                  /* softmax: log-softmax */
@@ -551,7 +552,9 @@ static cudaError_t gk_rd_launch(const char *fn, void (*const *k)(gk_rd_args), gk
     const int s = gk_dtype_size(dt), quant = op == GK_RD_RMSNORM_QUANT || op == GK_RD_QUANT;
     const int so = quant ? 1 : s;
     GK_TRY(gk_check_positive(fn, "rows", a.rows));
-    GK_TRY(gk_check_positive(fn, "cols", a.cols));
+    GK_TRY(gk_check_positive(fn, "cols", a.cols64));
+    GK_TRY(gk_check_fits_i32(fn, "cols", a.cols64));
+    a.cols = (int)a.cols64;
     GK_TRY(gk_check_ptr(fn, "out", a.out));
     GK_TRY(gk_check_ptr(fn, "x", a.x));
     if (a.ldx < a.cols) return gk__fail(cudaErrorInvalidValue, fn, "'ldx' is %lld, less than cols = %d", (long long)a.ldx, a.cols);
@@ -629,7 +632,7 @@ static gk_rd_args gk_rd_args_make(void *out, int64_t ldo, const void *x, int64_t
     a.x = x;
     a.ldx = ldx;
     a.rows = rows;
-    a.cols = cols > 2147483647LL ? -1 : (int)cols; /* rejected as not positive */
+    a.cols64 = cols;
     a.scale = 1.0f;
     return a;
 }

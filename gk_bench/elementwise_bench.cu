@@ -67,21 +67,6 @@ static void run_ew(benchmark::State &state, EwBench b)
                        : "aligned");
 }
 
-static void run_copy(benchmark::State &state)
-{
-    gk_bench_arena_reset();
-    const size_t bytes = (size_t)1 << 30;
-    void *src = gk_bench_alloc(bytes, false), *dst = gk_bench_alloc(bytes);
-    gk_bench_fill_random(src, GK_F32, bytes / 4);
-    gk_ledger l = {0.0, 2.0 * bytes};
-    for (auto _ : state) {
-        double t = gk_bench_median_seconds(
-            [&](cudaStream_t s) { return cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToDevice, s); });
-        gk_bench_report(state, t, l, gk_bench_device().ffma_flops_per_s, t);
-    }
-    state.SetLabel("baseline: cudaMemcpy D2D 1 GiB");
-}
-
 static void register_all()
 {
     const int64_t G_f32 = (int64_t)1 << 28, G_bf16 = (int64_t)1 << 29; // 1 GiB per operand
@@ -103,7 +88,7 @@ static void register_all()
         {"cast_f32_to_bf16/1GiB", GK_EW_CAST, GK_BF16, GK_F32, 1, G_f32, 0, 0, 0},
         {"cast_bf16_to_f32/1GiB", GK_EW_CAST, GK_F32, GK_BF16, 1, G_f32, 0, 0, 0},
     };
-    benchmark::RegisterBenchmark("copy_d2d/1GiB", run_copy)->UseManualTime()->Iterations(1)->Unit(benchmark::kMicrosecond);
+    gk_bench_register_copy_row();
     for (const EwBench &c : cases)
         benchmark::RegisterBenchmark(c.name.c_str(), run_ew, c)
             ->UseManualTime()

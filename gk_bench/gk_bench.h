@@ -208,6 +208,28 @@ inline void gk_bench_report(benchmark::State &state, double seconds, gk_ledger l
     if (baseline_seconds > 0) state.counters["vs_base"] = baseline_seconds / seconds;
 }
 
+// The baseline row every memory-bound benchmark binary starts with: cudaMemcpy D2D of 1 GiB.
+inline void gk_bench_copy_row(benchmark::State &state)
+{
+    gk_bench_arena_reset();
+    const size_t bytes = (size_t)1 << 30;
+    void *src = gk_bench_alloc(bytes, false), *dst = gk_bench_alloc(bytes);
+    gk_bench_fill_random(src, GK_F32, bytes / 4);
+    gk_ledger l = {0.0, 2.0 * bytes};
+    for (auto _ : state) {
+        double t = gk_bench_median_seconds(
+            [&](cudaStream_t s) { return cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToDevice, s); });
+        gk_bench_report(state, t, l, gk_bench_device().ffma_flops_per_s, t);
+    }
+    state.SetLabel("baseline: cudaMemcpy D2D 1 GiB");
+}
+
+// Registers the copy baseline row.
+inline void gk_bench_register_copy_row()
+{
+    benchmark::RegisterBenchmark("copy_d2d/1GiB", gk_bench_copy_row)->UseManualTime()->Iterations(1)->Unit(benchmark::kMicrosecond);
+}
+
 // Registers the device and its measured ceilings as JSON context, prints them, and runs.
 inline int gk_bench_main(int argc, char **argv, void (*register_all)())
 {

@@ -81,21 +81,6 @@ static void run_rd(benchmark::State &state, RdBench b)
     state.SetLabel(label);
 }
 
-static void run_copy(benchmark::State &state)
-{
-    gk_bench_arena_reset();
-    const size_t bytes = (size_t)1 << 30;
-    void *src = gk_bench_alloc(bytes, false), *dst = gk_bench_alloc(bytes);
-    gk_bench_fill_random(src, GK_F32, bytes / 4);
-    gk_ledger l = {0.0, 2.0 * bytes};
-    for (auto _ : state) {
-        double t = gk_bench_median_seconds(
-            [&](cudaStream_t s) { return cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToDevice, s); });
-        gk_bench_report(state, t, l, gk_bench_device().ffma_flops_per_s, t);
-    }
-    state.SetLabel("baseline: cudaMemcpy D2D 1 GiB");
-}
-
 static void register_all()
 {
     const int64_t shapes[][2] = {{16384, 8192}, {4096, 4096}, {65536, 128}, {1024, 65536}, {64, 262144}};
@@ -114,7 +99,7 @@ static void register_all()
         {"rmsnorm_quant_unfused", GK_RD_RMSNORM_QUANT, true},
         {"quant", GK_RD_QUANT, false},
     };
-    benchmark::RegisterBenchmark("copy_d2d/1GiB", run_copy)->UseManualTime()->Iterations(1)->Unit(benchmark::kMicrosecond);
+    gk_bench_register_copy_row();
     for (const auto &o : ops)
         for (const auto &sh : shapes) {
             RdBench c = {std::string(o.name) + "_bf16/" + std::to_string(sh[0]) + "x" + std::to_string(sh[1]), o.op,

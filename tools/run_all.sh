@@ -61,13 +61,19 @@ if [ $sanitize -eq 1 ]; then
             compute-sanitizer --tool memcheck --error-exitcode 99 "$t" --gtest_color=no --gtest_filter='-*Huge*' \
                 >> "$out/sanitizer.log" 2>&1
             step "memcheck $name" $?
-            # racecheck where kernels use shared memory (listed per test binary)
-            case $name in core_gpu_test)
+            # racecheck where kernels use shared memory: every block-level variant of the reduce
+            # header runs in the filtered subset (rmsnorm bf16 and softmax f32, all widths)
+            rc_filter=
+            case $name in
+            core_gpu_test) rc_filter='-*Huge*' ;;
+            reduce_gpu_test) rc_filter='All/RdGpu.WidthsAndRows/rmsnorm_bf16:All/RdGpu.WidthsAndRows/softmax_f32:RdGpuMisc.*' ;;
+            esac
+            if [ -n "$rc_filter" ]; then
                 echo "=== racecheck $name" >> "$out/sanitizer.log"
                 compute-sanitizer --tool racecheck --error-exitcode 99 "$t" --gtest_color=no \
-                    --gtest_filter='-*Huge*' >> "$out/sanitizer.log" 2>&1
-                step "racecheck $name" $? ;;
-            esac
+                    --gtest_filter="$rc_filter" >> "$out/sanitizer.log" 2>&1
+                step "racecheck $name" $?
+            fi
         done
     else
         echo "compute-sanitizer not found: sanitizer runs skipped" | tee -a "$summary"

@@ -1,0 +1,244 @@
+// GPU tests of gk_reduce.cuh against the CPU reference in double (reduce_ref.h). Skipped without
+// a GPU. Fresh random rows every run; outputs (and the residual and scales) poisoned before each
+// launch; written columns checked written and the padding between rows checked untouched.
+#define GK_IMPLEMENTATION
+#include "gk/gk_reduce.cuh"
+#include "gk_tests/gk_test.h"
+#include "gk_tests/reduce_cases.h"
+#include "gk_tests/reduce_ref.h"
+
+#include <string>
+#include <vector>
+
+enum Fill { kUniform, kLarge, kNegInf, kNanRow };
+
+struct RdRun {
+    int64_t rows, cols;
+    int64_t pad_x = 0, pad_o = 0; // row strides cols + pad (elements)
+    Fill fill = kUniform;
+    bool in_place = false;        // out == x (residual form: residual_out == residual)
+    bool no_params = false;       // weight and bias NULL
+};
+
+static void run_rd(const RdCase &c, const RdRun &p)
+{
+    SCOPED_TRACE(std::string(c.name) + " rows=" + std::to_string(p.rows) + " cols=" + std::to_string(p.cols) +
+                 " pad_x=" + std::to_string(p.pad_x) + " pad_o=" + std::to_string(p.pad_o) + " fill=" +
+                 std::to_string(p.fill) + (p.in_place ? " in place" : "") + (p.no_params ? " no weight" : ""));
+    const bool quant = rd_is_quant(c.op), resid = c.op == GK_RD_RESIDUAL_RMSNORM;
+    const bool in_place = p.in_place && !quant;
+    const int dt = c.dt, dto = quant ? GK_E4M3 : dt;
+    const int64_t rows = p.rows, cols = p.cols, ldx = cols + p.pad_x;
+    const int64_t ldo = in_place && !resid ? ldx : cols + p.pad_o, ldr = ldx;
+    GkRng rng(0x7000 + cols * 13 + rows * 7 + c.op * 3 + dt + p.fill * 101);
+
+    HostTensor hx(dt, rows * ldx), hres(dt, resid ? rows * ldr : 0), hw(dt, cols), hb(dt, cols);
+    hx.fill_uniform(rng, p.fill == kLarge ? -1e4f : -4.0f, p.fill == kLarge ? 1e4f : 4.0f);
+    hres.fill_uniform(rng, -4, 4);
+    hw.fill_uniform(rng, 0.5f, 1.5f);
+    hb.fill_uniform(rng, -1, 1);
+    if (p.fill == kNegInf)
+        for (int64_t r = 0; r < rows; r++)
+            for (int64_t j = 0; j < cols; j++)
+                if (r % 3 == 0 || j % 7 == 3) hx.set(r * ldx + j, -INFINITY);
+    const int64_t nan_row = rows > 1 ? 1 : 0;
+    if (p.fill == kNanRow) hx.set(nan_row * ldx + cols / 2, NAN);
+
+    DeviceTensor dx(dt, hx.n), dres(dt, hres.n), dres_out(dt, resid && !in_place ? hres.n : 0), dw(dt, cols),
+        db(dt, cols), dout(dto, in_place && !resid ? 0 : rows * ldo), dscales(GK_F32, rows);
+    ASSERT_TRUE(dx.ok() && dres.ok() && dres_out.ok() && dw.ok() && db.ok() && dout.ok() && dscales.ok());
+    GK_CUDA_OK(dx.upload(hx));
+    if (resid) GK_CUDA_OK(dres.upload(hres));
+    GK_CUDA_OK(dw.upload(hw));
+    GK_CUDA_OK(db.upload(hb));
+    GK_CUDA_OK(dout.poison());
+    GK_CUDA_OK(dres_out.poison());
+    GK_CUDA_OK(dscales.poison());
+
+    RdArgs a;
+    a.out = in_place && !resid ? dx.ptr() : dout.ptr();
+    a.ldo = ldo;
+    a.x = dx.ptr();
+    a.ldx = ldx;
+    a.w = p.no_params ? nullptr : dw.ptr();
+    a.b = p.no_params ? nullptr : db.ptr();
+    a.res = dres.ptr();
+    a.res_out = in_place ? dres.ptr() : dres_out.ptr();
+    a.ldr = ldr;
+    a.scales = (float *)dscales.ptr();
+    a.rows = rows;
+    a.cols = cols;
+    a.eps = 1e-5f;
+    a.scale = c.op == GK_RD_SOFTMAX || c.op == GK_RD_LOG_SOFTMAX ? 0.75f : 1.0f;
+    GK_CUDA_OK(c.call(a));
+    GK_CUDA_OK(cudaDeviceSynchronize());
+
+    HostTensor got(dto, rows * ldo), got_res(dt, resid ? rows * ldr : 0), got_scales(GK_F32, rows);
+    if (in_place && !resid) GK_CUDA_OK(cudaMemcpy(got.bytes.data(), dx.ptr(), got.bytes.size(), cudaMemcpyDeviceToHost));
+    else GK_CUDA_OK(dout.download(&got));
+    if (resid) GK_CUDA_OK(cudaMemcpy(got_res.bytes.data(), a.res_out, got_res.bytes.size(), cudaMemcpyDeviceToHost));
+    if (quant) GK_CUDA_OK(dscales.download(&got_scales));
+    if (!(in_place && !resid)) EXPECT_EQ(dout.guard_damage(), 0u) << "bytes written outside out";
+
+    const GkTol tol = gk_test_tol(dt);
+    const GkTol tol_sm = {1e-7, tol.rtol};
+    std::atomic<int64_t> bad(0), unwritten(0), pad_written(0), bad_res(0), bad_scale(0);
+    gk_test_parallel_for(rows, [&](size_t r0, size_t r1) {
+        std::vector<double> x(cols), w(cols), b(cols), y(cols);
+        for (int64_t j = 0; j < cols; j++) {
+            w[j] = hw.get(j);
+            b[j] = hb.get(j);
+        }
+        HostTensor round1(dt, 1);
+        for (size_t r = r0; r < r1; r++) {
+            for (int64_t j = 0; j < cols; j++) {
+                x[j] = hx.get(r * ldx + j);
+                if (resid) { // h = residual + x as stored in T
+                    round1.set(0, (float)(hres.get(r * ldr + j) + x[j]));
+                    x[j] = round1.get(0);
+                    if (!gk_test_close(got_res.get(r * ldr + j), x[j], tol)) bad_res++;
+                }
+            }
+            double qscale = 0;
+            gk_ref_row(c.op, x.data(), (int)cols, p.no_params ? nullptr : w.data(), p.no_params ? nullptr : b.data(),
+                       1e-5, a.scale, y.data(), &qscale);
+            const double s_got = quant ? got_scales.get(r) : 1.0;
+            if (quant && !(std::fabs(s_got - qscale) <= 1e-3 * qscale)) {
+                if (bad_scale++ < 4) printf("  row %zu scale %.9g want %.9g\n", r, s_got, qscale);
+            }
+            for (int64_t j = 0; j < ldo; j++) {
+                const int64_t i = r * ldo + j;
+                const unsigned char *byte = got.bytes.data() + i * gk_dtype_size(dto);
+                bool poisoned = true;
+                for (int k = 0; k < gk_dtype_size(dto); k++) poisoned = poisoned && byte[k] == 0xff;
+                if (j >= cols) {
+                    if (!(in_place && !resid)) pad_written += !poisoned;
+                    continue;
+                }
+                unwritten += poisoned;
+                bool ok;
+                if (quant) {
+                    const double deq = got.get(i) * s_got;
+                    ok = std::isnan(y[j]) ? std::isnan(deq)
+                                          : std::fabs(deq - y[j]) <= 0.125 * std::fabs(y[j]) + qscale * 0x1p-9;
+                } else {
+                    ok = gk_test_close(got.get(i), y[j],
+                                       c.op == GK_RD_SOFTMAX || c.op == GK_RD_LOG_SOFTMAX ? tol_sm : tol);
+                }
+                if (!ok && bad++ < 6)
+                    printf("  row %zu col %lld: got %.9g want %.9g\n", r, (long long)j,
+                           quant ? got.get(i) * s_got : got.get(i), y[j]);
+            }
+        }
+    });
+    EXPECT_EQ(bad.load(), 0);
+    EXPECT_EQ(unwritten.load(), 0) << "output columns never written";
+    EXPECT_EQ(pad_written.load(), 0) << "padding between output rows was written";
+    EXPECT_EQ(bad_res.load(), 0) << "residual_out differs from residual + x";
+    EXPECT_EQ(bad_scale.load(), 0) << "per-row scales";
+}
+
+// Every op and dtype over the widths of the dispatcher's four variants and their edges, rows
+// 1, 3 and 4096. The 4096-row matrices are capped at 2^22 elements (rows = 2^22 / cols past
+// 1024 columns: 64 rows at 65536, 16 at 262144) to keep the host reference in seconds.
+class RdGpu : public ::testing::TestWithParam<int> {};
+
+TEST_P(RdGpu, WidthsAndRows)
+{
+    GK_REQUIRE_GPU();
+    const RdCase &c = kRdCases[GetParam()];
+    const int64_t widths[] = {1, 7, 32, 100, 128, 1000, 1024, 4096, 8192, 12345, 65536, 262144};
+    const int64_t row_counts[] = {1, 3, 4096};
+    for (int64_t cols : widths)
+        for (int64_t rows : row_counts) {
+            const int64_t capped = rows * cols > (1 << 22) ? std::max<int64_t>(3, (1 << 22) / cols) : rows;
+            RdRun p;
+            p.rows = capped;
+            p.cols = cols;
+            run_rd(c, p);
+            if (HasFatalFailure()) return;
+        }
+}
+
+// Rows of magnitude 1e4, a NaN row (it must come out NaN), -inf entries and all -inf rows
+// (softmax), strided rows (cols + 3: scalar path; cols + 8: vector path), in place, no weight.
+TEST_P(RdGpu, SpecialRowsStridesInPlace)
+{
+    GK_REQUIRE_GPU();
+    const RdCase &c = kRdCases[GetParam()];
+    const bool softmax = c.op == GK_RD_SOFTMAX || c.op == GK_RD_LOG_SOFTMAX;
+    for (int64_t cols : {7, 100, 1000, 4096, 12345, 65536}) {
+        const int64_t rows = cols > 10000 ? 5 : 37;
+        RdRun p;
+        p.rows = rows;
+        p.cols = cols;
+        p.fill = kLarge;
+        run_rd(c, p);
+        p.fill = kNanRow;
+        run_rd(c, p);
+        if (softmax) {
+            p.fill = kNegInf;
+            run_rd(c, p);
+        }
+        p.fill = kUniform;
+        p.pad_x = 3;
+        p.pad_o = 5;
+        run_rd(c, p);
+        p.pad_x = 8;
+        p.pad_o = 8;
+        run_rd(c, p);
+        p.pad_x = 0;
+        p.pad_o = 0;
+        p.in_place = true;
+        run_rd(c, p);
+        p.in_place = false;
+        p.no_params = true;
+        run_rd(c, p);
+        if (HasFatalFailure()) return;
+    }
+}
+
+INSTANTIATE_TEST_SUITE_P(All, RdGpu, ::testing::Range(0, kNumRdCases),
+                         [](const ::testing::TestParamInfo<int> &i) { return std::string(kRdCases[i.param].name); });
+
+// Same input, same bits, in every variant (no atomics; fixed reduction order).
+TEST(RdGpuMisc, Deterministic)
+{
+    GK_REQUIRE_GPU();
+    for (int64_t cols : {128, 8192, 65536}) {
+        const int64_t rows = 64;
+        GkRng rng(cols);
+        HostTensor hx(GK_BF16, rows * cols);
+        hx.fill_uniform(rng, -4, 4);
+        DeviceTensor x(GK_BF16, hx.n), o1(GK_BF16, hx.n), o2(GK_BF16, hx.n);
+        GK_CUDA_OK(x.upload(hx));
+        for (int op = 0; op < 2; op++) {
+            for (DeviceTensor *o : {&o1, &o2}) {
+                if (op == 0) GK_CUDA_OK(gk_softmax_bf16((gk_bf16 *)o->ptr(), cols, (const gk_bf16 *)x.ptr(), cols, rows, cols, 1.0f, 0));
+                else GK_CUDA_OK(gk_layernorm_bf16((gk_bf16 *)o->ptr(), cols, (const gk_bf16 *)x.ptr(), cols, nullptr, nullptr, rows, cols, 1e-5f, 0));
+            }
+            GK_CUDA_OK(cudaDeviceSynchronize());
+            HostTensor g1(GK_BF16, hx.n), g2(GK_BF16, hx.n);
+            GK_CUDA_OK(o1.download(&g1));
+            GK_CUDA_OK(o2.download(&g2));
+            EXPECT_EQ(memcmp(g1.bytes.data(), g2.bytes.data(), g1.bytes.size()), 0) << "cols " << cols << " op " << op;
+        }
+    }
+}
+
+// A rejected call launches nothing: the poisoned output stays poisoned.
+TEST(RdGpuMisc, RejectedCallWritesNothing)
+{
+    GK_REQUIRE_GPU();
+    DeviceTensor x(GK_BF16, 4096), out(GK_BF16, 4096);
+    GK_CUDA_OK(out.poison());
+    EXPECT_EQ(gk_rmsnorm_bf16((gk_bf16 *)out.ptr(), 64, (const gk_bf16 *)x.ptr(), 63, nullptr, 64, 64, 1e-5f, 0),
+              cudaErrorInvalidValue);
+    EXPECT_EQ(gk_softmax_bf16((gk_bf16 *)out.ptr() + 1, 64, (const gk_bf16 *)out.ptr(), 64, 64, 64, 1.0f, 0),
+              cudaErrorInvalidValue);
+    GK_CUDA_OK(cudaDeviceSynchronize());
+    GK_CUDA_OK(cudaGetLastError());
+    HostTensor got(GK_BF16, 4096);
+    GK_CUDA_OK(out.download(&got));
+    EXPECT_EQ(gk_test_count_poison(got), 4096u);
+}
