@@ -42,8 +42,10 @@
    HOW IT RUNS (the dispatcher picks by width; v = cols / (16 bytes / sizeof(T)) vectors a row)
      v <= 128      a group of 1..32 lanes per row (32 / group rows per warp), the row in registers,
                    shuffle reductions only;
-     v <= 1024     a block of 256 threads per row, the row in registers, warp shuffles then 32
-                   floats of shared memory (bank-conflict-free: one word per warp);
+     v <= 1024     a block of 64..256 threads per row (the fewest that hold it), the row in
+                   registers, warp shuffles then shared memory (bank-conflict-free: one word per
+                   warp); the statistics reduce as pairs (sum and sum of squares about the first
+                   element; softmax's online (max, sum)): one barrier round per row;
      v <= 2048     the same with 512 threads;
      wider         a block of 1024 threads per row, two passes over the row: statistics first
                    (online max and sum for softmax; sum and sum of squares about the row's first
@@ -52,7 +54,9 @@
      every element moves alone, correct for any stride and offset.
 
    CONFIG MACROS
-     GK_RD_SLOTS   16-byte vectors a thread holds in the register variants, default 4
+     GK_RD_SLOTS          16-byte vectors a thread holds in the register variants, default 4
+     GK_RD_STREAM_BATCH   16-byte vectors a thread has in flight in the streaming variant, default 2
+     GK_RD_MIN_BLOCKS     resident 256-thread blocks per SM to compile for, default 4
 
    THE LEDGER (per call; n = rows * cols, s = sizeof(T))
      rmsnorm n(2s) + cols s; layernorm n(2s) + 2 cols s; softmax n(2s); residual_rmsnorm n(4s)
@@ -73,6 +77,16 @@
 
 #ifndef GK_RD_SLOTS
 #define GK_RD_SLOTS 4
+#endif
+/* Resident 256-thread blocks per SM the kernels are compiled for: 4 caps them at 64 registers a
+   thread. 8 (32 registers, a full SM) would keep more rows in flight, which a row's serial
+   phases (load, reduce, store) need, but every variant then spills (checked with ptxas). */
+#ifndef GK_RD_MIN_BLOCKS
+#define GK_RD_MIN_BLOCKS 4
+#endif
+/* Vectors per thread in flight per round of the streaming variant (registers: 2 x 4 each). */
+#ifndef GK_RD_STREAM_BATCH
+#define GK_RD_STREAM_BATCH 2
 #endif
 
 typedef enum gk_rd_op {
@@ -239,20 +253,60 @@ GK_DEV void gk_rd_params(const gk_rd_args a, int op, int dt, int j0, int vec, fl
     if (op == GK_RD_LAYERNORM && a.b) gk_rd_load(a.b, j0, a.cols, dt, vec, a.wvec, 0.0f, bias);
 }
 
-/* Reductions over the threads of one row: a group of lanes, or the whole block. */
-GK_DEV float gk_rd_sum(float v, int block_level, int group, float *scratch)
+/* Two values reduced at once over the threads of one row (a group of lanes, or the whole
+   block): a sum and a second value that is summed (max2 == 0) or maxed (max2 == 1). One
+   reduction instead of two halves the barriers of the block variants. */
+GK_DEV void gk_rd_reduce2(float *a, float *b, int max2, int block_level, int group, float *scratch)
 {
-    return block_level ? gk_block_sum(v, scratch) : gk_group_sum(v, group);
+    const int width = block_level ? 32 : group;
+    for (int o = width >> 1; o > 0; o >>= 1) {
+        *a += __shfl_xor_sync(0xffffffffu, *a, o);
+        const float ob = __shfl_xor_sync(0xffffffffu, *b, o);
+        *b = max2 ? fmaxf(*b, ob) : *b + ob;
+    }
+    if (!block_level) return;
+    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, nwarps = blockDim.x >> 5;
+    if (lane == 0) {
+        scratch[warp] = *a;
+        scratch[32 + warp] = *b;
+    }
+    __syncthreads();
+    *a = lane < nwarps ? scratch[lane] : 0.0f;
+    *b = lane < nwarps ? scratch[32 + lane] : (max2 ? -INFINITY : 0.0f);
+#pragma unroll
+    for (int o = 16; o > 0; o >>= 1) {
+        *a += __shfl_xor_sync(0xffffffffu, *a, o);
+        const float ob = __shfl_xor_sync(0xffffffffu, *b, o);
+        *b = max2 ? fmaxf(*b, ob) : *b + ob;
+    }
+    __syncthreads();
 }
-GK_DEV float gk_rd_max(float v, int block_level, int group, float *scratch)
+
+/* Online softmax states (m, s) merged over the threads of one row; every thread gets the row's. */
+GK_DEV void gk_rd_reduce_softmax(float *m, float *s, int block_level, int group, float *scratch)
 {
-    return block_level ? gk_block_max(v, scratch) : gk_group_max(v, group);
+    const int width = block_level ? 32 : group;
+    for (int o = width >> 1; o > 0; o >>= 1)
+        gk_softmax_merge(m, s, __shfl_xor_sync(0xffffffffu, *m, o), __shfl_xor_sync(0xffffffffu, *s, o));
+    if (!block_level) return;
+    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, nwarps = blockDim.x >> 5;
+    if (lane == 0) {
+        scratch[warp] = *m;
+        scratch[32 + warp] = *s;
+    }
+    __syncthreads();
+    *m = lane < nwarps ? scratch[lane] : -INFINITY;
+    *s = lane < nwarps ? scratch[32 + lane] : 0.0f;
+#pragma unroll
+    for (int o = 16; o > 0; o >>= 1)
+        gk_softmax_merge(m, s, __shfl_xor_sync(0xffffffffu, *m, o), __shfl_xor_sync(0xffffffffu, *s, o));
+    __syncthreads();
 }
 
 /* Per-row statistics, turned into what the output pass needs. */
 typedef struct gk_rd_stats {
     float a; /* rmsnorm, layernorm: 1 / sqrt(. + eps); softmax: the max (0 for an all -inf row) */
-    float b; /* layernorm: mean; softmax: 1 / sum (log: log sum); quant: 1 / scale */
+    float b; /* layernorm: mean; softmax: 1 / sum (log: log sum); quant: 448 / max|y| */
 } gk_rd_stats;
 
 /* The output of one element. */
@@ -274,22 +328,79 @@ GK_DEV float gk_rd_out(int op, float x, gk_rd_stats st, float w, float bias, flo
 GK_DEV float gk_rd_softmax_norm(float s, int log)
 {
     if (s != s) return s;
-    if (log) return s > 0.0f ? __logf(s) : INFINITY;
+    if (log) return s > 0.0f ? logf(s) : INFINITY;
     return s > 0.0f ? 1.0f / s : 0.0f;
 }
 
-/* Register variant: the row lives in x[slot * 8 + e], slot k covering vector k * G + t. */
+/* Accumulates one value into the per-thread statistics (sa, sb) of op. */
+GK_DEV void gk_rd_accumulate(int op, float v, float w, float pivot, float scale, float *sa, float *sb)
+{
+    if (op == GK_RD_SOFTMAX) gk_softmax_push(sa, sb, scale * v); /* (m, s) */
+    else if (op == GK_RD_LAYERNORM) {                           /* deviations from the pivot */
+        *sa += v - pivot;
+        *sb += (v - pivot) * (v - pivot);
+    } else if (op == GK_RD_QUANT) *sb = fmaxf(*sb, fabsf(v));   /* (unused, max|x|) */
+    else {                                                       /* (sum x^2, max|x w|) */
+        *sa += v * v;
+        if (op == GK_RD_RMSNORM_QUANT) *sb = fmaxf(*sb, fabsf(v * w));
+    }
+}
+
+/* Statistics' starting value: softmax's running max from -inf, everything else from 0. */
+GK_DEV float gk_rd_init_a(int op) { return op == GK_RD_SOFTMAX ? -INFINITY : 0.0f; }
+
+/* Reduces the per-thread statistics over the row into gk_rd_stats; the quant forms also write
+   the row's scale (writer: one thread of the row). */
+GK_DEV gk_rd_stats gk_rd_finish(const gk_rd_args a, int op, float sa, float sb, float pivot, int64_t r, int writer,
+                                int block_level, int group, float *scratch)
+{
+    gk_rd_stats st;
+    if (op == GK_RD_SOFTMAX) {
+        gk_rd_reduce_softmax(&sa, &sb, block_level, group, scratch);
+        st.a = sa == -INFINITY ? 0.0f : sa;
+        st.b = gk_rd_softmax_norm(sb, a.log);
+        return st;
+    }
+    gk_rd_reduce2(&sa, &sb, op != GK_RD_LAYERNORM, block_level, group, scratch);
+    if (op == GK_RD_LAYERNORM) {
+        const float d = sa / a.cols;
+        st.a = rsqrtf(fmaxf(sb / a.cols - d * d, 0.0f) + a.eps);
+        st.b = pivot + d;
+        return st;
+    }
+    st.a = op == GK_RD_QUANT ? 1.0f : rsqrtf(sa / a.cols + a.eps);
+    st.b = 1.0f;
+    if (op == GK_RD_QUANT || op == GK_RD_RMSNORM_QUANT) {
+        const float amax = op == GK_RD_QUANT ? sb : sb * st.a; /* rstd > 0: max|x w| rstd = max|x rstd w| */
+        st.b = amax > 0.0f ? 448.0f / amax : 1.0f;
+        if (writer) a.scales[r] = amax > 0.0f ? amax / 448.0f : 1.0f;
+    }
+    return st;
+}
+
+/* vec elements of a row from column j0 as one packed register vector of dtype dt: a 16-byte
+   load when allowed, else element by element (columns past the row are 0). Rows stay packed
+   while held, half the registers of fp32 values, so more rows are in flight per SM. */
+GK_DEV uint4 gk_rd_load_raw(const void *row, int j0, int cols, int dt, int vec, int vectorized)
+{
+    if (vectorized && j0 + vec <= cols) return gk_ld16((const char *)row + (int64_t)j0 * gk_dtype_size(dt));
+    float x[8];
+#pragma unroll
+    for (int e = 0; e < vec; e++) x[e] = j0 + e < cols ? gk_load1_f32(row, j0 + e, dt) : 0.0f;
+    return gk_pack_f32(x, dt, vec); /* exact: the values came from dt */
+}
+
+/* Register variant: the row lives packed in raw[k], slot k covering vector k * G + t. */
 GK_DEV void gk_rd_regs_run(const gk_rd_args a, int op, int dt, int block_level)
 {
-    __shared__ float scratch[32];
+    __shared__ float scratch[64];
     const int vec = 16 / gk_dtype_size(dt);
     const int G = block_level ? (int)blockDim.x : a.group;
     const int t = block_level ? (int)threadIdx.x : (int)(threadIdx.x % a.group);
     const int64_t per_block = block_level ? 1 : blockDim.x / a.group;
     const int64_t in_block = block_level ? 0 : threadIdx.x / a.group;
     const int64_t step = (int64_t)gridDim.x * per_block;
-    const int cols = a.cols;
-    const float pad = op == GK_RD_SOFTMAX ? -INFINITY : 0.0f;
+    const int cols = a.cols, quant = op == GK_RD_RMSNORM_QUANT || op == GK_RD_QUANT;
 
     /* Every lane of a warp runs the same number of rounds (shuffles need all 32): a group past
        the last row works on row rows-1 and stores nothing. */
@@ -298,15 +409,11 @@ GK_DEV void gk_rd_regs_run(const gk_rd_args a, int op, int dt, int block_level)
         const int live = r_want < a.rows;
         const int64_t r = live ? r_want : a.rows - 1;
         const void *xr = (const char *)a.x + r * a.ldx * gk_dtype_size(dt);
-        float x[GK_RD_SLOTS * 8];
+        uint4 raw[GK_RD_SLOTS];
 #pragma unroll
         for (int k = 0; k < GK_RD_SLOTS; k++) {
             const int j0 = (k * G + t) * vec;
-            if (j0 < cols) gk_rd_load(xr, j0, cols, dt, vec, a.vectorized, pad, x + k * 8);
-            else {
-#pragma unroll
-                for (int e = 0; e < vec; e++) x[k * 8 + e] = pad;
-            }
+            raw[k] = j0 < cols ? gk_rd_load_raw(xr, j0, cols, dt, vec, a.vectorized) : make_uint4(0u, 0u, 0u, 0u);
         }
         if (op == GK_RD_RESIDUAL_RMSNORM) {
             const void *rr = (const char *)a.res + r * a.ldr * gk_dtype_size(dt);
@@ -315,205 +422,124 @@ GK_DEV void gk_rd_regs_run(const gk_rd_args a, int op, int dt, int block_level)
             for (int k = 0; k < GK_RD_SLOTS; k++) {
                 const int j0 = (k * G + t) * vec;
                 if (j0 < cols) {
-                    float h[8];
-                    gk_rd_load(rr, j0, cols, dt, vec, a.vectorized, 0.0f, h);
+                    float x[8], h[8];
+                    gk_unpack_f32(raw[k], dt, vec, x);
+                    gk_unpack_f32(gk_rd_load_raw(rr, j0, cols, dt, vec, a.vectorized), dt, vec, h);
 #pragma unroll
-                    for (int e = 0; e < vec; e++) { /* h as stored: rounded to T */
-                        h[e] = gk_round_f32(h[e] + x[k * 8 + e], dt);
-                        x[k * 8 + e] = j0 + e < cols ? h[e] : 0.0f;
-                    }
+                    for (int e = 0; e < vec; e++) h[e] = gk_round_f32(h[e] + x[e], dt); /* h as stored */
+                    raw[k] = gk_pack_f32(h, dt, vec);
                     if (live) gk_rd_store(ro, j0, cols, dt, vec, a.vectorized, h);
                 }
             }
         }
 
-        gk_rd_stats st;
-        if (op == GK_RD_SOFTMAX) {
-            float m = -INFINITY;
+        const float pivot = op == GK_RD_LAYERNORM ? gk_load1_f32(xr, 0, dt) : 0.0f;
+        float sa = gk_rd_init_a(op), sb = 0.0f;
 #pragma unroll
-            for (int k = 0; k < GK_RD_SLOTS; k++)
+        for (int k = 0; k < GK_RD_SLOTS; k++) {
+            const int j0 = (k * G + t) * vec;
+            if (j0 >= cols) continue;
+            float x[8], w[8], unused[8];
+            gk_unpack_f32(raw[k], dt, vec, x);
+            if (op == GK_RD_RMSNORM_QUANT) gk_rd_params(a, op, dt, j0, vec, w, unused);
 #pragma unroll
-                for (int e = 0; e < vec; e++)
-                    if ((k * G + t) * vec + e < cols) m = fmaxf(m, a.scale * x[k * 8 + e]);
-            m = gk_rd_max(m, block_level, G, scratch);
-            /* NaN: fmaxf skips it, but exp(NaN - m) makes the sum NaN, so the row is NaN */
-            st.a = m == -INFINITY ? 0.0f : m;
-            float s = 0.0f;
-#pragma unroll
-            for (int k = 0; k < GK_RD_SLOTS; k++)
-#pragma unroll
-                for (int e = 0; e < vec; e++)
-                    if ((k * G + t) * vec + e < cols) s += __expf(a.scale * x[k * 8 + e] - st.a);
-            st.b = gk_rd_softmax_norm(gk_rd_sum(s, block_level, G, scratch), a.log);
-        } else if (op == GK_RD_LAYERNORM) {
-            float s = 0.0f;
-#pragma unroll
-            for (int i = 0; i < GK_RD_SLOTS * 8; i++)
-                if (i % 8 < vec) s += x[i];
-            const float mean = gk_rd_sum(s, block_level, G, scratch) / cols;
-            float q = 0.0f;
-#pragma unroll
-            for (int k = 0; k < GK_RD_SLOTS; k++)
-#pragma unroll
-                for (int e = 0; e < vec; e++) {
-                    const float d = (k * G + t) * vec + e < cols ? x[k * 8 + e] - mean : 0.0f;
-                    q += d * d;
-                }
-            st.a = rsqrtf(gk_rd_sum(q, block_level, G, scratch) / cols + a.eps);
-            st.b = mean;
-        } else if (op == GK_RD_QUANT) {
-            float m = 0.0f;
-#pragma unroll
-            for (int i = 0; i < GK_RD_SLOTS * 8; i++)
-                if (i % 8 < vec) m = fmaxf(m, fabsf(x[i]));
-            m = gk_rd_max(m, block_level, G, scratch);
-            st.a = 1.0f;
-            st.b = m > 0.0f ? 448.0f / m : 1.0f;
-            if (live && t == 0) a.scales[r] = m > 0.0f ? m / 448.0f : 1.0f;
-        } else { /* rmsnorm forms */
-            float q = 0.0f;
-#pragma unroll
-            for (int i = 0; i < GK_RD_SLOTS * 8; i++)
-                if (i % 8 < vec) q += x[i] * x[i];
-            st.a = rsqrtf(gk_rd_sum(q, block_level, G, scratch) / cols + a.eps);
-            if (op == GK_RD_RMSNORM_QUANT) {
-                float m = 0.0f;
-#pragma unroll
-                for (int k = 0; k < GK_RD_SLOTS; k++) {
-                    const int j0 = (k * G + t) * vec;
-                    if (j0 < cols) {
-                        float w[8], unused[8];
-                        gk_rd_params(a, op, dt, j0, vec, w, unused);
-#pragma unroll
-                        for (int e = 0; e < vec; e++)
-                            if (j0 + e < cols) m = fmaxf(m, fabsf(x[k * 8 + e] * st.a * w[e]));
-                    }
-                }
-                m = gk_rd_max(m, block_level, G, scratch);
-                st.b = m > 0.0f ? 448.0f / m : 1.0f;
-                if (live && t == 0) a.scales[r] = m > 0.0f ? m / 448.0f : 1.0f;
-            }
+            for (int e = 0; e < vec; e++)
+                if (j0 + e < cols)
+                    gk_rd_accumulate(op, x[e], op == GK_RD_RMSNORM_QUANT ? w[e] : 1.0f, pivot, a.scale, &sa, &sb);
         }
+        const gk_rd_stats st = gk_rd_finish(a, op, sa, sb, pivot, r, live && t == 0, block_level, G, scratch);
 
         if (live) {
-            void *orow = (char *)a.out + r * a.ldo * (op == GK_RD_RMSNORM_QUANT || op == GK_RD_QUANT ? 1 : gk_dtype_size(dt));
+            void *orow = (char *)a.out + r * a.ldo * (quant ? 1 : gk_dtype_size(dt));
 #pragma unroll
             for (int k = 0; k < GK_RD_SLOTS; k++) {
                 const int j0 = (k * G + t) * vec;
                 if (j0 >= cols) continue;
-                float y[8], w[8], bias[8];
+                float x[8], y[8], w[8], bias[8];
+                gk_unpack_f32(raw[k], dt, vec, x);
                 gk_rd_params(a, op, dt, j0, vec, w, bias);
 #pragma unroll
-                for (int e = 0; e < vec; e++) y[e] = gk_rd_out(op, x[k * 8 + e], st, w[e], bias[e], a.scale, a.log);
-                if (op == GK_RD_RMSNORM_QUANT || op == GK_RD_QUANT)
-                    gk_rd_store_e4m3(orow, j0, cols, vec, a.vectorized, y, st.b);
-                else
-                    gk_rd_store(orow, j0, cols, dt, vec, a.vectorized, y);
+                for (int e = 0; e < vec; e++) y[e] = gk_rd_out(op, x[e], st, w[e], bias[e], a.scale, a.log);
+                if (quant) gk_rd_store_e4m3(orow, j0, cols, vec, a.vectorized, y, st.b);
+                else gk_rd_store(orow, j0, cols, dt, vec, a.vectorized, y);
             }
         }
     }
-}
-
-/* Online softmax states of the whole block merged; every thread gets (m, s). */
-GK_DEV void gk_rd_block_softmax(float *m, float *s, float *scratch_m, float *scratch_s)
-{
-    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, nwarps = blockDim.x >> 5;
-#pragma unroll
-    for (int o = 16; o > 0; o >>= 1)
-        gk_softmax_merge(m, s, __shfl_xor_sync(0xffffffffu, *m, o), __shfl_xor_sync(0xffffffffu, *s, o));
-    if (lane == 0) {
-        scratch_m[warp] = *m;
-        scratch_s[warp] = *s;
-    }
-    __syncthreads();
-    *m = lane < nwarps ? scratch_m[lane] : -INFINITY;
-    *s = lane < nwarps ? scratch_s[lane] : 0.0f;
-#pragma unroll
-    for (int o = 16; o > 0; o >>= 1)
-        gk_softmax_merge(m, s, __shfl_xor_sync(0xffffffffu, *m, o), __shfl_xor_sync(0xffffffffu, *s, o));
-    __syncthreads();
 }
 
 /* Streaming variant for rows too wide for registers: a block per row, two passes. Pass 1 reads
    the row once for its statistics (online max and sum for softmax, so one read suffices); pass 2
-   reads it again (from L2, mostly) and writes the output. Each thread touches the same columns
-   in both passes, so the residual written in pass 1 is read back by its writer. */
+   reads it again (from L2, mostly) and writes the output. GK_RD_STREAM_BATCH vectors per thread
+   are in flight per round. Each thread touches the same columns in both passes, so the residual
+   written in pass 1 is read back by its writer. */
 GK_DEV void gk_rd_stream_run(const gk_rd_args a, int op, int dt)
 {
-    __shared__ float scratch[32], scratch2[32];
+    __shared__ float scratch[64];
     const int vec = 16 / gk_dtype_size(dt);
     const int G = blockDim.x, t = threadIdx.x, cols = a.cols;
-    const int quant = op == GK_RD_RMSNORM_QUANT || op == GK_RD_QUANT;
+    const int quant = op == GK_RD_RMSNORM_QUANT || op == GK_RD_QUANT, resid = op == GK_RD_RESIDUAL_RMSNORM;
+    const int stride = G * vec;
     for (int64_t r = blockIdx.x; r < a.rows; r += gridDim.x) {
         const void *xr = (const char *)a.x + r * a.ldx * gk_dtype_size(dt);
-        const void *rr = op == GK_RD_RESIDUAL_RMSNORM ? (const char *)a.res + r * a.ldr * gk_dtype_size(dt) : 0;
-        void *ro = op == GK_RD_RESIDUAL_RMSNORM ? (char *)a.res_out + r * a.ldr * gk_dtype_size(dt) : 0;
+        const void *rr = resid ? (const char *)a.res + r * a.ldr * gk_dtype_size(dt) : 0;
+        void *ro = resid ? (char *)a.res_out + r * a.ldr * gk_dtype_size(dt) : 0;
         void *orow = (char *)a.out + r * a.ldo * (quant ? 1 : gk_dtype_size(dt));
         /* LayerNorm sums deviations from the row's first element: no cancellation when the row
            sits far from zero */
         const float pivot = op == GK_RD_LAYERNORM ? gk_load1_f32(xr, 0, dt) : 0.0f;
-        float s1 = 0.0f, s2 = 0.0f, m = -INFINITY, amax = 0.0f;
-        for (int j0 = t * vec; j0 < cols; j0 += G * vec) {
-            float x[8];
-            gk_rd_load(xr, j0, cols, dt, vec, a.vectorized, 0.0f, x);
-            if (op == GK_RD_RESIDUAL_RMSNORM) {
-                float h[8];
-                gk_rd_load(rr, j0, cols, dt, vec, a.vectorized, 0.0f, h);
+        float sa = gk_rd_init_a(op), sb = 0.0f;
+        for (int j = t * vec; j < cols; j += GK_RD_STREAM_BATCH * stride) {
+            uint4 raw[GK_RD_STREAM_BATCH], rawr[GK_RD_STREAM_BATCH];
 #pragma unroll
-                for (int e = 0; e < vec; e++) x[e] = gk_round_f32(h[e] + x[e], dt);
-                gk_rd_store(ro, j0, cols, dt, vec, a.vectorized, x);
-            }
-            float w[8], unused[8];
-            if (op == GK_RD_RMSNORM_QUANT) gk_rd_params(a, op, dt, j0, vec, w, unused);
-#pragma unroll
-            for (int e = 0; e < vec; e++) {
-                if (j0 + e >= cols) continue;
-                const float v = x[e];
-                if (op == GK_RD_SOFTMAX) gk_softmax_push(&m, &s1, a.scale * v);
-                else if (op == GK_RD_LAYERNORM) {
-                    s1 += v - pivot;
-                    s2 += (v - pivot) * (v - pivot);
-                } else if (op == GK_RD_QUANT) amax = fmaxf(amax, fabsf(v));
-                else {
-                    s2 += v * v;
-                    if (op == GK_RD_RMSNORM_QUANT) amax = fmaxf(amax, fabsf(v * w[e]));
+            for (int k = 0; k < GK_RD_STREAM_BATCH; k++) {
+                const int j0 = j + k * stride;
+                if (j0 < cols) {
+                    raw[k] = gk_rd_load_raw(xr, j0, cols, dt, vec, a.vectorized);
+                    if (resid) rawr[k] = gk_rd_load_raw(rr, j0, cols, dt, vec, a.vectorized);
                 }
             }
-        }
-
-        gk_rd_stats st;
-        if (op == GK_RD_SOFTMAX) {
-            gk_rd_block_softmax(&m, &s1, scratch, scratch2);
-            st.a = m == -INFINITY ? 0.0f : m;
-            /* the state's sum is relative to m; for an all -inf row it is 0 */
-            st.b = gk_rd_softmax_norm(s1, a.log);
-        } else if (op == GK_RD_LAYERNORM) {
-            const float d = gk_block_sum(s1, scratch) / cols;
-            const float q = gk_block_sum(s2, scratch) / cols;
-            st.a = rsqrtf(fmaxf(q - d * d, 0.0f) + a.eps);
-            st.b = pivot + d;
-        } else if (op == GK_RD_QUANT) {
-            amax = gk_block_max(amax, scratch);
-            st.a = 1.0f;
-            st.b = amax > 0.0f ? 448.0f / amax : 1.0f;
-            if (t == 0) a.scales[r] = amax > 0.0f ? amax / 448.0f : 1.0f;
-        } else {
-            st.a = rsqrtf(gk_block_sum(s2, scratch) / cols + a.eps);
-            if (op == GK_RD_RMSNORM_QUANT) {
-                amax = gk_block_max(amax, scratch) * st.a; /* rstd > 0: max|x w| rstd = max|x rstd w| */
-                st.b = amax > 0.0f ? 448.0f / amax : 1.0f;
-                if (t == 0) a.scales[r] = amax > 0.0f ? amax / 448.0f : 1.0f;
+#pragma unroll
+            for (int k = 0; k < GK_RD_STREAM_BATCH; k++) {
+                const int j0 = j + k * stride;
+                if (j0 >= cols) continue;
+                float x[8], w[8], unused[8];
+                gk_unpack_f32(raw[k], dt, vec, x);
+                if (resid) {
+                    float h[8];
+                    gk_unpack_f32(rawr[k], dt, vec, h);
+#pragma unroll
+                    for (int e = 0; e < vec; e++) x[e] = gk_round_f32(h[e] + x[e], dt); /* h as stored */
+                    gk_rd_store(ro, j0, cols, dt, vec, a.vectorized, x);
+                }
+                if (op == GK_RD_RMSNORM_QUANT) gk_rd_params(a, op, dt, j0, vec, w, unused);
+#pragma unroll
+                for (int e = 0; e < vec; e++)
+                    if (j0 + e < cols)
+                        gk_rd_accumulate(op, x[e], op == GK_RD_RMSNORM_QUANT ? w[e] : 1.0f, pivot, a.scale, &sa, &sb);
             }
         }
+        const gk_rd_stats st = gk_rd_finish(a, op, sa, sb, pivot, r, t == 0, 1, G, scratch);
 
-        for (int j0 = t * vec; j0 < cols; j0 += G * vec) {
-            float x[8], y[8], w[8], bias[8];
-            gk_rd_load(op == GK_RD_RESIDUAL_RMSNORM ? (const void *)ro : xr, j0, cols, dt, vec, a.vectorized, 0.0f, x);
-            gk_rd_params(a, op, dt, j0, vec, w, bias);
+        const void *src = resid ? (const void *)ro : xr;
+        for (int j = t * vec; j < cols; j += GK_RD_STREAM_BATCH * stride) {
+            uint4 raw[GK_RD_STREAM_BATCH];
 #pragma unroll
-            for (int e = 0; e < vec; e++) y[e] = gk_rd_out(op, x[e], st, w[e], bias[e], a.scale, a.log);
-            if (quant) gk_rd_store_e4m3(orow, j0, cols, vec, a.vectorized, y, st.b);
-            else gk_rd_store(orow, j0, cols, dt, vec, a.vectorized, y);
+            for (int k = 0; k < GK_RD_STREAM_BATCH; k++) {
+                const int j0 = j + k * stride;
+                if (j0 < cols) raw[k] = gk_rd_load_raw(src, j0, cols, dt, vec, a.vectorized);
+            }
+#pragma unroll
+            for (int k = 0; k < GK_RD_STREAM_BATCH; k++) {
+                const int j0 = j + k * stride;
+                if (j0 >= cols) continue;
+                float x[8], y[8], w[8], bias[8];
+                gk_unpack_f32(raw[k], dt, vec, x);
+                gk_rd_params(a, op, dt, j0, vec, w, bias);
+#pragma unroll
+                for (int e = 0; e < vec; e++) y[e] = gk_rd_out(op, x[e], st, w[e], bias[e], a.scale, a.log);
+                if (quant) gk_rd_store_e4m3(orow, j0, cols, vec, a.vectorized, y, st.b);
+                else gk_rd_store(orow, j0, cols, dt, vec, a.vectorized, y);
+            }
         }
     }
 }
@@ -524,10 +550,14 @@ GK_DEV void gk_rd_stream_run(const gk_rd_args a, int op, int dt)
    row with the row in registers, a streaming block of 1024) and name##_launch, which picks one by
    the row width. Softmax and log-softmax share kernels (a.log). */
 #define GK_DEFINE_REDUCE(name, op, dt)                                                                      \
-    static __global__ void __launch_bounds__(256) name##_group(gk_rd_args a) { gk_rd_regs_run(a, op, dt, 0); } \
-    static __global__ void __launch_bounds__(256) name##_b256(gk_rd_args a) { gk_rd_regs_run(a, op, dt, 1); }  \
-    static __global__ void __launch_bounds__(512) name##_b512(gk_rd_args a) { gk_rd_regs_run(a, op, dt, 1); }  \
-    static __global__ void __launch_bounds__(1024, 1) name##_stream(gk_rd_args a) { gk_rd_stream_run(a, op, dt); } \
+    static __global__ void __launch_bounds__(256, GK_RD_MIN_BLOCKS) name##_group(gk_rd_args a)              \
+    { gk_rd_regs_run(a, op, dt, 0); }                                                                       \
+    static __global__ void __launch_bounds__(256, GK_RD_MIN_BLOCKS) name##_b256(gk_rd_args a)               \
+    { gk_rd_regs_run(a, op, dt, 1); }                                                                       \
+    static __global__ void __launch_bounds__(512, GK_RD_MIN_BLOCKS / 2) name##_b512(gk_rd_args a)           \
+    { gk_rd_regs_run(a, op, dt, 1); }                                                                       \
+    static __global__ void __launch_bounds__(1024, GK_RD_MIN_BLOCKS / 4) name##_stream(gk_rd_args a)        \
+    { gk_rd_stream_run(a, op, dt); }                                                                        \
     static cudaError_t name##_launch(const char *fn, gk_rd_args a, cudaStream_t stream)                     \
     {                                                                                                       \
         void (*k[4])(gk_rd_args) = {name##_group, name##_b256, name##_b512, name##_stream};                  \
@@ -606,8 +636,9 @@ static cudaError_t gk_rd_launch(const char *fn, void (*const *k)(gk_rd_args), gk
         threads = 256;
         grid = gk_ceil_div(a.rows, 256 / g);
     } else if (nv <= 256 * GK_RD_SLOTS) {
-        kernel = k[1];
-        threads = 256;
+        kernel = k[1]; /* the fewest threads that hold the row: more rows resident per SM */
+        threads = 64;
+        while ((int64_t)threads * GK_RD_SLOTS < nv) threads <<= 1;
         grid = a.rows;
     } else if (nv <= 512 * GK_RD_SLOTS) {
         kernel = k[2];
