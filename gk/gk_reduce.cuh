@@ -84,9 +84,6 @@
 #ifndef GK_RD_MIN_BLOCKS
 #define GK_RD_MIN_BLOCKS 4
 #endif
-/* The group kernel of softmax interleaves its vectors' max and exp loops: compiled for 64
-   registers (and at 80) it spills on sm_80 (f16), so it is compiled for half the blocks. */
-#define GK_RD_GROUP_BLOCKS(op) ((op) == GK_RD_SOFTMAX ? GK_RD_MIN_BLOCKS / 2 : GK_RD_MIN_BLOCKS)
 /* Vectors per thread in flight per round of the streaming variant (registers: 2 x 4 each). */
 #ifndef GK_RD_STREAM_BATCH
 #define GK_RD_STREAM_BATCH 2
@@ -157,23 +154,13 @@ GK_API gk_ledger gk_reduce_ledger(int op, int dt, int64_t rows, int64_t cols)
     return l;
 }
 
-/* exp on the device's fast path (ex2.approx, about 2 ulp), exact-rounded libm on the host. */
-GK_HD float gk_rd_exp(float v)
-{
-#ifdef __CUDA_ARCH__
-    return __expf(v);
-#else
-    return expf(v);
-#endif
-}
-
 /* Online softmax state (running max m, sum s of exp(v - m)): merging two partial states of any
    split of a row gives the state of the whole row. An empty part is (-inf, 0). */
 GK_HD void gk_softmax_merge(float *m, float *s, float m2, float s2)
 {
     const float mn = fmaxf(*m, m2);
     if (mn == -INFINITY) return; /* both parts empty or all -inf: (-inf, 0) stays */
-    *s = *s * gk_rd_exp(*m - mn) + s2 * gk_rd_exp(m2 - mn);
+    *s = *s * expf(*m - mn) + s2 * expf(m2 - mn);
     *m = mn;
 }
 
@@ -181,10 +168,10 @@ GK_HD void gk_softmax_merge(float *m, float *s, float m2, float s2)
 GK_HD void gk_softmax_push(float *m, float *s, float v)
 {
     if (v > *m) {
-        *s = *s * gk_rd_exp(*m - v) + 1.0f;
+        *s = *s * expf(*m - v) + 1.0f;
         *m = v;
     } else if (v != -INFINITY) {
-        *s += gk_rd_exp(v - *m);
+        *s += expf(v - *m);
     }
 }
 
@@ -448,29 +435,10 @@ GK_DEV void gk_rd_regs_run(const gk_rd_args a, int op, int dt, int block_level)
 
         const float pivot = op == GK_RD_LAYERNORM ? gk_load1_f32(xr, 0, dt) : 0.0f;
         float sa = gk_rd_init_a(op), sb = 0.0f;
-        if (op == GK_RD_SOFTMAX) {
-            /* per vector: its max, one fast exp per value, then one merge into the thread's
-               state (the per-value online update costs a branch and an accurate exp per value:
-               46% of copy bandwidth at [16384, 8192]) */
-#pragma unroll
-            for (int k = 0; k < GK_RD_SLOTS; k++) {
-                const int j0 = (k * G + t) * vec;
-                float x[8], mk = -INFINITY, sk = 0.0f;
-                gk_unpack_f32(raw[k], dt, vec, x);
-#pragma unroll
-                for (int e = 0; e < vec; e++)
-                    if (j0 + e < cols) mk = fmaxf(mk, a.scale * x[e]);
-                const float mu = mk == -INFINITY ? 0.0f : mk;
-#pragma unroll
-                for (int e = 0; e < vec; e++)
-                    if (j0 + e < cols) sk += __expf(a.scale * x[e] - mu);
-                gk_softmax_merge(&sa, &sb, mk, sk);
-            }
-        }
 #pragma unroll
         for (int k = 0; k < GK_RD_SLOTS; k++) {
             const int j0 = (k * G + t) * vec;
-            if (j0 >= cols || op == GK_RD_SOFTMAX) continue;
+            if (j0 >= cols) continue;
             float x[8], w[8], unused[8];
             gk_unpack_f32(raw[k], dt, vec, x);
             if (op == GK_RD_RMSNORM_QUANT) gk_rd_params(a, op, dt, j0, vec, w, unused);
@@ -582,7 +550,7 @@ GK_DEV void gk_rd_stream_run(const gk_rd_args a, int op, int dt)
    row with the row in registers, a streaming block of 1024) and name##_launch, which picks one by
    the row width. Softmax and log-softmax share kernels (a.log). */
 #define GK_DEFINE_REDUCE(name, op, dt)                                                                      \
-    static __global__ void __launch_bounds__(256, GK_RD_GROUP_BLOCKS(op)) name##_group(gk_rd_args a)        \
+    static __global__ void __launch_bounds__(256, GK_RD_MIN_BLOCKS) name##_group(gk_rd_args a)              \
     { gk_rd_regs_run(a, op, dt, 0); }                                                                       \
     static __global__ void __launch_bounds__(256, GK_RD_MIN_BLOCKS) name##_b256(gk_rd_args a)               \
     { gk_rd_regs_run(a, op, dt, 1); }                                                                       \
