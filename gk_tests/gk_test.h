@@ -185,14 +185,19 @@ struct DeviceTensor {
     {
         return cudaMemcpy(h->bytes.data(), ptr(), bytes(), cudaMemcpyDeviceToHost);
     }
-    // Bytes outside [ptr, ptr + bytes) that are no longer poison: an out-of-bounds write.
+    // Bytes outside [ptr, ptr + bytes) that are no longer poison: an out-of-bounds write. Only the
+    // guard bytes travel back (the view itself can be gigabytes).
     size_t guard_damage() const
     {
-        std::vector<unsigned char> all(base_bytes);
-        if (cudaMemcpy(all.data(), base, base_bytes, cudaMemcpyDeviceToHost) != cudaSuccess) return (size_t)-1;
+        const size_t tail = base_bytes - offset_bytes - bytes();
+        std::vector<unsigned char> head(offset_bytes), back(tail);
+        if (offset_bytes && cudaMemcpy(head.data(), base, offset_bytes, cudaMemcpyDeviceToHost) != cudaSuccess)
+            return (size_t)-1;
+        if (cudaMemcpy(back.data(), (char *)ptr() + bytes(), tail, cudaMemcpyDeviceToHost) != cudaSuccess)
+            return (size_t)-1;
         size_t bad = 0;
-        for (size_t i = 0; i < base_bytes; i++)
-            if ((i < offset_bytes || i >= offset_bytes + bytes()) && all[i] != kPoison) bad++;
+        for (unsigned char b : head) bad += b != kPoison;
+        for (unsigned char b : back) bad += b != kPoison;
         return bad;
     }
 };
