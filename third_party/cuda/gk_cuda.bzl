@@ -15,6 +15,11 @@ NVCC_FLAGS = "-std=c++17 -O3 -lineinfo -I. -Xcompiler -Wall,-Wno-unused-function
 # Shell snippet: turns $(GK_CUDA_ARCHS) into -gencode flags in $$G.
 _GENCODE = 'G=""; for a in $$(echo "$(GK_CUDA_ARCHS)" | tr "," " "); do G="$$G -gencode=arch=compute_$$a,code=sm_$$a"; done; '
 
+# Each nvcc gets a temp dir of its own: inside Bazel's sandbox every action's nvcc runs as PID 2,
+# and nvcc names its temp files by PID, so two parallel compiles sharing /tmp clobbered each
+# other ("cannot open module id file /tmp/tmpxft_00000002_...").
+NVCC_OWN_TMPDIR = 'export TMPDIR=$$(mktemp -d); trap "rm -rf $$TMPDIR" EXIT; '
+
 def _obj_name(name, src):
     return "_objs/%s/%s.o" % (name, src.replace("/", "_").rsplit(".", 1)[0])
 
@@ -27,7 +32,7 @@ def gk_cuda_library(name, srcs, hdrs = [], deps = [], copts = "", **kwargs):
             name = name + "_nvcc_" + src.replace("/", "_").replace(".", "_"),
             srcs = [src] + hdrs,
             outs = [obj],
-            cmd = _GENCODE + NVCC + " -c " + NVCC_FLAGS + " " + copts + " $$G $(location " + src + ") -o $@",
+            cmd = NVCC_OWN_TMPDIR + _GENCODE + NVCC + " -c " + NVCC_FLAGS + " " + copts + " $$G $(location " + src + ") -o $@",
             message = "nvcc " + src,
         )
         objs.append(obj)
@@ -78,7 +83,7 @@ def gk_cuda_contract(name, src, hdrs, arch, expect):
         name = name + "_compile",
         srcs = [src] + hdrs,
         outs = [report, ptx],
-        cmd = ("d=$$(mktemp -d); " + NVCC + " -c " + NVCC_FLAGS + " -Werror all-warnings" +
+        cmd = (NVCC_OWN_TMPDIR + "d=$$(mktemp -d); " + NVCC + " -c " + NVCC_FLAGS + " -Werror all-warnings" +
                " -gencode=arch=compute_%s,code=sm_%s -Xptxas -v --keep --keep-dir $$d" % (arch, arch) +
                " $(location " + src + ") -o $$d/out.o 2> $(location " + report + ")" +
                " || { cat $(location " + report + ") >&2; exit 1; }; " +
