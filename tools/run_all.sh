@@ -65,7 +65,7 @@ if [ $sanitize -eq 1 ]; then
             # header runs in the filtered subset (rmsnorm bf16 and softmax f32, all widths)
             rc_filter=
             case $name in
-            core_gpu_test) rc_filter='-*Huge*' ;;
+            core_gpu_test | mma_gpu_test) rc_filter='-*Huge*' ;;
             reduce_gpu_test) rc_filter='All/RdGpu.WidthsAndRows/rmsnorm_bf16:All/RdGpu.WidthsAndRows/softmax_f32:RdGpuMisc.*' ;;
             esac
             if [ -n "$rc_filter" ]; then
