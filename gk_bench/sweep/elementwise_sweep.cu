@@ -7,18 +7,7 @@
 #define GK_IMPLEMENTATION
 #include "gk/gk_elementwise.cuh"
 
-#include <algorithm>
-#include <cstdio>
-#include <vector>
-
-#define CK(x) do { cudaError_t e_ = (x); if (e_ != cudaSuccess) { printf("%s: %s %s\n", #x, cudaGetErrorString(e_), gk_failure_reason()); exit(1); } } while (0)
-
-static __global__ void fill(unsigned *p, size_t n, unsigned seed)
-{
-    for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n; i += (size_t)gridDim.x * blockDim.x)
-        // bit patterns valid as f32 and as bf16/f16 pairs: values in [0.5, 1) or [-1, -0.5), both ways
-        p[i] = 0x3f003f00u | (((unsigned)(i * 2654435761u + seed) >> 7) & 0x807f807fu);
-}
+#include "gk_bench/sweep/sweep_util.h"
 
 // The anchor's plain kernel: one float4 per thread, one launch covering everything.
 static __global__ void plain_add_f4(float4 *o, const float4 *a, const float4 *b, size_t n4)
@@ -28,29 +17,6 @@ static __global__ void plain_add_f4(float4 *o, const float4 *a, const float4 *b,
         float4 x = a[i], y = b[i];
         o[i] = make_float4(x.x + y.x, x.y + y.y, x.z + y.z, x.w + y.w);
     }
-}
-
-template <class F> static double median_s(F f)
-{
-    static void *flush = nullptr;
-    if (!flush) CK(cudaMalloc(&flush, 128 << 20));
-    cudaEvent_t a, b;
-    cudaEventCreate(&a);
-    cudaEventCreate(&b);
-    for (int i = 0; i < 3; i++) CK(f());
-    std::vector<double> t;
-    for (int i = 0; i < 21; i++) {
-        CK(cudaMemsetAsync(flush, i, 128 << 20));
-        cudaEventRecord(a);
-        CK(f());
-        cudaEventRecord(b);
-        cudaEventSynchronize(b);
-        float ms;
-        cudaEventElapsedTime(&ms, a, b);
-        t.push_back(ms * 1e-3);
-    }
-    std::sort(t.begin(), t.end());
-    return t[t.size() / 2];
 }
 
 int main()

@@ -6,40 +6,7 @@
 #define GK_IMPLEMENTATION
 #include "gk/gk_reduce.cuh"
 
-#include <algorithm>
-#include <cstdio>
-#include <vector>
-
-#define CK(x) do { cudaError_t e_ = (x); if (e_ != cudaSuccess) { printf("%s: %s %s\n", #x, cudaGetErrorString(e_), gk_failure_reason()); exit(1); } } while (0)
-
-static __global__ void fill(unsigned *p, size_t n, unsigned seed)
-{
-    for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n; i += (size_t)gridDim.x * blockDim.x)
-        p[i] = 0x3f003f00u | (((unsigned)(i * 2654435761u + seed) >> 7) & 0x807f807fu); // bf16 pairs in +-[0.5, 1)
-}
-
-template <class F> static double median_s(F f)
-{
-    static void *flush = nullptr;
-    if (!flush) CK(cudaMalloc(&flush, 128 << 20));
-    cudaEvent_t a, b;
-    cudaEventCreate(&a);
-    cudaEventCreate(&b);
-    for (int i = 0; i < 3; i++) CK(f());
-    std::vector<double> t;
-    for (int i = 0; i < 21; i++) {
-        CK(cudaMemsetAsync(flush, i, 128 << 20));
-        cudaEventRecord(a);
-        CK(f());
-        cudaEventRecord(b);
-        cudaEventSynchronize(b);
-        float ms;
-        cudaEventElapsedTime(&ms, a, b);
-        t.push_back(ms * 1e-3);
-    }
-    std::sort(t.begin(), t.end());
-    return t[t.size() / 2];
-}
+#include "gk_bench/sweep/sweep_util.h"
 
 int main()
 {

@@ -1,0 +1,44 @@
+// Shared by the tuning sweeps: error check, random fill and median event timing, in plain nvcc
+// (the GPU host has no Google Benchmark). Include after a gk header (gk_failure_reason).
+#ifndef GK_SWEEP_UTIL_H
+#define GK_SWEEP_UTIL_H
+
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <vector>
+
+#define CK(x) do { cudaError_t e_ = (x); if (e_ != cudaSuccess) { printf("%s: %s %s\n", #x, cudaGetErrorString(e_), gk_failure_reason()); exit(1); } } while (0)
+
+// Bit patterns valid as f32 and as bf16/f16 pairs: values in [0.5, 1) or [-1, -0.5), both ways.
+static __global__ void fill(unsigned *p, size_t n, unsigned seed)
+{
+    for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n; i += (size_t)gridDim.x * blockDim.x)
+        p[i] = 0x3f003f00u | (((unsigned)(i * 2654435761u + seed) >> 7) & 0x807f807fu);
+}
+
+// Median seconds of 21 timed calls after 3 warm-ups, the L2 flushed (128 MiB written) before each.
+template <class F> static double median_s(F f)
+{
+    static void *flush = nullptr;
+    if (!flush) CK(cudaMalloc(&flush, 128 << 20));
+    cudaEvent_t a, b;
+    cudaEventCreate(&a);
+    cudaEventCreate(&b);
+    for (int i = 0; i < 3; i++) CK(f());
+    std::vector<double> t;
+    for (int i = 0; i < 21; i++) {
+        CK(cudaMemsetAsync(flush, i, 128 << 20));
+        cudaEventRecord(a);
+        CK(f());
+        cudaEventRecord(b);
+        cudaEventSynchronize(b);
+        float ms;
+        cudaEventElapsedTime(&ms, a, b);
+        t.push_back(ms * 1e-3);
+    }
+    std::sort(t.begin(), t.end());
+    return t[t.size() / 2];
+}
+
+#endif // GK_SWEEP_UTIL_H
