@@ -458,6 +458,20 @@ GK_DEV float gk_block_max(float v, float *scratch)
     return v;
 }
 
+/* ---------------------------------------------------------------- activations */
+
+/* silu(x) = x / (1 + e^-x). __fdividef, not '/': IEEE division takes a slow path on extreme
+   operands (random bit patterns ran SwiGLU at half speed); past 2^126 it gives 0, the limit. */
+GK_DEV float gk_silu_f32(float x) { return __fdividef(x, 1.0f + __expf(-x)); }
+
+/* 0.5 x (1 + tanh(u)), u = sqrt(2/pi) (x + 0.044715 x^3), computed as x / (1 + e^(-2u)): no
+   cancellation for negative x. */
+GK_DEV float gk_gelu_tanh_f32(float x)
+{
+    const float u = 0.7978845608028654f * fmaf(0.044715f * x, x * x, x);
+    return __fdividef(x, 1.0f + __expf(-2.0f * u));
+}
+
 /* ---------------------------------------------------------------- ledger */
 
 typedef struct gk_ledger {

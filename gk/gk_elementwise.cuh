@@ -218,16 +218,8 @@ GK_DEV float gk_ew_apply(int op, float x, float y, float alpha, float beta)
     case GK_EW_ADD:
     case GK_EW_RESIDUAL_ADD: return x + y;
     case GK_EW_AXPBY: return alpha * x + beta * y;
-    /* __fdividef, not '/': IEEE division takes a slow path on extreme operands (random bit
-       patterns ran SwiGLU at half speed); for a denominator past 2^126 it gives 0, which is the
-       limit here. */
-    case GK_EW_SWIGLU: return __fdividef(x, 1.0f + __expf(-x)) * y;
-    case GK_EW_GELU_TANH: {
-        /* 0.5 x (1 + tanh(u)) == x / (1 + e^(-2u)): no cancellation for negative x */
-        const float k = 0.7978845608028654f; /* sqrt(2 / pi) */
-        float u = k * fmaf(0.044715f * x, x * x, x);
-        return __fdividef(x, 1.0f + __expf(-2.0f * u));
-    }
+    case GK_EW_SWIGLU: return gk_silu_f32(x) * y;
+    case GK_EW_GELU_TANH: return gk_gelu_tanh_f32(x);
     default: return x; /* GK_EW_CAST */
     }
 }

@@ -1,0 +1,800 @@
+/* gk_gemm.cuh - gk GEMM v0.1: the fp32 SIMT ladder (naive, shared-memory tiled, register-tiled,
+   warp-tiled) and bf16/fp16 tensor-core GEMM on mma.sync with a multi-stage cp.async pipeline,
+   swizzled shared memory, block rasterization, split-K and a fused epilogue.
+
+   Needs gk_core.cuh and gk_mma.cuh (same folder). In ONE .cu file of your program:
+       #define GK_IMPLEMENTATION      (or GK_GEMM_IMPLEMENTATION for this header alone)
+       #include "gk_gemm.cuh"
+
+   LAYOUTS (row-major views, leading dimensions in elements)
+     op(A) is M x K: trans_a = 0 reads A[m * lda + k] (row-major), 1 reads A[k * lda + m].
+     op(B) is K x N: trans_b = 0 reads B[k * ldb + n] (row-major), 1 reads B[n * ldb + k]
+     (a [N, K] weight, as torch's Linear stores it). NN, NT, TN and TT are the four pairs.
+
+   TENSOR-CORE GEMM (T in bf16, f16; fp32 accumulation)
+     gk_gemm_T(d, d_dtype, ldd, a, lda, trans_a, b, ldb, trans_b, c, ldc, bias,
+               m, n, k, alpha, beta, act, workspace, workspace_bytes, stream)
+         D = act(alpha * op(A) op(B) + beta * C + bias), D and C [M, N] of d_dtype (GK_BF16,
+         GK_F16 or GK_F32) with strides ldd and ldc; C may be D (in place); c is not read when
+         beta == 0 (it may be NULL); bias is fp32 [N] or NULL; act is a gk_act.
+         workspace (may be NULL) lets the dispatcher split K when M x N has too few tiles to fill
+         the GPU: gk_gemm_workspace_bytes(m, n, k) says how much it would use; with less it does
+         not split. Split-K partials are summed in a fixed order: results are deterministic.
+     gk_gemm_ex(config, splits, in_dtype, ...the same arguments...)
+         runs one configuration (0 .. gk_gemm_config_count() - 1, or -1: the dispatcher's pick)
+         with a given number of K splits (0: the dispatcher's), for tuning and benchmarks.
+     gk_gemm_config_info(config)             a configuration's tile, warps, stages, threads, bytes
+
+   FP32 SIMT LADDER (row-major NN: C = alpha A B + beta C; c is read only when beta != 0)
+     gk_gemm_f32_naive(c, ldc, a, lda, b, ldb, m, n, k, alpha, beta, stream)     one thread per C
+     gk_gemm_f32_smem(...)        32 x 32 tiles through shared memory
+     gk_gemm_f32_regtile(...)     128 x 128 tile, 8 x 8 outputs per thread, 16-byte loads, A stored
+                                  transposed in shared memory
+     gk_gemm_f32_warptile(...)    warp tiles over the block tile, each thread's outputs strided so a
+                                  warp's shared-memory reads are broadcasts; double-buffered
+     gk_gemm_f32(...)             the fastest of these (warptile)
+
+   LEDGER
+     gk_gemm_ledger(m, n, k, in_dtype, d_dtype, has_c, has_bias)
+         FLOPs = 2 M N K; bytes = A, B, bias read once, C read once if beta != 0, D written once.
+
+   ARGUMENTS AND ERRORS
+     A null pointer (c only when beta != 0), m, n or k <= 0, a leading dimension smaller than its
+     row, an unknown dtype, act or configuration, a pointer not aligned to its element, or a
+     size past 32-bit indexing (m, n, k < 2^31) returns cudaErrorInvalidValue before anything
+     launches; gk_failure_reason() names the argument. Any M, N, K >= 1 is computed: tails are
+     predicated, and operands whose rows are not 16-byte aligned (a K or leading dimension that
+     is not a multiple of 8, say) take a slower element-wise load path instead of cp.async.
+
+   CONFIGURATION MACROS
+     GK_GEMM_GROUP_M (8)      tile rows per rasterization group: a group of 8 x N-tiles walks down
+                              N so that its A and B panels stay in L2
+     GK_GEMM_MAX_SPLITS (16)  the most K splits the dispatcher uses
+
+   GENERATOR
+     GK_DEFINE_GEMM_MMA(name, dt, BM, BN, BK, WM, WN, STAGES) writes one kernel per layout and a
+     launcher for a block tile BM x BN x BK, warp tile WM x WN and STAGES cp.async stages;
+     threads, shared-memory bytes and swizzle follow from them and are checked at compile time.
+
+   EXAMPLE
+       #define GK_IMPLEMENTATION
+       #include "gk_gemm.cuh"
+       // x: [tokens, 4096] bf16, w: [11008, 4096] bf16 (a Linear weight), y: [tokens, 11008] bf16
+       cudaError_t e = gk_gemm_bf16(y, GK_BF16, 11008, x, 4096, 0, w, 4096, 1, NULL, 0, NULL,
+                                    tokens, 11008, 4096, 1.0f, 0.0f, GK_ACT_NONE, NULL, 0, stream);
+       if (e != cudaSuccess) fprintf(stderr, "%s\n", gk_failure_reason());
+*/
+#ifndef GK_GEMM_CUH
+#define GK_GEMM_CUH
+
+#include "gk_core.cuh"
+#include "gk_mma.cuh"
+
+#if defined(GK_GEMM_IMPLEMENTATION) && !defined(GK_IMPLEMENTATION)
+#define GK_GEMM_IMPL_ON 1
+#elif defined(GK_IMPLEMENTATION)
+#define GK_GEMM_IMPL_ON 1
+#endif
+
+#ifndef GK_GEMM_GROUP_M
+#define GK_GEMM_GROUP_M 8
+#endif
+#ifndef GK_GEMM_MAX_SPLITS
+#define GK_GEMM_MAX_SPLITS 16
+#endif
+
+typedef enum gk_act { GK_ACT_NONE = 0, GK_ACT_RELU = 1, GK_ACT_GELU = 2, GK_ACT_SILU = 3 } gk_act;
+
+/* ---------------------------------------------------------------- public API */
+
+GK_DECL cudaError_t gk_gemm_bf16(void *d, int d_dtype, int64_t ldd, const gk_bf16 *a, int64_t lda, int trans_a,
+                                 const gk_bf16 *b, int64_t ldb, int trans_b, const void *c, int64_t ldc,
+                                 const float *bias, int64_t m, int64_t n, int64_t k, float alpha, float beta, int act,
+                                 void *workspace, size_t workspace_bytes, cudaStream_t stream);
+GK_DECL cudaError_t gk_gemm_f16(void *d, int d_dtype, int64_t ldd, const gk_f16 *a, int64_t lda, int trans_a,
+                                const gk_f16 *b, int64_t ldb, int trans_b, const void *c, int64_t ldc,
+                                const float *bias, int64_t m, int64_t n, int64_t k, float alpha, float beta, int act,
+                                void *workspace, size_t workspace_bytes, cudaStream_t stream);
+GK_DECL cudaError_t gk_gemm_ex(int config, int splits, int in_dtype, void *d, int d_dtype, int64_t ldd, const void *a,
+                               int64_t lda, int trans_a, const void *b, int64_t ldb, int trans_b, const void *c,
+                               int64_t ldc, const float *bias, int64_t m, int64_t n, int64_t k, float alpha,
+                               float beta, int act, void *workspace, size_t workspace_bytes, cudaStream_t stream);
+GK_DECL size_t gk_gemm_workspace_bytes(int64_t m, int64_t n, int64_t k);
+
+#define GK_GEMM_F32_DECLARE(variant)                                                                     \
+    GK_DECL cudaError_t gk_gemm_f32##variant(float *c, int64_t ldc, const float *a, int64_t lda, const float *b, \
+                                             int64_t ldb, int64_t m, int64_t n, int64_t k, float alpha,        \
+                                             float beta, cudaStream_t stream);
+GK_GEMM_F32_DECLARE(_naive)
+GK_GEMM_F32_DECLARE(_smem)
+GK_GEMM_F32_DECLARE(_regtile)
+GK_GEMM_F32_DECLARE(_warptile)
+GK_GEMM_F32_DECLARE()
+
+/* A tensor-core configuration, as the generator derives it. */
+typedef struct gk_gemm_config {
+    const char *name;
+    int bm, bn, bk, wm, wn, stages;
+    int threads;    /* (BM / WM) (BN / WN) warps of 32 */
+    int smem_bytes; /* STAGES (BM + BN) BK 2 */
+} gk_gemm_config;
+
+GK_DECL int gk_gemm_config_count(void);
+GK_DECL gk_gemm_config gk_gemm_config_info(int config); /* name NULL for an unknown index */
+
+GK_API gk_ledger gk_gemm_ledger(int64_t m, int64_t n, int64_t k, int in_dtype, int d_dtype, int has_c, int has_bias)
+{
+    gk_ledger l;
+    l.flops = 2.0 * m * n * k;
+    l.bytes = (double)(m * k + k * n) * gk_dtype_size(in_dtype) + (double)m * n * gk_dtype_size(d_dtype) * (has_c ? 2 : 1) +
+              (has_bias ? 4.0 * n : 0.0);
+    return l;
+}
+
+/* Shared-memory bytes of a configuration: STAGES copies of the A and B tiles, 2 bytes a value. */
+GK_HD int gk_gemm_smem_bytes(int bm, int bn, int bk, int stages) { return stages * (bm + bn) * bk * 2; }
+
+/* ---------------------------------------------------------------- device building blocks */
+
+typedef struct gk_gemm_args {
+    const void *a, *b, *c;
+    void *d;
+    const float *bias;
+    float *partial; /* split-K: [splits][M][N] fp32, NULL when K is not split */
+    int64_t lda, ldb, ldc, ldd;
+    int m, n, k;
+    int k_per_split; /* a multiple of BK */
+    int tiles_m, tiles_n;
+    int d_dtype, act;
+    int vec_a, vec_b; /* rows 16-byte aligned: cp.async; else element-wise loads */
+    float alpha, beta;
+} gk_gemm_args;
+
+GK_DEV float gk_gemm_act(int act, float v)
+{
+    switch (act) {
+    case GK_ACT_RELU: return fmaxf(v, 0.0f);
+    case GK_ACT_GELU: return gk_gelu_tanh_f32(v);
+    case GK_ACT_SILU: return gk_silu_f32(v);
+    default: return v;
+    }
+}
+
+/* One output value through the epilogue: alpha acc + beta C + bias, the activation. */
+GK_DEV float gk_gemm_epilogue(const gk_gemm_args *p, float acc, int row, int col)
+{
+    float v = p->alpha * acc;
+    if (p->beta != 0.0f) v += p->beta * gk_load1_f32(p->c, (int64_t)row * p->ldc + col, p->d_dtype);
+    if (p->bias) v += p->bias[col];
+    return gk_gemm_act(p->act, v);
+}
+
+/* Two neighbouring outputs (row, col) and (row, col + 1), col + 1 may be past N: one paired
+   store where D's row allows it. */
+GK_DEV void gk_gemm_store2(const gk_gemm_args *p, int row, int col, float v0, float v1, int split)
+{
+    if (row >= p->m || col >= p->n) return;
+    const int two = col + 1 < p->n;
+    if (p->partial) {
+        float *q = p->partial + ((int64_t)split * p->m + row) * p->n + col;
+        q[0] = v0;
+        if (two) q[1] = v1;
+        return;
+    }
+    float y[2];
+    y[0] = gk_gemm_epilogue(p, v0, row, col);
+    if (two) y[1] = gk_gemm_epilogue(p, v1, row, col + 1);
+    const int64_t i = (int64_t)row * p->ldd + col;
+    const int es = gk_dtype_size(p->d_dtype);
+    if (two && gk_is_aligned((const char *)p->d + i * es, 2 * es)) {
+        if (p->d_dtype == GK_F32) *(float2 *)((float *)p->d + i) = make_float2(y[0], y[1]);
+        else *(unsigned *)((char *)p->d + i * 2) = gk_pack2_f32(y, p->d_dtype);
+    } else {
+        gk_store1_f32(p->d, i, p->d_dtype, y[0]);
+        if (two) gk_store1_f32(p->d, i + 1, p->d_dtype, y[1]);
+    }
+}
+
+/* Block tile of this block, in a rasterized order: groups of GK_GEMM_GROUP_M tile rows walk the
+   N tiles column by column, so consecutive blocks share B panels and a group's A panels stay in
+   L2 (launch order follows blockIdx.x). */
+GK_DEV void gk_gemm_tile(const gk_gemm_args *p, int *tm, int *tn)
+{
+    const int id = blockIdx.x, per_group = GK_GEMM_GROUP_M * p->tiles_n;
+    const int first = id / per_group * GK_GEMM_GROUP_M;
+    const int rows = min(p->tiles_m - first, GK_GEMM_GROUP_M);
+    *tm = first + (id % per_group) % rows;
+    *tn = (id % per_group) / rows;
+}
+
+/* Shared-memory byte offset of the 8-value chunk at (mn, k) of an operand tile.
+   K-contiguous tiles (A not transposed, B transposed) are [BMN][BK], rows of BK * 2 bytes
+   (32, 64 or 128), XOR-swizzled by row. MN-contiguous tiles are panels of 64 along MN, each
+   [BK][64] with 128-byte rows swizzled by k. Either way the 8 rows an ldmatrix reads, and the
+   8 chunks a quarter warp of cp.async writes, sit in 8 distinct bank groups. */
+GK_DEV int gk_gemm_smem_off(int kmaj, int mn, int k, int bk)
+{
+    if (kmaj) return gk_swizzle_offset(mn, k >> 3, bk * 2);
+    return (mn >> 6) * (bk * 128) + gk_swizzle_offset(k, (mn & 63) >> 3, 128);
+}
+
+/* Copies the (BMN x BK) tile at (mn0, k0) of one operand into shared memory: cp.async with zero
+   fill for the tails where rows are 16-byte aligned, element-wise loads otherwise. */
+GK_DEV void gk_gemm_load(char *s, const char *g, int64_t ld, int kmaj, int vec, int mn0, int mn_end, int k0,
+                         int k_end, int bmn, int bk, int threads)
+{
+    const int chunks = bmn * bk / 8;
+    const int tid = threadIdx.x;
+#pragma unroll
+    for (int i = 0; i < chunks / threads; i++) {
+        const int c = tid + i * threads;
+        const int mn = kmaj ? c / (bk / 8) : c % (bmn / 8) * 8;
+        const int k = kmaj ? c % (bk / 8) * 8 : c / (bmn / 8);
+        const int gm = mn0 + mn, gk = k0 + k;
+        int n = 0;
+        int64_t off = 0;
+        if (kmaj && gm < mn_end && gk < k_end) {
+            n = min(8, k_end - gk);
+            off = (int64_t)gm * ld + gk;
+        } else if (!kmaj && gk < k_end && gm < mn_end) {
+            n = min(8, mn_end - gm);
+            off = (int64_t)gk * ld + gm;
+        }
+        char *dst = s + gk_gemm_smem_off(kmaj, mn, k, bk);
+        if (vec) {
+            gk_cp_async_16(dst, g + off * 2, n * 2);
+        } else {
+            unsigned short v[8];
+            const unsigned short *src = (const unsigned short *)g + off;
+#pragma unroll
+            for (int e = 0; e < 8; e++) v[e] = e < n ? src[e] : 0;
+            *(uint4 *)dst = make_uint4(v[0] | (unsigned)v[1] << 16, v[2] | (unsigned)v[3] << 16,
+                                       v[4] | (unsigned)v[5] << 16, v[6] | (unsigned)v[7] << 16);
+        }
+    }
+}
+
+/* A fragments (MI of 16 x 16) of this warp at k-step kk: ldmatrix x4 per fragment, .trans for an
+   MN-contiguous tile. Matrix j of the x4 is (rows +8 if j odd, k +8 if j >= 2). */
+GK_DEV void gk_gemm_frag_a(unsigned *af, const char *s, int kmaj, int wm0, int kk, int mi, int bk)
+{
+    const int lane = threadIdx.x & 31, j = lane >> 3, r = lane & 7;
+#pragma unroll
+    for (int i = 0; i < mi; i++) {
+        const int m = wm0 + i * 16 + (j & 1) * 8, k = kk + (j >> 1) * 8;
+        if (kmaj) gk_ldmatrix_x4(af + i * 4, s + gk_gemm_smem_off(1, m + r, k, bk));
+        else gk_ldmatrix_x4_trans(af + i * 4, s + gk_gemm_smem_off(0, m, k + r, bk));
+    }
+}
+
+/* B fragments (NI of 16 x 8), two per ldmatrix x4: matrix j is (k +8 if j odd, n +8 if j >= 2). */
+GK_DEV void gk_gemm_frag_b(unsigned *bf, const char *s, int kmaj, int wn0, int kk, int ni, int bk)
+{
+    const int lane = threadIdx.x & 31, j = lane >> 3, r = lane & 7;
+#pragma unroll
+    for (int i = 0; i < ni / 2; i++) {
+        const int n = wn0 + i * 16 + (j >> 1) * 8, k = kk + (j & 1) * 8;
+        if (kmaj) gk_ldmatrix_x4(bf + i * 4, s + gk_gemm_smem_off(1, n + r, k, bk));
+        else gk_ldmatrix_x4_trans(bf + i * 4, s + gk_gemm_smem_off(0, n, k + r, bk));
+    }
+}
+
+GK_DEV void gk_gemm_cp_wait(int pending)
+{
+    switch (pending) {
+    case 0: gk_cp_async_wait_0(); break;
+    case 1: gk_cp_async_wait_1(); break;
+    case 2: gk_cp_async_wait_2(); break;
+    default: gk_cp_async_wait_3(); break;
+    }
+}
+
+/* The whole tensor-core kernel body; sizes are literals after inlining (see the generator). */
+GK_DEV void gk_gemm_mma_run(const gk_gemm_args *p, int dt, int ta, int tb, int bm, int bn, int bk, int wm, int wn,
+                            int stages, float *acc)
+{
+    extern __shared__ uint4 gk_gemm_smem[];
+    char *smem = (char *)gk_gemm_smem;
+    const int mi = wm / 16, ni = wn / 8, threads = (bm / wm) * (bn / wn) * 32;
+    const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
+    const int wm0 = warp / (bn / wn) * wm, wn0 = warp % (bn / wn) * wn;
+    const int a_bytes = bm * bk * 2, stage_bytes = (bm + bn) * bk * 2;
+    const int a_kmaj = !ta, b_kmaj = tb;
+
+    int tm, tn;
+    gk_gemm_tile(p, &tm, &tn);
+    const int m0 = tm * bm, n0 = tn * bn, split = blockIdx.y;
+    const int k_begin = split * p->k_per_split, k_end = min(p->k, k_begin + p->k_per_split);
+    const int ktiles = (k_end - k_begin + bk - 1) / bk;
+
+#pragma unroll
+    for (int i = 0; i < mi * ni * 4; i++) acc[i] = 0.0f;
+
+#define GK_GEMM_LOAD_STAGE(kt)                                                                                   \
+    do {                                                                                                         \
+        char *st_ = smem + ((kt) % stages) * stage_bytes;                                                        \
+        const int k0_ = k_begin + (kt) * bk;                                                                     \
+        gk_gemm_load(st_, (const char *)p->a, p->lda, a_kmaj, p->vec_a, m0, p->m, k0_, k_end, bm, bk, threads);  \
+        gk_gemm_load(st_ + a_bytes, (const char *)p->b, p->ldb, b_kmaj, p->vec_b, n0, p->n, k0_, k_end, bn, bk,  \
+                     threads);                                                                                   \
+    } while (0)
+
+    for (int s = 0; s < stages - 1; s++) {
+        if (s < ktiles) GK_GEMM_LOAD_STAGE(s);
+        gk_cp_async_commit();
+    }
+    for (int kt = 0; kt < ktiles; kt++) {
+        gk_gemm_cp_wait(stages - 2);
+        __syncthreads();
+        if (kt + stages - 1 < ktiles) GK_GEMM_LOAD_STAGE(kt + stages - 1);
+        gk_cp_async_commit();
+        const char *sa = smem + (kt % stages) * stage_bytes, *sb = sa + a_bytes;
+#pragma unroll
+        for (int kk = 0; kk < bk; kk += 16) {
+            unsigned af[4 * 8], bf[2 * 16];
+            gk_gemm_frag_a(af, sa, a_kmaj, wm0, kk, mi, bk);
+            gk_gemm_frag_b(bf, sb, b_kmaj, wn0, kk, ni, bk);
+#pragma unroll
+            for (int i = 0; i < mi; i++)
+#pragma unroll
+                for (int j = 0; j < ni; j++) {
+                    float *cc = acc + (i * ni + j) * 4;
+                    if (dt == GK_BF16) gk_mma_m16n8k16_bf16(cc, af + i * 4, bf + j * 2, cc);
+                    else gk_mma_m16n8k16_f16(cc, af + i * 4, bf + j * 2, cc);
+                }
+        }
+    }
+#undef GK_GEMM_LOAD_STAGE
+    gk_cp_async_wait_0();
+
+    const int g = lane >> 2, t = lane & 3;
+#pragma unroll
+    for (int i = 0; i < mi; i++)
+#pragma unroll
+        for (int j = 0; j < ni; j++) {
+            const float *cc = acc + (i * ni + j) * 4;
+            const int row = m0 + wm0 + i * 16 + g, col = n0 + wn0 + j * 8 + t * 2;
+            gk_gemm_store2(p, row, col, cc[0], cc[1], split);
+            gk_gemm_store2(p, row + 8, col, cc[2], cc[3], split);
+        }
+}
+
+/* Split-K: sums the splits' partials in split order and applies the epilogue. */
+static __global__ void __launch_bounds__(256) gk_gemm_splitk_reduce(gk_gemm_args p, int splits)
+{
+    const int64_t total = (int64_t)p.m * p.n;
+    for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < total; i += (int64_t)gridDim.x * blockDim.x) {
+        float s = 0.0f;
+        for (int z = 0; z < splits; z++) s += p.partial[z * total + i];
+        const int row = (int)(i / p.n), col = (int)(i % p.n);
+        gk_store1_f32(p.d, (int64_t)row * p.ldd + col, p.d_dtype, gk_gemm_epilogue(&p, s, row, col));
+    }
+}
+
+/* ---------------------------------------------------------------- generator */
+
+typedef void (*gk_gemm_kernel)(gk_gemm_args);
+
+/* One configuration: a kernel per layout (NN, NT, TN, TT), its derived sizes checked here. */
+#define GK_DEFINE_GEMM_MMA(name, dt, BM, BN, BK, WM, WN, STAGES)                                                 \
+    static_assert((BM) % (WM) == 0 && (BN) % (WN) == 0, #name ": the warp tile must divide the block tile");     \
+    static_assert((WM) % 16 == 0 && (WN) % 16 == 0 && (WM) <= 128 && (WN) <= 128,                                 \
+                  #name ": a warp tile is 16..128 by 16..128, in steps of 16");                                    \
+    static_assert((BK) == 16 || (BK) == 32 || (BK) == 64, #name ": BK is 16, 32 or 64 (rows of 32, 64, 128 B)"); \
+    static_assert((BM) % 64 == 0 && (BN) % 64 == 0, #name ": BM and BN are multiples of 64 (128-byte panels)"); \
+    static_assert((BM) * (BK) / 8 % ((BM) / (WM) * (BN) / (WN) * 32) == 0 &&                                       \
+                      (BN) * (BK) / 8 % ((BM) / (WM) * (BN) / (WN) * 32) == 0,                                     \
+                  #name ": every thread copies the same number of 16-byte chunks of each tile");                 \
+    static_assert((STAGES) >= 2 && (STAGES) <= 5, #name ": 2 to 5 pipeline stages");                             \
+    static_assert(gk_gemm_smem_bytes_c(BM, BN, BK, STAGES) <= 227 * 1024, #name ": over 227 KB of shared memory"); \
+    GK_GEMM_MMA_KERNEL(name##_nn, dt, 0, 0, BM, BN, BK, WM, WN, STAGES)                                          \
+    GK_GEMM_MMA_KERNEL(name##_nt, dt, 0, 1, BM, BN, BK, WM, WN, STAGES)                                          \
+    GK_GEMM_MMA_KERNEL(name##_tn, dt, 1, 0, BM, BN, BK, WM, WN, STAGES)                                          \
+    GK_GEMM_MMA_KERNEL(name##_tt, dt, 1, 1, BM, BN, BK, WM, WN, STAGES)                                          \
+    static const gk_gemm_kernel name##_kernels[4] = {name##_nn, name##_nt, name##_tn, name##_tt};               \
+    static const gk_gemm_config name##_config = {#name, BM, BN, BK, WM, WN, STAGES,                              \
+                                                 (BM) / (WM) * ((BN) / (WN)) * 32,                                 \
+                                                 gk_gemm_smem_bytes_c(BM, BN, BK, STAGES)};
+
+#define gk_gemm_smem_bytes_c(BM, BN, BK, STAGES) ((STAGES) * ((BM) + (BN)) * (BK) * 2)
+
+#define GK_GEMM_MMA_KERNEL(kname, dt, TA, TB, BM, BN, BK, WM, WN, STAGES)                                        \
+    static __global__ void __launch_bounds__((BM) / (WM) * ((BN) / (WN)) * 32, 1) kname(gk_gemm_args p)         \
+    {                                                                                                            \
+        float acc[(WM) / 16 * ((WN) / 8) * 4];                                                                   \
+        gk_gemm_mma_run(&p, dt, TA, TB, BM, BN, BK, WM, WN, STAGES, acc);                                        \
+    }
+
+/* ---------------------------------------------------------------- fp32 SIMT ladder */
+
+typedef struct gk_sgemm_args {
+    float *c;
+    const float *a, *b;
+    int64_t lda, ldb, ldc;
+    int m, n, k;
+    int vec; /* a, b rows 16-byte aligned: float4 loads */
+    float alpha, beta;
+} gk_sgemm_args;
+
+GK_DEV void gk_sgemm_store(const gk_sgemm_args *p, int row, int col, float acc)
+{
+    if (row >= p->m || col >= p->n) return;
+    float *q = p->c + (int64_t)row * p->ldc + col;
+    *q = p->beta != 0.0f ? p->alpha * acc + p->beta * *q : p->alpha * acc;
+}
+
+/* Rung 1: one thread per output; a warp reads 32 consecutive B values and broadcasts one A. */
+static __global__ void __launch_bounds__(256) gk_sgemm_naive_kernel(gk_sgemm_args p)
+{
+    const int col = blockIdx.x * 32 + (threadIdx.x & 31), row = blockIdx.y * 8 + (threadIdx.x >> 5);
+    if (row >= p.m || col >= p.n) return;
+    float acc = 0.0f;
+    for (int k = 0; k < p.k; k++) acc = fmaf(p.a[(int64_t)row * p.lda + k], p.b[(int64_t)k * p.ldb + col], acc);
+    gk_sgemm_store(&p, row, col, acc);
+}
+
+/* Rung 2: 32 x 32 tiles of A and B in shared memory, each value read from memory once per tile
+   instead of once per output (intensity 32 / 4 bytes instead of 1 / 4). */
+static __global__ void __launch_bounds__(1024) gk_sgemm_smem_kernel(gk_sgemm_args p)
+{
+    __shared__ float as[32][33], bs[32][32];
+    const int tx = threadIdx.x & 31, ty = threadIdx.x >> 5;
+    const int row = blockIdx.y * 32 + ty, col = blockIdx.x * 32 + tx;
+    float acc = 0.0f;
+    for (int k0 = 0; k0 < p.k; k0 += 32) {
+        as[ty][tx] = row < p.m && k0 + tx < p.k ? p.a[(int64_t)row * p.lda + k0 + tx] : 0.0f;
+        bs[ty][tx] = k0 + ty < p.k && col < p.n ? p.b[(int64_t)(k0 + ty) * p.ldb + col] : 0.0f;
+        __syncthreads();
+#pragma unroll
+        for (int k = 0; k < 32; k++) acc = fmaf(as[ty][k], bs[k][tx], acc);
+        __syncthreads();
+    }
+    gk_sgemm_store(&p, row, col, acc);
+}
+
+/* Four consecutive values of a row-major matrix at (r, c), zeros past (rows, cols). */
+GK_DEV float4 gk_sgemm_ld4(const float *x, int64_t ld, int r, int c, int rows, int cols, int vec)
+{
+    float4 v = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+    if (r >= rows) return v;
+    const float *q = x + (int64_t)r * ld + c;
+    if (vec && c + 3 < cols) return *(const float4 *)q;
+    if (c < cols) v.x = q[0];
+    if (c + 1 < cols) v.y = q[1];
+    if (c + 2 < cols) v.z = q[2];
+    if (c + 3 < cols) v.w = q[3];
+    return v;
+}
+
+/* Rung 3: 128 x 128 x 8 block tile, 256 threads of 8 x 8 outputs. A's tile is stored transposed
+   (as[k][m]) so a thread reads its 8 A values as two float4, like its 8 B values. */
+static __global__ void __launch_bounds__(256) gk_sgemm_regtile_kernel(gk_sgemm_args p)
+{
+    __shared__ __align__(16) float as[8][128], bs[8][128];
+    const int tid = threadIdx.x, tx = tid % 16, ty = tid / 16;
+    const int m0 = blockIdx.y * 128, n0 = blockIdx.x * 128;
+    float acc[8][8] = {};
+    for (int k0 = 0; k0 < p.k; k0 += 8) {
+        const float4 va = gk_sgemm_ld4(p.a, p.lda, m0 + tid / 2, k0 + tid % 2 * 4, p.m, p.k, p.vec);
+        as[tid % 2 * 4 + 0][tid / 2] = va.x;
+        as[tid % 2 * 4 + 1][tid / 2] = va.y;
+        as[tid % 2 * 4 + 2][tid / 2] = va.z;
+        as[tid % 2 * 4 + 3][tid / 2] = va.w;
+        *(float4 *)&bs[tid / 32][tid % 32 * 4] = gk_sgemm_ld4(p.b, p.ldb, k0 + tid / 32, n0 + tid % 32 * 4, p.k, p.n, p.vec);
+        __syncthreads();
+#pragma unroll
+        for (int k = 0; k < 8; k++) {
+            float ra[8], rb[8];
+            *(float4 *)&ra[0] = *(const float4 *)&as[k][ty * 8];
+            *(float4 *)&ra[4] = *(const float4 *)&as[k][ty * 8 + 4];
+            *(float4 *)&rb[0] = *(const float4 *)&bs[k][tx * 8];
+            *(float4 *)&rb[4] = *(const float4 *)&bs[k][tx * 8 + 4];
+#pragma unroll
+            for (int i = 0; i < 8; i++)
+#pragma unroll
+                for (int j = 0; j < 8; j++) acc[i][j] = fmaf(ra[i], rb[j], acc[i][j]);
+        }
+        __syncthreads();
+    }
+#pragma unroll
+    for (int i = 0; i < 8; i++)
+#pragma unroll
+        for (int j = 0; j < 8; j++) gk_sgemm_store(&p, m0 + ty * 8 + i, n0 + tx * 8 + j, acc[i][j]);
+}
+
+/* Rung 4: 128 x 128 x 16 block tile, 4 warps of 64 x 64, each thread 8 x 16 outputs: per
+   k-step a thread reads 8 A values (2 float4) and 4 groups of 4 B values 16 apart, so the 32
+   lanes of a warp read 2 distinct A float4 rows (broadcast) and conflict-free B rows. The next
+   tile is fetched into registers while this one is consumed (two shared buffers, one barrier). */
+#define GK_SGEMM_WT_BM 128
+#define GK_SGEMM_WT_BN 128
+#define GK_SGEMM_WT_BK 16
+static __global__ void __launch_bounds__(128) gk_sgemm_warptile_kernel(gk_sgemm_args p)
+{
+    __shared__ __align__(16) float as[2][GK_SGEMM_WT_BK][GK_SGEMM_WT_BM], bs[2][GK_SGEMM_WT_BK][GK_SGEMM_WT_BN];
+    const int tid = threadIdx.x, warp = tid >> 5, lane = tid & 31;
+    const int m0 = blockIdx.y * GK_SGEMM_WT_BM, n0 = blockIdx.x * GK_SGEMM_WT_BN;
+    const int wm0 = warp / 2 * 64, wn0 = warp % 2 * 64;
+    const int tr = lane / 4 * 8, tc = lane % 4 * 4; /* thread's rows tr..tr+7, cols tc + 16 j .. +3 */
+    float acc[8][16] = {};
+    float4 ra[4], rb[4];
+
+    /* A tile 128 x 16: 512 float4, 4 per thread (row tid, 4 k-groups); B 16 x 128: 4 per thread */
+#define GK_SGEMM_WT_FETCH(k0)                                                                                  \
+    do {                                                                                                       \
+        for (int i_ = 0; i_ < 4; i_++) {                                                                       \
+            ra[i_] = gk_sgemm_ld4(p.a, p.lda, m0 + tid, (k0) + i_ * 4, p.m, p.k, p.vec);                       \
+            rb[i_] = gk_sgemm_ld4(p.b, p.ldb, (k0) + i_ * 4 + tid / 32, n0 + tid % 32 * 4, p.k, p.n, p.vec);   \
+        }                                                                                                      \
+    } while (0)
+#define GK_SGEMM_WT_STORE(buf)                                                                                 \
+    do {                                                                                                       \
+        for (int i_ = 0; i_ < 4; i_++) {                                                                       \
+            as[buf][i_ * 4 + 0][tid] = ra[i_].x;                                                               \
+            as[buf][i_ * 4 + 1][tid] = ra[i_].y;                                                               \
+            as[buf][i_ * 4 + 2][tid] = ra[i_].z;                                                               \
+            as[buf][i_ * 4 + 3][tid] = ra[i_].w;                                                               \
+            *(float4 *)&bs[buf][i_ * 4 + tid / 32][tid % 32 * 4] = rb[i_];                                      \
+        }                                                                                                      \
+    } while (0)
+
+    GK_SGEMM_WT_FETCH(0);
+    GK_SGEMM_WT_STORE(0);
+    __syncthreads();
+    int buf = 0;
+    for (int k0 = 0; k0 < p.k; k0 += GK_SGEMM_WT_BK) {
+        const int more = k0 + GK_SGEMM_WT_BK < p.k;
+        if (more) GK_SGEMM_WT_FETCH(k0 + GK_SGEMM_WT_BK);
+#pragma unroll
+        for (int k = 0; k < GK_SGEMM_WT_BK; k++) {
+            float a8[8], b16[16];
+            *(float4 *)&a8[0] = *(const float4 *)&as[buf][k][wm0 + tr];
+            *(float4 *)&a8[4] = *(const float4 *)&as[buf][k][wm0 + tr + 4];
+#pragma unroll
+            for (int j = 0; j < 4; j++) *(float4 *)&b16[j * 4] = *(const float4 *)&bs[buf][k][wn0 + j * 16 + tc];
+#pragma unroll
+            for (int i = 0; i < 8; i++)
+#pragma unroll
+                for (int j = 0; j < 16; j++) acc[i][j] = fmaf(a8[i], b16[j], acc[i][j]);
+        }
+        if (more) GK_SGEMM_WT_STORE(buf ^ 1);
+        __syncthreads();
+        buf ^= 1;
+    }
+#undef GK_SGEMM_WT_FETCH
+#undef GK_SGEMM_WT_STORE
+#pragma unroll
+    for (int i = 0; i < 8; i++)
+#pragma unroll
+        for (int j = 0; j < 16; j++)
+            gk_sgemm_store(&p, m0 + wm0 + tr + i, n0 + wn0 + j / 4 * 16 + tc + j % 4, acc[i][j]);
+}
+
+/* ---------------------------------------------------------------- implementation */
+
+#ifdef GK_GEMM_IMPL_ON
+
+/* The shipped tensor-core configurations. The dispatcher's reasons are beside it below; the
+   measured results of rejected configurations are in gk_bench/RESULTS.md. */
+GK_DEFINE_GEMM_MMA(gk_gemm_bf16_128x256, GK_BF16, 128, 256, 32, 64, 64, 4)
+GK_DEFINE_GEMM_MMA(gk_gemm_bf16_128x128, GK_BF16, 128, 128, 32, 64, 64, 4)
+GK_DEFINE_GEMM_MMA(gk_gemm_bf16_64x64, GK_BF16, 64, 64, 64, 32, 32, 4)
+GK_DEFINE_GEMM_MMA(gk_gemm_f16_128x256, GK_F16, 128, 256, 32, 64, 64, 4)
+GK_DEFINE_GEMM_MMA(gk_gemm_f16_128x128, GK_F16, 128, 128, 32, 64, 64, 4)
+GK_DEFINE_GEMM_MMA(gk_gemm_f16_64x64, GK_F16, 64, 64, 64, 32, 32, 4)
+
+#define GK_GEMM_NCONFIG 3
+static const gk_gemm_kernel *const gk_gemm_kernel_table[2][GK_GEMM_NCONFIG] = {
+    {gk_gemm_bf16_128x256_kernels, gk_gemm_bf16_128x128_kernels, gk_gemm_bf16_64x64_kernels},
+    {gk_gemm_f16_128x256_kernels, gk_gemm_f16_128x128_kernels, gk_gemm_f16_64x64_kernels}};
+static const gk_gemm_config *const gk_gemm_config_table[GK_GEMM_NCONFIG] = {
+    &gk_gemm_bf16_128x256_config, &gk_gemm_bf16_128x128_config, &gk_gemm_bf16_64x64_config};
+
+GK_IMPL int gk_gemm_config_count(void) { return GK_GEMM_NCONFIG; }
+
+GK_IMPL gk_gemm_config gk_gemm_config_info(int config)
+{
+    gk_gemm_config none = {0};
+    if (config < 0 || config >= GK_GEMM_NCONFIG) return none;
+    return *gk_gemm_config_table[config]; /* the bf16 kernel's name; f16 has the same tiles */
+}
+
+/* The dispatcher. Big tiles (128 x 256: 64 x 64 warp tiles, intensity 85 FLOP/B of shared
+   memory traffic) when they fill the GPU; 128 x 128 when 128 x 256 tiles would leave most SMs
+   idle; 64 x 64 with K split for few tiles and long K (decode-like M). */
+static int gk_gemm_pick(int64_t m, int64_t n, int64_t k, int sms, int *splits)
+{
+    *splits = 1;
+    const int64_t t256 = gk_ceil_div(m, 128) * gk_ceil_div(n, 256), t128 = gk_ceil_div(m, 128) * gk_ceil_div(n, 128);
+    if (t256 >= sms) return 0;
+    if (t128 >= sms) return 1;
+    const int64_t t64 = gk_ceil_div(m, 64) * gk_ceil_div(n, 64);
+    if (t64 < sms && k >= 1024) {
+        int64_t s = sms / t64;
+        if (s > GK_GEMM_MAX_SPLITS) s = GK_GEMM_MAX_SPLITS;
+        if (s > k / 256) s = k / 256; /* at least 256 of K per split */
+        *splits = s < 1 ? 1 : (int)s;
+    }
+    return t128 >= sms / 2 ? 1 : 2;
+}
+
+GK_IMPL size_t gk_gemm_workspace_bytes(int64_t m, int64_t n, int64_t k)
+{
+    int sms = 132, splits = 1;
+    if (gk_sm_count(&sms) != cudaSuccess) sms = 132;
+    if (m <= 0 || n <= 0 || k <= 0) return 0;
+    gk_gemm_pick(m, n, k, sms, &splits);
+    return splits > 1 ? (size_t)splits * m * n * 4 : 0;
+}
+
+static cudaError_t gk_gemm_check_operand(const char *fn, const char *arg, const char *ld_arg, const void *x,
+                                         int64_t ld, int64_t rows, int64_t cols)
+{
+    /* stored [rows, cols] row-major with stride ld */
+    GK_TRY(gk_check_ptr(fn, arg, x));
+    GK_TRY(gk_check_elem_aligned(fn, arg, x, 2));
+    if (ld < cols) return gk__fail(cudaErrorInvalidValue, fn, "%s = %lld is smaller than the row (%lld values)", ld_arg, (long long)ld, (long long)cols);
+    GK_TRY(gk_check_fits_i32(fn, ld_arg, ld));
+    (void)rows;
+    return cudaSuccess;
+}
+
+GK_IMPL cudaError_t gk_gemm_ex(int config, int splits, int in_dtype, void *d, int d_dtype, int64_t ldd, const void *a,
+                               int64_t lda, int trans_a, const void *b, int64_t ldb, int trans_b, const void *c,
+                               int64_t ldc, const float *bias, int64_t m, int64_t n, int64_t k, float alpha,
+                               float beta, int act, void *workspace, size_t workspace_bytes, cudaStream_t stream)
+{
+    const char *fn = in_dtype == GK_F16 ? "gk_gemm_f16" : "gk_gemm_bf16";
+    if (in_dtype != GK_BF16 && in_dtype != GK_F16) return gk__fail(cudaErrorInvalidValue, "gk_gemm_ex", "in_dtype %d is not GK_BF16 or GK_F16", in_dtype);
+    if (d_dtype != GK_BF16 && d_dtype != GK_F16 && d_dtype != GK_F32) return gk__fail(cudaErrorInvalidValue, fn, "d_dtype %d is not GK_BF16, GK_F16 or GK_F32", d_dtype);
+    if (act < GK_ACT_NONE || act > GK_ACT_SILU) return gk__fail(cudaErrorInvalidValue, fn, "act %d is not a gk_act", act);
+    if (config < -1 || config >= GK_GEMM_NCONFIG) return gk__fail(cudaErrorInvalidValue, fn, "config %d is not -1 or 0..%d", config, GK_GEMM_NCONFIG - 1);
+    if (splits < 0) return gk__fail(cudaErrorInvalidValue, fn, "splits = %d is negative", splits);
+    GK_TRY(gk_check_positive(fn, "m", m));
+    GK_TRY(gk_check_positive(fn, "n", n));
+    GK_TRY(gk_check_positive(fn, "k", k));
+    GK_TRY(gk_check_fits_i32(fn, "m", m));
+    GK_TRY(gk_check_fits_i32(fn, "n", n));
+    GK_TRY(gk_check_fits_i32(fn, "k", k));
+    GK_TRY(gk_gemm_check_operand(fn, "a", "lda", a, lda, trans_a ? k : m, trans_a ? m : k));
+    GK_TRY(gk_gemm_check_operand(fn, "b", "ldb", b, ldb, trans_b ? n : k, trans_b ? k : n));
+    const int es = gk_dtype_size(d_dtype);
+    GK_TRY(gk_check_ptr(fn, "d", d));
+    GK_TRY(gk_check_elem_aligned(fn, "d", d, es));
+    if (ldd < n) return gk__fail(cudaErrorInvalidValue, fn, "ldd = %lld is smaller than n = %lld", (long long)ldd, (long long)n);
+    if (beta != 0.0f) {
+        GK_TRY(gk_check_ptr(fn, "c", c));
+        GK_TRY(gk_check_elem_aligned(fn, "c", c, es));
+        if (ldc < n) return gk__fail(cudaErrorInvalidValue, fn, "ldc = %lld is smaller than n = %lld", (long long)ldc, (long long)n);
+    }
+    if (bias) GK_TRY(gk_check_elem_aligned(fn, "bias", bias, 4));
+
+    int sms;
+    GK_TRY(gk_sm_count(&sms));
+    int auto_splits;
+    const int pick = gk_gemm_pick(m, n, k, sms, &auto_splits);
+    if (config < 0) config = pick;
+    if (splits == 0) splits = config == pick ? auto_splits : 1;
+    const gk_gemm_config *cfg = gk_gemm_config_table[config];
+    if (splits > 1 && (workspace_bytes < (size_t)splits * m * n * 4 || !workspace)) splits = 1;
+    if (splits > 1 && !gk_is_aligned(workspace, 4)) return gk__fail(cudaErrorInvalidValue, fn, "workspace is not 4-byte aligned");
+
+    gk_gemm_args p;
+    p.a = a;
+    p.b = b;
+    p.c = c;
+    p.d = d;
+    p.bias = bias;
+    p.lda = lda;
+    p.ldb = ldb;
+    p.ldc = ldc;
+    p.ldd = ldd;
+    p.m = (int)m;
+    p.n = (int)n;
+    p.k = (int)k;
+    p.d_dtype = d_dtype;
+    p.act = act;
+    p.alpha = alpha;
+    p.beta = beta;
+    p.vec_a = gk_is_aligned(a, 16) && lda % 8 == 0;
+    p.vec_b = gk_is_aligned(b, 16) && ldb % 8 == 0;
+    p.tiles_m = (int)gk_ceil_div(m, cfg->bm);
+    p.tiles_n = (int)gk_ceil_div(n, cfg->bn);
+    p.k_per_split = (int)gk_round_up(gk_ceil_div(k, splits), cfg->bk);
+    splits = (int)gk_ceil_div(k, p.k_per_split); /* no empty split */
+    p.partial = splits > 1 ? (float *)workspace : NULL;
+
+    const gk_gemm_kernel kern = gk_gemm_kernel_table[in_dtype == GK_F16][config][(trans_a ? 2 : 0) + (trans_b ? 1 : 0)];
+    cudaError_t e = cudaFuncSetAttribute((const void *)kern, cudaFuncAttributeMaxDynamicSharedMemorySize, cfg->smem_bytes);
+    if (e != cudaSuccess) return gk__fail(e, fn, "cannot set %d bytes of shared memory: %s", cfg->smem_bytes, cudaGetErrorString(e));
+    dim3 grid((unsigned)((int64_t)p.tiles_m * p.tiles_n), (unsigned)splits);
+    kern<<<grid, cfg->threads, cfg->smem_bytes, stream>>>(p);
+    GK_TRY(gk_check_launch(fn));
+    if (splits > 1) {
+        int blocks;
+        GK_TRY(gk_grid_size((int64_t)m * n, 256, 4, &blocks));
+        gk_gemm_splitk_reduce<<<blocks, 256, 0, stream>>>(p, splits);
+        GK_TRY(gk_check_launch(fn));
+    }
+    return cudaSuccess;
+}
+
+GK_IMPL cudaError_t gk_gemm_bf16(void *d, int d_dtype, int64_t ldd, const gk_bf16 *a, int64_t lda, int trans_a,
+                                 const gk_bf16 *b, int64_t ldb, int trans_b, const void *c, int64_t ldc,
+                                 const float *bias, int64_t m, int64_t n, int64_t k, float alpha, float beta, int act,
+                                 void *workspace, size_t workspace_bytes, cudaStream_t stream)
+{
+    return gk_gemm_ex(-1, 0, GK_BF16, d, d_dtype, ldd, a, lda, trans_a, b, ldb, trans_b, c, ldc, bias, m, n, k, alpha,
+                      beta, act, workspace, workspace_bytes, stream);
+}
+
+GK_IMPL cudaError_t gk_gemm_f16(void *d, int d_dtype, int64_t ldd, const gk_f16 *a, int64_t lda, int trans_a,
+                                const gk_f16 *b, int64_t ldb, int trans_b, const void *c, int64_t ldc,
+                                const float *bias, int64_t m, int64_t n, int64_t k, float alpha, float beta, int act,
+                                void *workspace, size_t workspace_bytes, cudaStream_t stream)
+{
+    return gk_gemm_ex(-1, 0, GK_F16, d, d_dtype, ldd, a, lda, trans_a, b, ldb, trans_b, c, ldc, bias, m, n, k, alpha,
+                      beta, act, workspace, workspace_bytes, stream);
+}
+
+/* fp32 ladder: validation shared by every rung, then one launch. */
+static cudaError_t gk_sgemm_launch(const char *fn, int rung, float *c, int64_t ldc, const float *a, int64_t lda,
+                                   const float *b, int64_t ldb, int64_t m, int64_t n, int64_t k, float alpha, float beta,
+                                   cudaStream_t stream)
+{
+    GK_TRY(gk_check_positive(fn, "m", m));
+    GK_TRY(gk_check_positive(fn, "n", n));
+    GK_TRY(gk_check_positive(fn, "k", k));
+    GK_TRY(gk_check_fits_i32(fn, "m", m));
+    GK_TRY(gk_check_fits_i32(fn, "n", n));
+    GK_TRY(gk_check_fits_i32(fn, "k", k));
+    GK_TRY(gk_check_ptr(fn, "c", c));
+    GK_TRY(gk_check_ptr(fn, "a", a));
+    GK_TRY(gk_check_ptr(fn, "b", b));
+    GK_TRY(gk_check_elem_aligned(fn, "c", c, 4));
+    GK_TRY(gk_check_elem_aligned(fn, "a", a, 4));
+    GK_TRY(gk_check_elem_aligned(fn, "b", b, 4));
+    if (lda < k) return gk__fail(cudaErrorInvalidValue, fn, "lda = %lld is smaller than k = %lld", (long long)lda, (long long)k);
+    if (ldb < n) return gk__fail(cudaErrorInvalidValue, fn, "ldb = %lld is smaller than n = %lld", (long long)ldb, (long long)n);
+    if (ldc < n) return gk__fail(cudaErrorInvalidValue, fn, "ldc = %lld is smaller than n = %lld", (long long)ldc, (long long)n);
+    GK_TRY(gk_check_fits_i32(fn, "lda", lda));
+    GK_TRY(gk_check_fits_i32(fn, "ldb", ldb));
+    GK_TRY(gk_check_fits_i32(fn, "ldc", ldc));
+    gk_sgemm_args p;
+    p.c = c;
+    p.a = a;
+    p.b = b;
+    p.lda = lda;
+    p.ldb = ldb;
+    p.ldc = ldc;
+    p.m = (int)m;
+    p.n = (int)n;
+    p.k = (int)k;
+    p.alpha = alpha;
+    p.beta = beta;
+    p.vec = gk_is_aligned(a, 16) && gk_is_aligned(b, 16) && lda % 4 == 0 && ldb % 4 == 0;
+    const unsigned gm32 = (unsigned)gk_ceil_div(m, 32), gn32 = (unsigned)gk_ceil_div(n, 32);
+    const unsigned gm128 = (unsigned)gk_ceil_div(m, 128), gn128 = (unsigned)gk_ceil_div(n, 128);
+    switch (rung) {
+    case 0: gk_sgemm_naive_kernel<<<dim3(gn32, (unsigned)gk_ceil_div(m, 8)), 256, 0, stream>>>(p); break;
+    case 1: gk_sgemm_smem_kernel<<<dim3(gn32, gm32), 1024, 0, stream>>>(p); break;
+    case 2: gk_sgemm_regtile_kernel<<<dim3(gn128, gm128), 256, 0, stream>>>(p); break;
+    default: gk_sgemm_warptile_kernel<<<dim3(gn128, gm128), 128, 0, stream>>>(p); break;
+    }
+    return gk_check_launch(fn);
+}
+
+#define GK_GEMM_F32_DEFINE(variant, rung)                                                                        \
+    GK_IMPL cudaError_t gk_gemm_f32##variant(float *c, int64_t ldc, const float *a, int64_t lda, const float *b, \
+                                             int64_t ldb, int64_t m, int64_t n, int64_t k, float alpha,        \
+                                             float beta, cudaStream_t stream)                                  \
+    { return gk_sgemm_launch("gk_gemm_f32" #variant, rung, c, ldc, a, lda, b, ldb, m, n, k, alpha, beta, stream); }
+GK_GEMM_F32_DEFINE(_naive, 0)
+GK_GEMM_F32_DEFINE(_smem, 1)
+GK_GEMM_F32_DEFINE(_regtile, 2)
+GK_GEMM_F32_DEFINE(_warptile, 3)
+GK_GEMM_F32_DEFINE(, 3)
+
+#endif /* GK_GEMM_IMPL_ON */
+
+#endif /* GK_GEMM_CUH */
