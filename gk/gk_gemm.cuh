@@ -218,64 +218,101 @@ GK_DEV int gk_gemm_smem_off(int kmaj, int mn, int k, int bk)
     return (mn >> 6) * (bk * 128) + gk_swizzle_offset(k, (mn & 63) >> 3, 128);
 }
 
-/* Copies the (BMN x BK) tile at (mn0, k0) of one operand into shared memory: cp.async with zero
-   fill for the tails where rows are 16-byte aligned, element-wise loads otherwise. */
-GK_DEV void gk_gemm_load(char *s, const char *g, int64_t ld, int kmaj, int vec, int mn0, int mn_end, int k0,
-                         int k_end, int bmn, int bk, int threads)
+/* One operand's copy plan for this thread, fixed for the whole kernel: which 16-byte chunks of
+   the (BMN x BK) tile it copies (chunk i = threadIdx.x + i * threads), where they sit in shared
+   memory, and where the first k-tile's sources are. Per k-tile only the source moves. */
+typedef struct gk_gemm_ld {
+    const char *g;    /* chunk 0's source at k-tile 0 (clamped into the matrix) */
+    int64_t cstride;  /* bytes between this thread's chunks in global memory */
+    int64_t kstride;  /* bytes from one k-tile to the next */
+    int s[8];         /* chunk i's byte offset in the tile */
+    unsigned mn_ok;   /* bit i: chunk i's rows (K-contiguous) or columns (MN-contiguous) exist */
+    int mn_vals[8];   /* MN-contiguous: values of chunk i's 8 columns inside the matrix */
+    int k_first;      /* chunk 0's k within the tile */
+    int k_step;       /* k between chunks (MN-contiguous), 0 when every chunk has the same k */
+} gk_gemm_ld;
+
+GK_DEV void gk_gemm_ld_init(gk_gemm_ld *l, const char *g, int64_t ld, int kmaj, int mn0, int mn_end, int k_begin,
+                            int bmn, int bk, int threads)
 {
-    const int chunks = bmn * bk / 8;
-    const int tid = threadIdx.x;
+    const int tid = threadIdx.x, n = bmn * bk / 8 / threads;
+    const int mn_first = kmaj ? tid / (bk / 8) : tid % (bmn / 8) * 8;
+    l->k_first = kmaj ? tid % (bk / 8) * 8 : tid / (bmn / 8);
+    const int mn_step = kmaj ? threads / (bk / 8) : 0;
+    l->k_step = kmaj ? 0 : threads / (bmn / 8);
+    l->mn_ok = 0;
 #pragma unroll
-    for (int i = 0; i < chunks / threads; i++) {
-        const int c = tid + i * threads;
-        const int mn = kmaj ? c / (bk / 8) : c % (bmn / 8) * 8;
-        const int k = kmaj ? c % (bk / 8) * 8 : c / (bmn / 8);
-        const int gm = mn0 + mn, gk = k0 + k;
-        int n = 0;
-        int64_t off = 0;
-        if (kmaj && gm < mn_end && gk < k_end) {
-            n = min(8, k_end - gk);
-            off = (int64_t)gm * ld + gk;
-        } else if (!kmaj && gk < k_end && gm < mn_end) {
-            n = min(8, mn_end - gm);
-            off = (int64_t)gk * ld + gm;
+    for (int i = 0; i < 8; i++) {
+        if (i >= n) break;
+        const int mn = mn_first + i * mn_step, k = l->k_first + i * l->k_step;
+        l->s[i] = gk_gemm_smem_off(kmaj, mn, k, bk);
+        const int left = mn_end - (mn0 + mn);
+        if (left > 0) l->mn_ok |= 1u << i;
+        l->mn_vals[i] = left < 0 ? 0 : left > 8 ? 8 : left;
+    }
+    const int64_t gm = mn0 + mn_first < mn_end ? mn0 + mn_first : 0; /* clamped: never formed past the end */
+    const int64_t gk = k_begin + l->k_first;
+    l->g = g + (kmaj ? gm * ld + gk : gk * ld + gm) * 2;
+    l->cstride = (kmaj ? (int64_t)mn_step * ld : (int64_t)l->k_step * ld) * 2;
+    l->kstride = (kmaj ? (int64_t)bk : (int64_t)bk * ld) * 2;
+}
+
+/* Copies k-tile kt of one operand into a stage: cp.async with zero fill past the matrix where
+   rows are 16-byte aligned, element-wise loads otherwise. k_left: values of K left from the
+   k-tile's start. */
+GK_DEV void gk_gemm_ld_tile(const gk_gemm_ld *l, char *stage, int kt, int k_left, int kmaj, int vec, int bmn, int bk,
+                            int threads)
+{
+    const int n = bmn * bk / 8 / threads;
+    const char *g = l->g + kt * l->kstride;
+#pragma unroll
+    for (int i = 0; i < 8; i++) {
+        if (i >= n) break;
+        int vals;
+        if (kmaj) {
+            const int kl = k_left - l->k_first;
+            vals = (l->mn_ok >> i & 1) ? (kl < 0 ? 0 : kl > 8 ? 8 : kl) : 0;
+        } else {
+            vals = l->k_first + i * l->k_step < k_left ? l->mn_vals[i] : 0;
         }
-        char *dst = s + gk_gemm_smem_off(kmaj, mn, k, bk);
+        const char *src = vals ? g + i * l->cstride : l->g; /* a valid address even when nothing is read */
+        char *dst = stage + l->s[i];
         if (vec) {
-            gk_cp_async_16(dst, g + off * 2, n * 2);
+            gk_cp_async_16(dst, src, vals * 2);
         } else {
             unsigned short v[8];
-            const unsigned short *src = (const unsigned short *)g + off;
 #pragma unroll
-            for (int e = 0; e < 8; e++) v[e] = e < n ? src[e] : 0;
+            for (int e = 0; e < 8; e++) v[e] = e < vals ? ((const unsigned short *)src)[e] : 0;
             *(uint4 *)dst = make_uint4(v[0] | (unsigned)v[1] << 16, v[2] | (unsigned)v[3] << 16,
                                        v[4] | (unsigned)v[5] << 16, v[6] | (unsigned)v[7] << 16);
         }
     }
 }
 
-/* A fragments (MI of 16 x 16) of this warp at k-step kk: ldmatrix x4 per fragment, .trans for an
-   MN-contiguous tile. Matrix j of the x4 is (rows +8 if j odd, k +8 if j >= 2). */
-GK_DEV void gk_gemm_frag_a(unsigned *af, const char *s, int kmaj, int wm0, int kk, int mi, int bk)
+/* This lane's ldmatrix row addresses for an operand, fixed for the kernel: fragment i of a
+   k-step kk reads at off[i] ^ (kk * 2) (K-contiguous: the XOR moves to chunk kk / 8, which
+   commutes with the swizzle because kk / 8 is even and the lane's own chunk is 0 or 1) or at
+   off[i] + kk * 128 (MN-contiguous: k rows of 128 bytes). x4 matrix j of A is (rows + 8 if j
+   odd, k + 8 if j >= 2); of B (k + 8 if j odd, n + 8 if j >= 2), two 8-wide B fragments. */
+GK_DEV void gk_gemm_frag_offsets(int *off, int kmaj, int w0, int frags, int rows_odd, int bk)
 {
     const int lane = threadIdx.x & 31, j = lane >> 3, r = lane & 7;
+    const int jmn = rows_odd ? (j & 1) : (j >> 1), jk = rows_odd ? (j >> 1) : (j & 1);
 #pragma unroll
-    for (int i = 0; i < mi; i++) {
-        const int m = wm0 + i * 16 + (j & 1) * 8, k = kk + (j >> 1) * 8;
-        if (kmaj) gk_ldmatrix_x4(af + i * 4, s + gk_gemm_smem_off(1, m + r, k, bk));
-        else gk_ldmatrix_x4_trans(af + i * 4, s + gk_gemm_smem_off(0, m, k + r, bk));
+    for (int i = 0; i < 8; i++) {
+        if (i >= frags) break;
+        const int mn = w0 + i * 16 + jmn * 8;
+        off[i] = kmaj ? gk_gemm_smem_off(1, mn + r, jk * 8, bk) : gk_gemm_smem_off(0, mn, jk * 8 + r, bk);
     }
 }
 
-/* B fragments (NI of 16 x 8), two per ldmatrix x4: matrix j is (k +8 if j odd, n +8 if j >= 2). */
-GK_DEV void gk_gemm_frag_b(unsigned *bf, const char *s, int kmaj, int wn0, int kk, int ni, int bk)
+GK_DEV void gk_gemm_frags(unsigned *f, const char *s, const int *off, int kmaj, int kk, int frags)
 {
-    const int lane = threadIdx.x & 31, j = lane >> 3, r = lane & 7;
 #pragma unroll
-    for (int i = 0; i < ni / 2; i++) {
-        const int n = wn0 + i * 16 + (j >> 1) * 8, k = kk + (j & 1) * 8;
-        if (kmaj) gk_ldmatrix_x4(bf + i * 4, s + gk_gemm_smem_off(1, n + r, k, bk));
-        else gk_ldmatrix_x4_trans(bf + i * 4, s + gk_gemm_smem_off(0, n, k + r, bk));
+    for (int i = 0; i < 8; i++) {
+        if (i >= frags) break;
+        if (kmaj) gk_ldmatrix_x4(f + i * 4, s + (off[i] ^ (kk * 2)));
+        else gk_ldmatrix_x4_trans(f + i * 4, s + off[i] + kk * 128);
     }
 }
 
@@ -289,13 +326,16 @@ GK_DEV void gk_gemm_cp_wait(int pending)
     }
 }
 
-/* The whole tensor-core kernel body; sizes are literals after inlining (see the generator). */
+/* The whole tensor-core kernel body; sizes are literals after inlining (see the generator).
+   Multi-stage pipeline: STAGES - 1 k-tiles in flight through cp.async; within a k-tile the
+   fragments of step kk + 1 are loaded before the mma of step kk, and the first fragments of the
+   next k-tile before the last mma of this one (after the barrier that makes that tile visible). */
 GK_DEV void gk_gemm_mma_run(const gk_gemm_args *p, int dt, int ta, int tb, int bm, int bn, int bk, int wm, int wn,
                             int stages, float *acc)
 {
     extern __shared__ uint4 gk_gemm_smem[];
     char *smem = (char *)gk_gemm_smem;
-    const int mi = wm / 16, ni = wn / 8, threads = (bm / wm) * (bn / wn) * 32;
+    const int mi = wm / 16, ni = wn / 8, threads = (bm / wm) * (bn / wn) * 32, ksteps = bk / 16;
     const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
     const int wm0 = warp / (bn / wn) * wm, wn0 = warp % (bn / wn) * wn;
     const int a_bytes = bm * bk * 2, stage_bytes = (bm + bn) * bk * 2;
@@ -307,40 +347,61 @@ GK_DEV void gk_gemm_mma_run(const gk_gemm_args *p, int dt, int ta, int tb, int b
     const int k_begin = split * p->k_per_split, k_end = min(p->k, k_begin + p->k_per_split);
     const int ktiles = (k_end - k_begin + bk - 1) / bk;
 
+    gk_gemm_ld la, lb;
+    gk_gemm_ld_init(&la, (const char *)p->a, p->lda, a_kmaj, m0, p->m, k_begin, bm, bk, threads);
+    gk_gemm_ld_init(&lb, (const char *)p->b, p->ldb, b_kmaj, n0, p->n, k_begin, bn, bk, threads);
+    int oa[8], ob[8];
+    gk_gemm_frag_offsets(oa, a_kmaj, wm0, mi, 1, bk);
+    gk_gemm_frag_offsets(ob, b_kmaj, wn0, ni / 2, 0, bk);
+
 #pragma unroll
     for (int i = 0; i < mi * ni * 4; i++) acc[i] = 0.0f;
 
-#define GK_GEMM_LOAD_STAGE(kt)                                                                                   \
-    do {                                                                                                         \
-        char *st_ = smem + ((kt) % stages) * stage_bytes;                                                        \
-        const int k0_ = k_begin + (kt) * bk;                                                                     \
-        gk_gemm_load(st_, (const char *)p->a, p->lda, a_kmaj, p->vec_a, m0, p->m, k0_, k_end, bm, bk, threads);  \
-        gk_gemm_load(st_ + a_bytes, (const char *)p->b, p->ldb, b_kmaj, p->vec_b, n0, p->n, k0_, k_end, bn, bk,  \
-                     threads);                                                                                   \
+#define GK_GEMM_LOAD_STAGE(kt)                                                                               \
+    do {                                                                                                     \
+        char *st_ = smem + ((kt) % stages) * stage_bytes;                                                    \
+        const int left_ = k_end - k_begin - (kt) * bk;                                                       \
+        gk_gemm_ld_tile(&la, st_, kt, left_, a_kmaj, p->vec_a, bm, bk, threads);                             \
+        gk_gemm_ld_tile(&lb, st_ + a_bytes, kt, left_, b_kmaj, p->vec_b, bn, bk, threads);                   \
     } while (0)
 
     for (int s = 0; s < stages - 1; s++) {
         if (s < ktiles) GK_GEMM_LOAD_STAGE(s);
         gk_cp_async_commit();
     }
+    gk_gemm_cp_wait(stages - 2);
+    __syncthreads();
+
+    unsigned af[2][4 * 8], bf[2][4 * 8];
+    gk_gemm_frags(af[0], smem, oa, a_kmaj, 0, mi);
+    gk_gemm_frags(bf[0], smem + a_bytes, ob, b_kmaj, 0, ni / 2);
     for (int kt = 0; kt < ktiles; kt++) {
-        gk_gemm_cp_wait(stages - 2);
-        __syncthreads();
-        if (kt + stages - 1 < ktiles) GK_GEMM_LOAD_STAGE(kt + stages - 1);
-        gk_cp_async_commit();
-        const char *sa = smem + (kt % stages) * stage_bytes, *sb = sa + a_bytes;
+        const char *sa = smem + (kt % stages) * stage_bytes;
 #pragma unroll
-        for (int kk = 0; kk < bk; kk += 16) {
-            unsigned af[4 * 8], bf[2 * 16];
-            gk_gemm_frag_a(af, sa, a_kmaj, wm0, kk, mi, bk);
-            gk_gemm_frag_b(bf, sb, b_kmaj, wn0, kk, ni, bk);
+        for (int ks = 0; ks < ksteps; ks++) {
+            const int cur = ks & 1, nxt = cur ^ 1;
+            if (ks == 0) { /* into the slot of tile kt - 1, which every warp has left */
+                if (kt + stages - 1 < ktiles) GK_GEMM_LOAD_STAGE(kt + stages - 1);
+                gk_cp_async_commit();
+            }
+            if (ks == ksteps - 1) {
+                /* tile kt + 1 in shared memory and every warp done with tile kt - 1's slot */
+                gk_gemm_cp_wait(stages - 2);
+                __syncthreads();
+                const char *na = smem + ((kt + 1) % stages) * stage_bytes;
+                gk_gemm_frags(af[nxt], na, oa, a_kmaj, 0, mi);
+                gk_gemm_frags(bf[nxt], na + a_bytes, ob, b_kmaj, 0, ni / 2);
+            } else {
+                gk_gemm_frags(af[nxt], sa, oa, a_kmaj, (ks + 1) * 16, mi);
+                gk_gemm_frags(bf[nxt], sa + a_bytes, ob, b_kmaj, (ks + 1) * 16, ni / 2);
+            }
 #pragma unroll
             for (int i = 0; i < mi; i++)
 #pragma unroll
                 for (int j = 0; j < ni; j++) {
                     float *cc = acc + (i * ni + j) * 4;
-                    if (dt == GK_BF16) gk_mma_m16n8k16_bf16(cc, af + i * 4, bf + j * 2, cc);
-                    else gk_mma_m16n8k16_f16(cc, af + i * 4, bf + j * 2, cc);
+                    if (dt == GK_BF16) gk_mma_m16n8k16_bf16(cc, af[cur] + i * 4, bf[cur] + j * 2, cc);
+                    else gk_mma_m16n8k16_f16(cc, af[cur] + i * 4, bf[cur] + j * 2, cc);
                 }
         }
     }
@@ -574,21 +635,29 @@ static __global__ void __launch_bounds__(128) gk_sgemm_warptile_kernel(gk_sgemm_
 
 #ifdef GK_GEMM_IMPL_ON
 
-/* The shipped tensor-core configurations. The dispatcher's reasons are beside it below; the
-   measured results of rejected configurations are in gk_bench/RESULTS.md. */
-GK_DEFINE_GEMM_MMA(gk_gemm_bf16_128x256, GK_BF16, 128, 256, 32, 64, 64, 4)
-GK_DEFINE_GEMM_MMA(gk_gemm_bf16_128x128, GK_BF16, 128, 128, 32, 64, 64, 4)
-GK_DEFINE_GEMM_MMA(gk_gemm_bf16_64x64, GK_BF16, 64, 64, 64, 32, 32, 4)
-GK_DEFINE_GEMM_MMA(gk_gemm_f16_128x256, GK_F16, 128, 256, 32, 64, 64, 4)
-GK_DEFINE_GEMM_MMA(gk_gemm_f16_128x128, GK_F16, 128, 128, 32, 64, 64, 4)
-GK_DEFINE_GEMM_MMA(gk_gemm_f16_64x64, GK_F16, 64, 64, 64, 32, 32, 4)
+/* The shipped tensor-core configurations, as X(tile name, BM, BN, BK, WM, WN, STAGES). The
+   dispatcher uses the first three as its large, medium and small tiles; a build may replace
+   the list (the tuning sweep adds candidates after them). Measured results of rejected
+   configurations are in gk_bench/RESULTS.md. */
+#ifndef GK_GEMM_CONFIGS
+#define GK_GEMM_CONFIGS(X)                  \
+    X(128x256x32_s4, 128, 256, 32, 64, 64, 4) \
+    X(128x128x32_s4, 128, 128, 32, 64, 64, 4) \
+    X(64x64x64_s4, 64, 64, 64, 32, 32, 4)
+#endif
 
-#define GK_GEMM_NCONFIG 3
-static const gk_gemm_kernel *const gk_gemm_kernel_table[2][GK_GEMM_NCONFIG] = {
-    {gk_gemm_bf16_128x256_kernels, gk_gemm_bf16_128x128_kernels, gk_gemm_bf16_64x64_kernels},
-    {gk_gemm_f16_128x256_kernels, gk_gemm_f16_128x128_kernels, gk_gemm_f16_64x64_kernels}};
-static const gk_gemm_config *const gk_gemm_config_table[GK_GEMM_NCONFIG] = {
-    &gk_gemm_bf16_128x256_config, &gk_gemm_bf16_128x128_config, &gk_gemm_bf16_64x64_config};
+#define GK_GEMM_X_DEFINE(tile, BM, BN, BK, WM, WN, STAGES)                  \
+    GK_DEFINE_GEMM_MMA(gk_gemm_bf16_##tile, GK_BF16, BM, BN, BK, WM, WN, STAGES) \
+    GK_DEFINE_GEMM_MMA(gk_gemm_f16_##tile, GK_F16, BM, BN, BK, WM, WN, STAGES)
+#define GK_GEMM_X_BF16(tile, BM, BN, BK, WM, WN, STAGES) gk_gemm_bf16_##tile##_kernels,
+#define GK_GEMM_X_F16(tile, BM, BN, BK, WM, WN, STAGES) gk_gemm_f16_##tile##_kernels,
+#define GK_GEMM_X_CONFIG(tile, BM, BN, BK, WM, WN, STAGES) &gk_gemm_bf16_##tile##_config,
+GK_GEMM_CONFIGS(GK_GEMM_X_DEFINE)
+
+static const gk_gemm_kernel *const gk_gemm_kernel_table[2][64] = {{GK_GEMM_CONFIGS(GK_GEMM_X_BF16)},
+                                                                  {GK_GEMM_CONFIGS(GK_GEMM_X_F16)}};
+static const gk_gemm_config *const gk_gemm_config_table[] = {GK_GEMM_CONFIGS(GK_GEMM_X_CONFIG)};
+#define GK_GEMM_NCONFIG ((int)(sizeof gk_gemm_config_table / sizeof gk_gemm_config_table[0]))
 
 GK_IMPL int gk_gemm_config_count(void) { return GK_GEMM_NCONFIG; }
 
@@ -596,7 +665,7 @@ GK_IMPL gk_gemm_config gk_gemm_config_info(int config)
 {
     gk_gemm_config none = {0};
     if (config < 0 || config >= GK_GEMM_NCONFIG) return none;
-    return *gk_gemm_config_table[config]; /* the bf16 kernel's name; f16 has the same tiles */
+    return *gk_gemm_config_table[config]; /* named after the bf16 kernels; f16 has the same tiles */
 }
 
 /* The dispatcher. Big tiles (128 x 256: 64 x 64 warp tiles, intensity 85 FLOP/B of shared

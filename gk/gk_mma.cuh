@@ -116,11 +116,12 @@ GK_HD int gk_bank_conflicts(const int *addr, int n)
 
 /* ---------------------------------------------------------------- PTX wrappers */
 
-/* D = A B + C, 16 x 8 x 16, fp32 accumulators.
+/* D = A B + C, 16 x 8 x 16, fp32 accumulators. Not volatile: a pure function of its registers,
+   so the compiler may interleave it with the next fragments' loads.
    operands: d {4 x f32}, a {4 x b32: 8 bf16}, b {2 x b32: 4 bf16}, c {4 x f32} */
 GK_DEV void gk_mma_m16n8k16_bf16(float *d, const unsigned *a, const unsigned *b, const float *c)
 {
-    asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 "
+    asm("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 "
                  "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%10, %11, %12, %13};"
                  : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3])
                  : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "f"(c[0]), "f"(c[1]),
@@ -129,7 +130,7 @@ GK_DEV void gk_mma_m16n8k16_bf16(float *d, const unsigned *a, const unsigned *b,
 
 GK_DEV void gk_mma_m16n8k16_f16(float *d, const unsigned *a, const unsigned *b, const float *c)
 {
-    asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 "
+    asm("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 "
                  "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%10, %11, %12, %13};"
                  : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3])
                  : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "f"(c[0]), "f"(c[1]),

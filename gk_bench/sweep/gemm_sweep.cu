@@ -1,0 +1,144 @@
+// GEMM tuning sweep: every tensor-core configuration and layout checked against a CPU reference
+// on small odd shapes, then timed at the benchmark's shapes next to cuBLAS in the same process;
+// the fp32 ladder at 4096^3 next to cuBLAS SGEMM. Plain nvcc, so it builds on the GPU host:
+//   nvcc -std=c++17 -O3 -arch=sm_90 -I. gk_bench/sweep/gemm_sweep.cu -lcublas -o gemm_sweep
+// The candidates: the shipped configurations first (the dispatcher's large, medium and small
+// tiles), then the ones under trial.
+#define GK_GEMM_CONFIGS(X)                       \
+    X(128x256x32_s4, 128, 256, 32, 64, 64, 4)    \
+    X(128x128x32_s4, 128, 128, 32, 64, 64, 4)    \
+    X(64x64x64_s4, 64, 64, 64, 32, 32, 4)        \
+    X(128x256x64_s3, 128, 256, 64, 64, 64, 3)    \
+    X(256x128x32_s4, 256, 128, 32, 64, 64, 4)    \
+    X(128x256x32_s5, 128, 256, 32, 64, 64, 5)    \
+    X(128x128x64_s3, 128, 128, 64, 64, 64, 3)    \
+    X(128x128x32_w64x32, 128, 128, 32, 64, 32, 4)
+#define GK_IMPLEMENTATION
+#include "gk/gk_gemm.cuh"
+
+#include <cmath>
+#include <cublas_v2.h>
+
+#include "gk_bench/sweep/sweep_util.h"
+
+#define CB(x) do { cublasStatus_t s_ = (x); if (s_ != CUBLAS_STATUS_SUCCESS) { printf("%s: cublas %d\n", #x, (int)s_); exit(1); } } while (0)
+
+static cublasHandle_t handle;
+
+// Row-major D = op(A) op(B) through column-major cuBLAS: D^T = op(B)^T op(A)^T.
+static cudaError_t cublas_bf16(void *d, const void *a, int64_t lda, int ta, const void *b, int64_t ldb, int tb, int m,
+                               int n, int k)
+{
+    const float one = 1.0f, zero = 0.0f;
+    cublasStatus_t s = cublasGemmEx(handle, tb ? CUBLAS_OP_T : CUBLAS_OP_N, ta ? CUBLAS_OP_T : CUBLAS_OP_N, n, m, k, &one,
+                                    b, CUDA_R_16BF, (int)ldb, a, CUDA_R_16BF, (int)lda, &zero, d, CUDA_R_16BF, n,
+                                    CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT);
+    return s == CUBLAS_STATUS_SUCCESS ? cudaSuccess : cudaErrorUnknown;
+}
+
+static float host_bf16(const void *p, int64_t i) { return gk_bf16_to_f32(((const gk_bf16 *)p)[i]); }
+
+// Max relative error (to the row's magnitude) of a bf16 D against a double reference.
+static double check(int config, int splits, int ta, int tb, int m, int n, int k, char *a, char *b, char *d, void *ws)
+{
+    const int64_t lda = ta ? m : k, ldb = tb ? k : n;
+    CK(cudaMemset(d, 0xff, (size_t)m * n * 2));
+    CK(gk_gemm_ex(config, splits, GK_BF16, d, GK_BF16, n, a, lda, ta, b, ldb, tb, NULL, 0, NULL, m, n, k, 1.0f, 0.0f,
+                  GK_ACT_NONE, ws, (size_t)1 << 30, 0));
+    CK(cudaDeviceSynchronize());
+    std::vector<char> ha((size_t)m * k * 2), hb((size_t)k * n * 2), hd((size_t)m * n * 2);
+    CK(cudaMemcpy(ha.data(), a, ha.size(), cudaMemcpyDeviceToHost));
+    CK(cudaMemcpy(hb.data(), b, hb.size(), cudaMemcpyDeviceToHost));
+    CK(cudaMemcpy(hd.data(), d, hd.size(), cudaMemcpyDeviceToHost));
+    double worst = 0;
+    for (int i = 0; i < m; i++)
+        for (int j = 0; j < n; j++) {
+            double s = 0, mag = 0;
+            for (int l = 0; l < k; l++) {
+                const double x = host_bf16(ha.data(), ta ? (int64_t)l * lda + i : (int64_t)i * lda + l);
+                const double y = host_bf16(hb.data(), tb ? (int64_t)j * ldb + l : (int64_t)l * ldb + j);
+                s += x * y;
+                mag += fabs(x * y);
+            }
+            const double got = host_bf16(hd.data(), (int64_t)i * n + j);
+            const double e = fabs(got - s) / (mag + 1e-30);
+            if (!(e <= worst)) worst = e != e ? INFINITY : e;
+        }
+    return worst;
+}
+
+int main()
+{
+    CB(cublasCreate(&handle));
+    const size_t G = (size_t)1 << 30;
+    char *a, *b, *d, *ws;
+    CK(cudaMalloc(&a, G));
+    CK(cudaMalloc(&b, G));
+    CK(cudaMalloc(&d, G));
+    CK(cudaMalloc(&ws, G));
+    fill<<<2048, 256>>>((unsigned *)a, G / 4, 1);
+    fill<<<2048, 256>>>((unsigned *)b, G / 4, 2);
+    CK(cudaDeviceSynchronize());
+
+    printf("correctness (max error / sum|a b|, bf16 out: < 8e-3 passes)\n");
+    const int shapes[][3] = {{1, 1, 1}, {17, 33, 65}, {127, 255, 63}, {200, 300, 1000}};
+    int bad = 0;
+    for (int cfg = 0; cfg < gk_gemm_config_count(); cfg++)
+        for (int l = 0; l < 4; l++)
+            for (const auto &s : shapes)
+                for (int splits = 1; splits <= 3; splits += 2) {
+                    const double e = check(cfg, splits, l >> 1, l & 1, s[0], s[1], s[2], a, b, d, ws);
+                    if (!(e < 8e-3)) {
+                        printf("  FAIL cfg %d layout %d splits %d %dx%dx%d: %g\n", cfg, l, splits, s[0], s[1], s[2], e);
+                        bad++;
+                    }
+                }
+    printf("  %d failures\n", bad);
+
+    printf("%-28s %-18s %9s %8s %8s\n", "kernel", "shape", "us", "TFLOP/s", "vs cuBLAS");
+    auto row = [&](const char *name, int m, int n, int k, int ta, int tb, int config) {
+        const int64_t lda = ta ? m : k, ldb = tb ? k : n;
+        const double tc = median_s([&] { return cublas_bf16(d, a, lda, ta, b, ldb, tb, m, n, k); });
+        const double t = median_s([&] {
+            return gk_gemm_ex(config, 0, GK_BF16, d, GK_BF16, n, a, lda, ta, b, ldb, tb, NULL, 0, NULL, m, n, k, 1.0f, 0.0f,
+                              GK_ACT_NONE, ws, G, 0);
+        });
+        char shape[64];
+        snprintf(shape, sizeof shape, "%dx%dx%d %s%s", m, n, k, ta ? "T" : "N", tb ? "T" : "N");
+        printf("%-28s %-18s %9.1f %8.1f %8.3f   (cuBLAS %.1f)\n", name, shape, t * 1e6, 2.0 * m * n * k / t * 1e-12,
+               tc / t, 2.0 * m * n * k / tc * 1e-12);
+    };
+    for (int cfg = 0; cfg < gk_gemm_config_count(); cfg++) {
+        row(gk_gemm_config_info(cfg).name, 4096, 4096, 4096, 0, 1, cfg);
+        row(gk_gemm_config_info(cfg).name, 8192, 8192, 8192, 0, 1, cfg);
+    }
+    row("dispatch", 4096, 4096, 4096, 0, 0, -1);
+    row("dispatch", 4096, 4096, 4096, 1, 0, -1);
+    row("dispatch", 4096, 4096, 4096, 1, 1, -1);
+    row("dispatch", 4095, 4097, 4093, 0, 0, -1);
+    const int llm[][2] = {{8192, 8192}, {8192, 28672}};
+    for (int mm : {16, 128, 2048})
+        for (const auto &kn : llm) row("dispatch", mm, kn[1], kn[0], 0, 1, -1);
+
+    // fp32 ladder at 4096^3 (naive skipped here: a second per call)
+    {
+        const int n = 4096;
+        const float one = 1.0f, zero = 0.0f;
+        CB(cublasSetMathMode(handle, CUBLAS_DEFAULT_MATH));
+        const float *fa = (const float *)a, *fb = (const float *)b;
+        float *fd = (float *)d;
+        const double tc = median_s([&] {
+            return cublasSgemm(handle, CUBLAS_OP_N, CUBLAS_OP_N, n, n, n, &one, fb, n, fa, n, &zero, fd, n) ==
+                           CUBLAS_STATUS_SUCCESS ? cudaSuccess : cudaErrorUnknown;
+        });
+        printf("cublasSgemm 4096^3: %.1f TFLOP/s\n", 2.0 * n * n * n / tc * 1e-12);
+        const char *names[] = {"smem", "regtile", "warptile"};
+        cudaError_t (*fns[])(float *, int64_t, const float *, int64_t, const float *, int64_t, int64_t, int64_t, int64_t,
+                             float, float, cudaStream_t) = {gk_gemm_f32_smem, gk_gemm_f32_regtile, gk_gemm_f32_warptile};
+        for (int i = 0; i < 3; i++) {
+            const double t = median_s([&] { return fns[i](fd, n, fa, n, fb, n, n, n, n, 1.0f, 0.0f, 0); });
+            printf("f32 %-10s 4096^3: %.1f TFLOP/s, %.3f of cuBLAS\n", names[i], 2.0 * n * n * n / t * 1e-12, tc / t);
+        }
+    }
+    return 0;
+}
