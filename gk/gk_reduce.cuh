@@ -50,13 +50,21 @@
      wider         a block of 1024 threads per row, two passes over the row: statistics first
                    (online max and sum for softmax; sum and sum of squares about the row's first
                    element for LayerNorm), then the output, the second read served mostly by L2.
+     Softmax takes a thread's max over all the values it holds, then one exp (ex2.approx) per
+     value; in the register variants those exps replace the held values (rounded to T, at most
+     one more rounding of T: within the tolerance), so the output pass only scales them. RMSNorm +
+     fp8 (bf16, f32) likewise holds x * weight rounded to T, so it reads the weight once.
      Rows whose starts (of every operand) are 16-byte aligned move 16-byte vectors; otherwise
      every element moves alone, correct for any stride and offset.
 
    CONFIG MACROS
      GK_RD_SLOTS          16-byte vectors a thread holds in the register variants, default 4
      GK_RD_STREAM_BATCH   16-byte vectors a thread has in flight in the streaming variant, default 2
-     GK_RD_MIN_BLOCKS     resident 256-thread blocks per SM to compile for, default 4
+     GK_RD_MIN_BLOCKS     resident 256-thread blocks per SM to compile the block-per-row kernels
+                          for, default 5 (48 registers; f16 forms other than RMSNorm and quant: 4)
+     GK_RD_STREAM_THREADS threads of a streaming block, default 1024
+     GK_RD_STREAM_BLOCKS  resident streaming blocks per SM to compile for, default 2 for RMSNorm
+                          and softmax (not f16), else 1
 
    THE LEDGER (per call; n = rows * cols, s = sizeof(T))
      rmsnorm n(2s) + cols s; layernorm n(2s) + 2 cols s; softmax n(2s); residual_rmsnorm n(4s)
@@ -78,18 +86,36 @@
 #ifndef GK_RD_SLOTS
 #define GK_RD_SLOTS 4
 #endif
-/* Resident 256-thread blocks per SM the kernels are compiled for: 4 caps them at 64 registers a
-   thread. 8 (32 registers, a full SM) would keep more rows in flight, which a row's serial
-   phases (load, reduce, store) need, but every variant then spills (checked with ptxas). */
+/* Resident 256-thread blocks per SM the block-per-row kernels are compiled for: 5 caps them at 48
+   registers a thread and keeps more rows in flight, which a row's serial phases (load, reduce,
+   store) need: LayerNorm 85% -> 90% of copy bandwidth at [16384, 8192] bf16, softmax 84% -> 90%.
+   The f16 forms other than RMSNorm and quantization spill at 48 (ptxas), so they get one block
+   fewer. 8 (32 registers, a full SM) makes every variant spill. */
 #ifndef GK_RD_MIN_BLOCKS
-#define GK_RD_MIN_BLOCKS 4
+#define GK_RD_MIN_BLOCKS 5
 #endif
-/* The group kernel of softmax interleaves its vectors' max and exp loops: compiled for 64
-   registers (and at 80) it spills on sm_80 (f16), so it is compiled for half the blocks. */
-#define GK_RD_GROUP_BLOCKS(op) ((op) == GK_RD_SOFTMAX ? GK_RD_MIN_BLOCKS / 2 : GK_RD_MIN_BLOCKS)
+#define GK_RD_ROW_BLOCKS(op, dt) \
+    ((dt) == GK_F16 && (op) != GK_RD_RMSNORM && (op) != GK_RD_QUANT && GK_RD_MIN_BLOCKS > 1 ? GK_RD_MIN_BLOCKS - 1 \
+                                                                                        : GK_RD_MIN_BLOCKS)
+/* The group kernels spill at 48 registers: 4 blocks (64); softmax's at 64 on sm_80 (f16): 2. */
+#define GK_RD_GROUP_BLOCKS(op) ((op) == GK_RD_SOFTMAX ? 2 : 4)
 /* Vectors per thread in flight per round of the streaming variant (registers: 2 x 4 each). */
 #ifndef GK_RD_STREAM_BATCH
 #define GK_RD_STREAM_BATCH 2
+#endif
+/* Threads of a streaming block, and the resident blocks per SM it is compiled for: by default 2
+   (32 registers: twice the rows in flight) for RMSNorm and softmax (bf16 at [1024, 65536]: 63.0% ->
+   67.4% and 63.1% -> 65.0% of copy bandwidth); 1 for the rest, which spill at 32 registers (ptxas)
+   or measured no faster (fp8 quantization: 68.8% -> 67.6%, and 35.5% -> 31.6% at [64, 262144]).
+   Defining GK_RD_STREAM_BLOCKS sets it for all. */
+#ifndef GK_RD_STREAM_THREADS
+#define GK_RD_STREAM_THREADS 1024
+#endif
+#ifdef GK_RD_STREAM_BLOCKS
+#define GK_RD_STREAM_MIN_BLOCKS(op, dt) GK_RD_STREAM_BLOCKS
+#else
+#define GK_RD_STREAM_MIN_BLOCKS(op, dt)                                                                   \
+    ((dt) != GK_F16 && ((op) == GK_RD_RMSNORM || (op) == GK_RD_SOFTMAX) ? 2 : 1)
 #endif
 
 typedef enum gk_rd_op {
@@ -235,13 +261,13 @@ GK_DEV void gk_rd_store(void *row, int j0, int cols, int dt, int vec, int vector
         if (j0 + e < cols) gk_store1_f32(row, j0 + e, dt, y[e]);
 }
 
-/* vec fp8 codes from y * inv (saturating), at column j0 of an e4m3 row. */
-GK_DEV void gk_rd_store_e4m3(void *row, int j0, int cols, int vec, int vectorized, const float *y, float inv)
+/* vec fp8 codes from y (already scaled; saturating), at column j0 of an e4m3 row. */
+GK_DEV void gk_rd_store_e4m3(void *row, int j0, int cols, int vec, int vectorized, const float *y)
 {
     unsigned lo = 0u, hi = 0u; /* the codes packed little-endian, as they sit in memory */
 #pragma unroll
-    for (int e = 0; e < vec; e++) {
-        const unsigned c = gk_f32_to_e4m3(y[e] * inv);
+    for (int e = 0; e < vec; e += 2) { /* two per conversion (one cvt ... e4m3x2 on sm_89+) */
+        const unsigned c = __nv_cvt_float2_to_fp8x2(make_float2(y[e], y[e + 1]), __NV_SATFINITE, __NV_E4M3);
         if (e < 4) lo |= c << (8 * e);
         else hi |= c << (8 * (e - 4));
     }
@@ -321,8 +347,9 @@ GK_DEV void gk_rd_reduce_softmax(float *m, float *s, int block_level, int group,
 
 /* Per-row statistics, turned into what the output pass needs. */
 typedef struct gk_rd_stats {
-    float a; /* rmsnorm, layernorm: 1 / sqrt(. + eps); softmax: the max (0 for an all -inf row) */
-    float b; /* layernorm: mean; softmax: 1 / sum (log: log sum); quant: 448 / max|y| */
+    float a; /* rmsnorm, layernorm: 1 / sqrt(. + eps); softmax: the max (0 for an all -inf row);
+                quant forms: the whole factor to fp8 units, rstd * 448 / max|y| */
+    float b; /* layernorm: mean; softmax: 1 / sum (log: log sum) */
 } gk_rd_stats;
 
 /* The output of one element. */
@@ -334,8 +361,8 @@ GK_DEV float gk_rd_out(int op, float x, gk_rd_stats st, float w, float bias, flo
         const float v = scale * x - st.a;
         return log ? v - st.b : __expf(v) * st.b;
     }
-    case GK_RD_QUANT: return x;
-    default: return x * st.a * w; /* rmsnorm forms: scaled to fp8 later for the quant form */
+    case GK_RD_QUANT: return x * st.a;
+    default: return x * st.a * w; /* rmsnorm forms (the quant form's st.a includes the fp8 scale) */
     }
 }
 
@@ -348,7 +375,7 @@ GK_DEV float gk_rd_softmax_norm(float s, int log)
     return s > 0.0f ? 1.0f / s : 0.0f;
 }
 
-/* Accumulates one value into the per-thread statistics (sa, sb) of op (softmax: gk_rd_softmax_vec). */
+/* Accumulates one value into the per-thread statistics (sa, sb) of op (softmax: gk_rd_softmax_slots). */
 GK_DEV void gk_rd_accumulate(int op, float v, float w, float pivot, float *sa, float *sb)
 {
     if (op == GK_RD_LAYERNORM) {                                 /* deviations from the pivot */
@@ -361,19 +388,82 @@ GK_DEV void gk_rd_accumulate(int op, float v, float w, float pivot, float *sa, f
     }
 }
 
-/* Softmax statistics of one vector (its first n values valid): the vector's max, one fast exp
-   per value, then one merge into the thread's state (m, s). A per-value online update costs a
-   branch and a rescale per value: 46% of copy bandwidth at [16384, 8192] bf16. */
-GK_DEV void gk_rd_softmax_vec(const float *x, int vec, int n, float scale, float *m, float *s)
+/* The first n of vec values (weights w for RMSNorm + fp8) into the statistics; a full vector
+   (n >= vec) pays no per-value bounds check. */
+GK_DEV void gk_rd_accumulate_n(int op, const float *x, const float *w, int vec, int n, float pivot, float *sa, float *sb)
+{
+#pragma unroll
+    for (int e = 0; e < 8; e++)
+        if (e < vec && e < n) gk_rd_accumulate(op, x[e], op == GK_RD_RMSNORM_QUANT ? w[e] : 1.0f, pivot, sa, sb);
+}
+
+GK_DEV void gk_rd_accumulate_vec(int op, const float *x, const float *w, int vec, int n, float pivot, float *sa, float *sb)
+{
+    if (n >= vec) gk_rd_accumulate_n(op, x, w, vec, vec, pivot, sa, sb);
+    else gk_rd_accumulate_n(op, x, w, vec, n, pivot, sa, sb);
+}
+
+#define GK_RD_LOG2E 1.4426950408889634f
+
+/* 2^v on the special-function unit, one instruction (ex2.approx.ftz: about 2 ulp; results under
+   2^-126 flush to 0, far below any tolerance of a probability). __expf adds a multiply and, without
+   ftz, a subnormal fix-up around it. */
+GK_DEV float gk_rd_ex2(float v)
+{
+    float y;
+    asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(y) : "f"(v));
+    return y;
+}
+
+/* The max of scale * x over the first n of vec values (n >= vec: all; a literal after inlining
+   at the call below, so full vectors pay no per-value bounds check). */
+GK_DEV float gk_rd_vmax(const float *x, int vec, int n, float scale, float m)
+{
+#pragma unroll
+    for (int e = 0; e < 8; e++)
+        if (e < vec && e < n) m = fmaxf(m, scale * x[e]);
+    return m;
+}
+
+/* exp(scale * x - max) = 2^(x c - mc) of the first n of vec values into p (0 past n); their sum. */
+GK_DEV float gk_rd_vexp(const float *x, int vec, int n, float c, float mc, float *p)
+{
+    float s = 0.0f;
+#pragma unroll
+    for (int e = 0; e < 8; e++) {
+        if (e >= vec) break;
+        p[e] = e < n ? gk_rd_ex2(fmaf(x[e], c, -mc)) : 0.0f;
+        s += p[e];
+    }
+    return s;
+}
+
+/* Softmax statistics of nk vectors a thread holds packed in raw (vector k at column j + k * step):
+   their common max first, then one exp per value (no rescaling), merged once into the thread's
+   state (m, s). With keep, the exps replace the values in raw (rounded to dt), so the output pass
+   needs a multiply and no exp. A per-value online update cost a branch, a rescale and an accurate
+   exp per value: 46% of copy bandwidth at [16384, 8192] bf16; a max and merge per vector with
+   __expf: 65%. */
+GK_DEV void gk_rd_softmax_slots(uint4 *raw, int nk, int j, int step, int cols, int dt, int vec, float scale,
+                                int keep, float *m, float *s)
 {
     float mk = -INFINITY, sk = 0.0f;
 #pragma unroll
-    for (int e = 0; e < 8; e++)
-        if (e < vec && e < n) mk = fmaxf(mk, scale * x[e]);
-    const float mu = mk == -INFINITY ? 0.0f : mk;
+    for (int k = 0; k < nk; k++) {
+        const int n = cols - (j + k * step);
+        float x[8];
+        gk_unpack_f32(raw[k], dt, vec, x);
+        mk = n >= vec ? gk_rd_vmax(x, vec, vec, scale, mk) : gk_rd_vmax(x, vec, n, scale, mk);
+    }
+    const float c = scale * GK_RD_LOG2E, mc = (mk == -INFINITY ? 0.0f : mk) * GK_RD_LOG2E;
 #pragma unroll
-    for (int e = 0; e < 8; e++)
-        if (e < vec && e < n) sk += __expf(scale * x[e] - mu);
+    for (int k = 0; k < nk; k++) {
+        const int n = cols - (j + k * step);
+        float x[8], p[8];
+        gk_unpack_f32(raw[k], dt, vec, x);
+        sk += n >= vec ? gk_rd_vexp(x, vec, vec, c, mc, p) : gk_rd_vexp(x, vec, n, c, mc, p);
+        if (keep) raw[k] = gk_pack_f32(p, dt, vec);
+    }
     gk_softmax_merge(m, s, mk, sk);
 }
 
@@ -403,7 +493,7 @@ GK_DEV gk_rd_stats gk_rd_finish(const gk_rd_args a, int op, float sa, float sb, 
     st.b = 1.0f;
     if (op == GK_RD_QUANT || op == GK_RD_RMSNORM_QUANT) {
         const float amax = op == GK_RD_QUANT ? sb : sb * st.a; /* rstd > 0: max|x w| rstd = max|x rstd w| */
-        st.b = amax > 0.0f ? 448.0f / amax : 1.0f;
+        st.a *= amax > 0.0f ? 448.0f / amax : 1.0f;
         if (writer) a.scales[r] = amax > 0.0f ? amax / 448.0f : 1.0f;
     }
     return st;
@@ -421,6 +511,40 @@ GK_DEV uint4 gk_rd_load_raw(const void *row, int j0, int cols, int dt, int vec, 
     return gk_pack_f32(x, dt, vec); /* exact: the values came from dt */
 }
 
+/* RMSNorm + fp8 statistics of bf16 rows held packed in raw (vector k at column j + k * step): sum
+   x^2 into sa, raw replaced by x w on bf16 pairs (one rounding of the exact product: the same bits
+   as the fp32 product rounded to bf16), and max|x w| taken on pairs too (returned). Half the
+   instructions of widening x and w: the form was issue-bound (82% of issue slots busy). */
+GK_DEV float gk_rd_fold_w_bf16x2(const gk_rd_args a, uint4 *raw, int nk, int j, int step, float *sa)
+{
+    const int cols = a.cols;
+    __nv_bfloat162 m2 = __float2bfloat162_rn(0.0f);
+#pragma unroll
+    for (int k = 0; k < nk; k++) {
+        const int j0 = j + k * step;
+        if (j0 >= cols) continue;
+        float x[8];
+        gk_unpack_f32(raw[k], GK_BF16, 8, x);
+        gk_rd_accumulate_vec(GK_RD_RMSNORM, x, x, 8, cols - j0, 0.0f, sa, sa); /* zero padding adds 0 */
+    }
+#pragma unroll
+    for (int k = 0; k < nk; k++) {
+        const int j0 = j + k * step;
+        if (j0 >= cols) continue;
+        const uint4 w = a.w ? gk_rd_load_raw(a.w, j0, cols, GK_BF16, 8, a.wvec) : make_uint4(0x3f803f80u, 0x3f803f80u, 0x3f803f80u, 0x3f803f80u);
+        unsigned *rv = (unsigned *)&raw[k];
+        const unsigned *wv = (const unsigned *)&w;
+#pragma unroll
+        for (int i = 0; i < 4; i++) {
+            __nv_bfloat162 p = __hmul2(*(const __nv_bfloat162 *)&rv[i], *(const __nv_bfloat162 *)&wv[i]);
+            rv[i] = *(const unsigned *)&p;
+            const unsigned ab = rv[i] & 0x7fff7fffu; /* |.| of both halves */
+            m2 = __hmax2(m2, *(const __nv_bfloat162 *)&ab); /* NaN ignored, as fmaxf does */
+        }
+    }
+    return fmaxf(__low2float(m2), __high2float(m2));
+}
+
 /* Register variant: the row lives packed in raw[k], slot k covering vector k * G + t. */
 GK_DEV void gk_rd_regs_run(const gk_rd_args a, int op, int dt, int block_level)
 {
@@ -432,6 +556,9 @@ GK_DEV void gk_rd_regs_run(const gk_rd_args a, int op, int dt, int block_level)
     const int64_t in_block = block_level ? 0 : threadIdx.x / a.group;
     const int64_t step = (int64_t)gridDim.x * per_block;
     const int cols = a.cols, quant = op == GK_RD_RMSNORM_QUANT || op == GK_RD_QUANT;
+    /* RMSNorm + fp8 holds x w rounded to dt (far finer than fp8) instead of x; not for f16, whose
+       range x w may leave */
+    const int fold_w = op == GK_RD_RMSNORM_QUANT && dt != GK_F16, pairs_w = fold_w && dt == GK_BF16;
 
     /* Every lane of a warp runs the same number of rounds (shuffles need all 32): a group past
        the last row works on row rows-1 and stores nothing. */
@@ -466,28 +593,27 @@ GK_DEV void gk_rd_regs_run(const gk_rd_args a, int op, int dt, int block_level)
 
         const float pivot = op == GK_RD_LAYERNORM ? gk_load1_f32(xr, 0, dt) : 0.0f;
         float sa = gk_rd_init_a(op), sb = 0.0f;
-        if (op == GK_RD_SOFTMAX) {
-#pragma unroll
-            for (int k = 0; k < GK_RD_SLOTS; k++) {
-                const int j0 = (k * G + t) * vec;
-                float x[8];
-                gk_unpack_f32(raw[k], dt, vec, x);
-                gk_rd_softmax_vec(x, vec, cols - j0, a.scale, &sa, &sb);
-            }
-        }
+        const int keep_exp = op == GK_RD_SOFTMAX && !a.log;
+        if (op == GK_RD_SOFTMAX) gk_rd_softmax_slots(raw, GK_RD_SLOTS, t * vec, G * vec, cols, dt, vec, a.scale, keep_exp, &sa, &sb);
+        if (pairs_w) sb = gk_rd_fold_w_bf16x2(a, raw, GK_RD_SLOTS, t * vec, G * vec, &sa);
 #pragma unroll
         for (int k = 0; k < GK_RD_SLOTS; k++) {
             const int j0 = (k * G + t) * vec;
-            if (j0 >= cols || op == GK_RD_SOFTMAX) continue;
+            if (j0 >= cols || op == GK_RD_SOFTMAX || pairs_w) continue;
             float x[8], w[8], unused[8];
             gk_unpack_f32(raw[k], dt, vec, x);
             if (op == GK_RD_RMSNORM_QUANT) gk_rd_params(a, op, dt, j0, vec, w, unused);
+            gk_rd_accumulate_vec(op, x, w, vec, cols - j0, pivot, &sa, &sb);
+            if (fold_w) { /* hold x w: the output pass then reads no weight */
 #pragma unroll
-            for (int e = 0; e < vec; e++)
-                if (j0 + e < cols)
-                    gk_rd_accumulate(op, x[e], op == GK_RD_RMSNORM_QUANT ? w[e] : 1.0f, pivot, &sa, &sb);
+                for (int e = 0; e < vec; e++) x[e] *= w[e];
+                raw[k] = gk_pack_f32(x, dt, vec);
+            }
         }
-        const gk_rd_stats st = gk_rd_finish(a, op, sa, sb, pivot, r, live && t == 0, block_level, G, scratch);
+        const float mt = sa; /* softmax: the thread's max, which its held exps are relative to */
+        gk_rd_stats st = gk_rd_finish(a, op, sa, sb, pivot, r, live && t == 0, block_level, G, scratch);
+        /* held exps scale by exp(mt - max) / sum (0 * (1 / sum) for a thread of -inf only: 0, or NaN) */
+        if (keep_exp) st.a = (mt == -INFINITY ? 0.0f : __expf(mt - st.a)) * st.b;
 
         if (live) {
             void *orow = (char *)a.out + r * a.ldo * (quant ? 1 : gk_dtype_size(dt));
@@ -497,10 +623,11 @@ GK_DEV void gk_rd_regs_run(const gk_rd_args a, int op, int dt, int block_level)
                 if (j0 >= cols) continue;
                 float x[8], y[8], w[8], bias[8];
                 gk_unpack_f32(raw[k], dt, vec, x);
-                gk_rd_params(a, op, dt, j0, vec, w, bias);
+                gk_rd_params(a, fold_w ? GK_RD_QUANT : op, dt, j0, vec, w, bias); /* folded: ones */
 #pragma unroll
-                for (int e = 0; e < vec; e++) y[e] = gk_rd_out(op, x[e], st, w[e], bias[e], a.scale, a.log);
-                if (quant) gk_rd_store_e4m3(orow, j0, cols, vec, a.vectorized, y, st.b);
+                for (int e = 0; e < vec; e++)
+                    y[e] = keep_exp ? x[e] * st.a : gk_rd_out(op, x[e], st, w[e], bias[e], a.scale, a.log);
+                if (quant) gk_rd_store_e4m3(orow, j0, cols, vec, a.vectorized, y);
                 else gk_rd_store(orow, j0, cols, dt, vec, a.vectorized, y);
             }
         }
@@ -533,10 +660,15 @@ GK_DEV void gk_rd_stream_run(const gk_rd_args a, int op, int dt)
 #pragma unroll
             for (int k = 0; k < GK_RD_STREAM_BATCH; k++) {
                 const int j0 = j + k * stride;
+                raw[k] = make_uint4(0u, 0u, 0u, 0u);
                 if (j0 < cols) {
                     raw[k] = gk_rd_load_raw(xr, j0, cols, dt, vec, a.vectorized);
                     if (resid) rawr[k] = gk_rd_load_raw(rr, j0, cols, dt, vec, a.vectorized);
                 }
+            }
+            if (op == GK_RD_SOFTMAX) {
+                gk_rd_softmax_slots(raw, GK_RD_STREAM_BATCH, j, stride, cols, dt, vec, a.scale, 0, &sa, &sb);
+                continue;
             }
 #pragma unroll
             for (int k = 0; k < GK_RD_STREAM_BATCH; k++) {
@@ -551,18 +683,14 @@ GK_DEV void gk_rd_stream_run(const gk_rd_args a, int op, int dt)
                     for (int e = 0; e < vec; e++) x[e] = gk_round_f32(h[e] + x[e], dt); /* h as stored */
                     gk_rd_store(ro, j0, cols, dt, vec, a.vectorized, x);
                 }
-                if (op == GK_RD_SOFTMAX) {
-                    gk_rd_softmax_vec(x, vec, cols - j0, a.scale, &sa, &sb);
-                    continue;
-                }
                 if (op == GK_RD_RMSNORM_QUANT) gk_rd_params(a, op, dt, j0, vec, w, unused);
-#pragma unroll
-                for (int e = 0; e < vec; e++)
-                    if (j0 + e < cols)
-                        gk_rd_accumulate(op, x[e], op == GK_RD_RMSNORM_QUANT ? w[e] : 1.0f, pivot, &sa, &sb);
+                gk_rd_accumulate_vec(op, x, w, vec, cols - j0, pivot, &sa, &sb);
             }
         }
         const gk_rd_stats st = gk_rd_finish(a, op, sa, sb, pivot, r, t == 0, 1, G, scratch);
+        /* softmax: exp(scale x - max) / sum = 2^(x c - kc), the division folded into the exponent
+           (1 / sum = 0 for an all -inf row gives kc = inf, output 0; NaN stays NaN) */
+        const float c = a.scale * GK_RD_LOG2E, kc = st.a * GK_RD_LOG2E - __log2f(st.b);
 
         const void *src = resid ? (const void *)ro : xr;
         for (int j = t * vec; j < cols; j += GK_RD_STREAM_BATCH * stride) {
@@ -580,8 +708,10 @@ GK_DEV void gk_rd_stream_run(const gk_rd_args a, int op, int dt)
                 gk_unpack_f32(raw[k], dt, vec, x);
                 gk_rd_params(a, op, dt, j0, vec, w, bias);
 #pragma unroll
-                for (int e = 0; e < vec; e++) y[e] = gk_rd_out(op, x[e], st, w[e], bias[e], a.scale, a.log);
-                if (quant) gk_rd_store_e4m3(orow, j0, cols, vec, a.vectorized, y, st.b);
+                for (int e = 0; e < vec; e++)
+                    y[e] = op == GK_RD_SOFTMAX && !a.log ? gk_rd_ex2(fmaf(x[e], c, -kc))
+                                                         : gk_rd_out(op, x[e], st, w[e], bias[e], a.scale, a.log);
+                if (quant) gk_rd_store_e4m3(orow, j0, cols, vec, a.vectorized, y);
                 else gk_rd_store(orow, j0, cols, dt, vec, a.vectorized, y);
             }
         }
@@ -591,16 +721,16 @@ GK_DEV void gk_rd_stream_run(const gk_rd_args a, int op, int dt)
 /* ---------------------------------------------------------------- generator macros */
 
 /* The four kernels of one op and dtype (a group of lanes per row, a block of 256 or 512 per
-   row with the row in registers, a streaming block of 1024) and name##_launch, which picks one by
-   the row width. Softmax and log-softmax share kernels (a.log). */
+   row with the row in registers, a streaming block of GK_RD_STREAM_THREADS) and name##_launch,
+   which picks one by the row width. Softmax and log-softmax share kernels (a.log). */
 #define GK_DEFINE_REDUCE(name, op, dt)                                                                      \
     static __global__ void __launch_bounds__(256, GK_RD_GROUP_BLOCKS(op)) name##_group(gk_rd_args a)        \
     { gk_rd_regs_run(a, op, dt, 0); }                                                                       \
-    static __global__ void __launch_bounds__(256, GK_RD_MIN_BLOCKS) name##_b256(gk_rd_args a)               \
+    static __global__ void __launch_bounds__(256, GK_RD_ROW_BLOCKS(op, dt)) name##_b256(gk_rd_args a)       \
     { gk_rd_regs_run(a, op, dt, 1); }                                                                       \
-    static __global__ void __launch_bounds__(512, GK_RD_MIN_BLOCKS / 2) name##_b512(gk_rd_args a)           \
+    static __global__ void __launch_bounds__(512, 2) name##_b512(gk_rd_args a)                               \
     { gk_rd_regs_run(a, op, dt, 1); }                                                                       \
-    static __global__ void __launch_bounds__(1024, GK_RD_MIN_BLOCKS / 4) name##_stream(gk_rd_args a)        \
+    static __global__ void __launch_bounds__(GK_RD_STREAM_THREADS, GK_RD_STREAM_MIN_BLOCKS(op, dt)) name##_stream(gk_rd_args a) \
     { gk_rd_stream_run(a, op, dt); }                                                                        \
     static cudaError_t name##_launch(const char *fn, gk_rd_args a, cudaStream_t stream)                     \
     {                                                                                                       \
@@ -690,7 +820,7 @@ static cudaError_t gk_rd_launch(const char *fn, void (*const *k)(gk_rd_args), gk
         grid = a.rows;
     } else {
         kernel = k[3];
-        threads = 1024;
+        threads = GK_RD_STREAM_THREADS;
         grid = a.rows;
     }
     if (grid > grid_cap) grid = grid_cap;

@@ -8,6 +8,8 @@
 
 #include "gk_bench/sweep/sweep_util.h"
 
+static __global__ void empty() {}
+
 int main()
 {
     const size_t G = (size_t)1 << 30;
@@ -50,5 +52,13 @@ int main()
         }
         printf("\n");
     }
+    // What a call of this size can reach at all: a D2D copy of the same bytes (a launch, a ramp
+    // and a tail of its own), and an empty launch.
+    printf("%-18s", "copy_same_bytes");
+    for (const auto &s : shapes) {
+        const size_t n = (size_t)s[0] * s[1] * 2;
+        printf(" %6.1f", 100.0 * 2 * n / median_s([&] { return cudaMemcpyAsync(o, x, n, cudaMemcpyDeviceToDevice); }) / copy);
+    }
+    printf("\nempty launch %.2f us\n", 1e6 * median_s([&] { empty<<<1, 32>>>(); return cudaGetLastError(); }));
     return 0;
 }

@@ -2,16 +2,16 @@
 # Builds and runs reduce_sweep.cu once per configuration (on the GPU host: it has nvcc).
 # usage: gk_bench/sweep/run_reduce_sweep.sh  (from the repository root)
 set -u
+# A config may name a folder holding another gk/gk_reduce.cuh (with its gk_core.cuh) to compare
+# against, e.g. "-I/tmp/base": it comes before -I. so it wins.
 configs=(
     ""
-    "-DGK_RD_MIN_BLOCKS=3"
-    "-DGK_RD_MIN_BLOCKS=6"
-    "-DGK_RD_SLOTS=8 -DGK_RD_MIN_BLOCKS=2"
-    "-DGK_RD_STREAM_BATCH=4"
+    "-DGK_RD_STREAM_BLOCKS=1"
+    "-DGK_RD_MIN_BLOCKS=4"
 )
 dir=$(mktemp -d)
 for i in "${!configs[@]}"; do
-    nvcc -std=c++17 -O3 -arch=sm_90 -I. -Xptxas -v ${configs[$i]} gk_bench/sweep/reduce_sweep.cu -o "$dir/s$i" \
+    nvcc -std=c++17 -O3 -arch=sm_90 ${configs[$i]} -I. -Xptxas -v gk_bench/sweep/reduce_sweep.cu -o "$dir/s$i" \
         2> "$dir/s$i.ptxas" &
 done
 wait
