@@ -17,9 +17,14 @@
          D = act(alpha * op(A) op(B) + beta * C + bias), D and C [M, N] of d_dtype (GK_BF16,
          GK_F16 or GK_F32) with strides ldd and ldc; C may be D (in place); c is not read when
          beta == 0 (it may be NULL); bias is fp32 [N] or NULL; act is a gk_act.
-         workspace (may be NULL) lets the dispatcher split K when M x N has too few tiles to fill
-         the GPU: gk_gemm_workspace_bytes(m, n, k) says how much it would use; with less it does
-         not split. Split-K partials are summed in a fixed order: results are deterministic.
+         workspace (may be NULL, else 256-byte aligned) lets the dispatcher split K when M x N has
+         too few tiles to fill the GPU, and repack operands whose rows are not 16-byte aligned
+         (a leading dimension that is not a multiple of 8) so they take the cp.async path:
+         gk_gemm_workspace_bytes(m, n, k, trans_a, lda, trans_b, ldb) says how much it would use;
+         with less it does not split, and unaligned operands take the element-wise-load kernels.
+         Split-K partials are summed in a fixed order: results are deterministic.
+     gk_gemm_plan_for(m, n, k, trans_a, lda, trans_b, ldb)
+                                             the dispatcher's configuration, splits and workspace
      gk_gemm_ex(config, splits, in_dtype, ...the same arguments...)
          runs one configuration (0 .. gk_gemm_config_count() - 1, or -1: the dispatcher's pick)
          with a given number of K splits (0: the dispatcher's), for tuning and benchmarks.
@@ -43,8 +48,8 @@
      row, an unknown dtype, act or configuration, a pointer not aligned to its element, or a
      size past 32-bit indexing (m, n, k < 2^31) returns cudaErrorInvalidValue before anything
      launches; gk_failure_reason() names the argument. Any M, N, K >= 1 is computed: tails are
-     predicated, and operands whose rows are not 16-byte aligned (a K or leading dimension that
-     is not a multiple of 8, say) take a slower element-wise load path instead of cp.async.
+     predicated (cp.async zero-fills past the matrix), and operands whose rows are not 16-byte
+     aligned are repacked into the workspace or, without one, read by element-wise loads.
 
    CONFIGURATION MACROS
      GK_GEMM_GROUP_M (8)      tile rows per rasterization group: a group of 8 x N-tiles walks down
@@ -52,9 +57,11 @@
      GK_GEMM_MAX_SPLITS (16)  the most K splits the dispatcher uses
 
    GENERATOR
-     GK_DEFINE_GEMM_MMA(name, dt, BM, BN, BK, WM, WN, STAGES) writes one kernel per layout and a
-     launcher for a block tile BM x BN x BK, warp tile WM x WN and STAGES cp.async stages;
-     threads, shared-memory bytes and swizzle follow from them and are checked at compile time.
+     GK_DEFINE_GEMM_MMA(name, dt, BM, BN, BK, WM, WN, STAGES, MINB, VEC) writes one kernel per
+     layout (name_nn, _nt, _tn, _tt) and its gk_gemm_config for a block tile BM x BN x BK, warp
+     tile WM x WN, STAGES cp.async stages, registers budgeted for MINB blocks per SM, and cp.async
+     (VEC 1) or element-wise (VEC 0) operand loads; threads, shared-memory bytes and swizzle
+     follow from them and are checked at compile time in plain words.
 
    EXAMPLE
        #define GK_IMPLEMENTATION
@@ -99,7 +106,17 @@ GK_DECL cudaError_t gk_gemm_ex(int config, int splits, int in_dtype, void *d, in
                                int64_t lda, int trans_a, const void *b, int64_t ldb, int trans_b, const void *c,
                                int64_t ldc, const float *bias, int64_t m, int64_t n, int64_t k, float alpha,
                                float beta, int act, void *workspace, size_t workspace_bytes, cudaStream_t stream);
-GK_DECL size_t gk_gemm_workspace_bytes(int64_t m, int64_t n, int64_t k);
+/* The dispatcher's plan for a problem (operand pointers assumed 16-byte aligned, as cudaMalloc
+   gives): its configuration, K splits, and the workspace bytes it would use for the split-K
+   partials and for repacking operands whose leading dimension is not a multiple of 8. */
+typedef struct gk_gemm_plan {
+    int config, splits;
+    size_t split_bytes, pack_a_bytes, pack_b_bytes, workspace_bytes; /* workspace = the other three */
+} gk_gemm_plan;
+GK_DECL gk_gemm_plan gk_gemm_plan_for(int64_t m, int64_t n, int64_t k, int trans_a, int64_t lda, int trans_b,
+                                      int64_t ldb);
+GK_DECL size_t gk_gemm_workspace_bytes(int64_t m, int64_t n, int64_t k, int trans_a, int64_t lda, int trans_b,
+                                       int64_t ldb);
 
 #define GK_GEMM_F32_DECLARE(variant)                                                                     \
     GK_DECL cudaError_t gk_gemm_f32##variant(float *c, int64_t ldc, const float *a, int64_t lda, const float *b, \
@@ -115,8 +132,10 @@ GK_GEMM_F32_DECLARE()
 typedef struct gk_gemm_config {
     const char *name;
     int bm, bn, bk, wm, wn, stages;
+    int min_blocks; /* blocks per SM the registers are budgeted for (__launch_bounds__) */
     int threads;    /* (BM / WM) (BN / WN) warps of 32 */
     int smem_bytes; /* STAGES (BM + BN) BK 2 */
+    int vec;        /* 1: cp.async, operand rows must be 16-byte aligned; 0: element-wise loads */
 } gk_gemm_config;
 
 GK_DECL int gk_gemm_config_count(void);
@@ -146,7 +165,6 @@ typedef struct gk_gemm_args {
     int k_per_split; /* a multiple of BK */
     int tiles_m, tiles_n;
     int d_dtype, act;
-    int vec_a, vec_b; /* rows 16-byte aligned: cp.async; else element-wise loads */
     float alpha, beta;
 } gk_gemm_args;
 
@@ -228,6 +246,7 @@ typedef struct gk_gemm_ld {
     int s[8];         /* chunk i's byte offset in the tile */
     unsigned mn_ok;   /* bit i: chunk i's rows (K-contiguous) or columns (MN-contiguous) exist */
     int mn_vals[8];   /* MN-contiguous: values of chunk i's 8 columns inside the matrix */
+    int full[8];      /* bytes chunk i copies from a k-tile wholly inside K (0 or 16, or the MN tail) */
     int k_first;      /* chunk 0's k within the tile */
     int k_step;       /* k between chunks (MN-contiguous), 0 when every chunk has the same k */
 } gk_gemm_ld;
@@ -249,6 +268,7 @@ GK_DEV void gk_gemm_ld_init(gk_gemm_ld *l, const char *g, int64_t ld, int kmaj, 
         const int left = mn_end - (mn0 + mn);
         if (left > 0) l->mn_ok |= 1u << i;
         l->mn_vals[i] = left < 0 ? 0 : left > 8 ? 8 : left;
+        l->full[i] = kmaj ? (left > 0 ? 16 : 0) : l->mn_vals[i] * 2;
     }
     const int64_t gm = mn0 + mn_first < mn_end ? mn0 + mn_first : 0; /* clamped: never formed past the end */
     const int64_t gk = k_begin + l->k_first;
@@ -259,12 +279,21 @@ GK_DEV void gk_gemm_ld_init(gk_gemm_ld *l, const char *g, int64_t ld, int kmaj, 
 
 /* Copies k-tile kt of one operand into a stage: cp.async with zero fill past the matrix where
    rows are 16-byte aligned, element-wise loads otherwise. k_left: values of K left from the
-   k-tile's start. */
+   k-tile's start. A k-tile wholly inside K (every one but the last) takes the byte counts fixed
+   at kernel start: per-tile predicate arithmetic was most of the mainloop's non-mma work. */
 GK_DEV void gk_gemm_ld_tile(const gk_gemm_ld *l, char *stage, int kt, int k_left, int kmaj, int vec, int bmn, int bk,
                             int threads)
 {
     const int n = bmn * bk / 8 / threads;
     const char *g = l->g + kt * l->kstride;
+    if (vec && k_left >= bk) {
+#pragma unroll
+        for (int i = 0; i < 8; i++) {
+            if (i >= n) break;
+            gk_cp_async_16(stage + l->s[i], l->full[i] ? g + i * l->cstride : l->g, l->full[i]);
+        }
+        return;
+    }
 #pragma unroll
     for (int i = 0; i < 8; i++) {
         if (i >= n) break;
@@ -331,7 +360,7 @@ GK_DEV void gk_gemm_cp_wait(int pending)
    fragments of step kk + 1 are loaded before the mma of step kk, and the first fragments of the
    next k-tile before the last mma of this one (after the barrier that makes that tile visible). */
 GK_DEV void gk_gemm_mma_run(const gk_gemm_args *p, int dt, int ta, int tb, int bm, int bn, int bk, int wm, int wn,
-                            int stages, float *acc)
+                            int stages, int vec, float *acc)
 {
     extern __shared__ uint4 gk_gemm_smem[];
     char *smem = (char *)gk_gemm_smem;
@@ -361,8 +390,8 @@ GK_DEV void gk_gemm_mma_run(const gk_gemm_args *p, int dt, int ta, int tb, int b
     do {                                                                                                     \
         char *st_ = smem + ((kt) % stages) * stage_bytes;                                                    \
         const int left_ = k_end - k_begin - (kt) * bk;                                                       \
-        gk_gemm_ld_tile(&la, st_, kt, left_, a_kmaj, p->vec_a, bm, bk, threads);                             \
-        gk_gemm_ld_tile(&lb, st_ + a_bytes, kt, left_, b_kmaj, p->vec_b, bn, bk, threads);                   \
+        gk_gemm_ld_tile(&la, st_, kt, left_, a_kmaj, vec, bm, bk, threads);                                  \
+        gk_gemm_ld_tile(&lb, st_ + a_bytes, kt, left_, b_kmaj, vec, bn, bk, threads);                        \
     } while (0)
 
     for (int s = 0; s < stages - 1; s++) {
@@ -437,7 +466,7 @@ static __global__ void __launch_bounds__(256) gk_gemm_splitk_reduce(gk_gemm_args
 typedef void (*gk_gemm_kernel)(gk_gemm_args);
 
 /* One configuration: a kernel per layout (NN, NT, TN, TT), its derived sizes checked here. */
-#define GK_DEFINE_GEMM_MMA(name, dt, BM, BN, BK, WM, WN, STAGES)                                                 \
+#define GK_DEFINE_GEMM_MMA(name, dt, BM, BN, BK, WM, WN, STAGES, MINB, VEC)                                             \
     static_assert((BM) % (WM) == 0 && (BN) % (WN) == 0, #name ": the warp tile must divide the block tile");     \
     static_assert((WM) % 16 == 0 && (WN) % 16 == 0 && (WM) <= 128 && (WN) <= 128,                                 \
                   #name ": a warp tile is 16..128 by 16..128, in steps of 16");                                    \
@@ -447,23 +476,25 @@ typedef void (*gk_gemm_kernel)(gk_gemm_args);
                       (BN) * (BK) / 8 % ((BM) / (WM) * (BN) / (WN) * 32) == 0,                                     \
                   #name ": every thread copies the same number of 16-byte chunks of each tile");                 \
     static_assert((STAGES) >= 2 && (STAGES) <= 5, #name ": 2 to 5 pipeline stages");                             \
+    static_assert((MINB) * gk_gemm_smem_bytes_c(BM, BN, BK, STAGES) <= 227 * 1024,                                 \
+                  #name ": MINB blocks per SM need MINB times the shared memory");                               \
     static_assert(gk_gemm_smem_bytes_c(BM, BN, BK, STAGES) <= 227 * 1024, #name ": over 227 KB of shared memory"); \
-    GK_GEMM_MMA_KERNEL(name##_nn, dt, 0, 0, BM, BN, BK, WM, WN, STAGES)                                          \
-    GK_GEMM_MMA_KERNEL(name##_nt, dt, 0, 1, BM, BN, BK, WM, WN, STAGES)                                          \
-    GK_GEMM_MMA_KERNEL(name##_tn, dt, 1, 0, BM, BN, BK, WM, WN, STAGES)                                          \
-    GK_GEMM_MMA_KERNEL(name##_tt, dt, 1, 1, BM, BN, BK, WM, WN, STAGES)                                          \
+    GK_GEMM_MMA_KERNEL(name##_nn, dt, 0, 0, BM, BN, BK, WM, WN, STAGES, MINB, VEC)                                     \
+    GK_GEMM_MMA_KERNEL(name##_nt, dt, 0, 1, BM, BN, BK, WM, WN, STAGES, MINB, VEC)                                     \
+    GK_GEMM_MMA_KERNEL(name##_tn, dt, 1, 0, BM, BN, BK, WM, WN, STAGES, MINB, VEC)                                     \
+    GK_GEMM_MMA_KERNEL(name##_tt, dt, 1, 1, BM, BN, BK, WM, WN, STAGES, MINB, VEC)                                     \
     static const gk_gemm_kernel name##_kernels[4] = {name##_nn, name##_nt, name##_tn, name##_tt};               \
-    static const gk_gemm_config name##_config = {#name, BM, BN, BK, WM, WN, STAGES,                              \
+    static const gk_gemm_config name##_config = {#name, BM, BN, BK, WM, WN, STAGES, MINB,                        \
                                                  (BM) / (WM) * ((BN) / (WN)) * 32,                                 \
-                                                 gk_gemm_smem_bytes_c(BM, BN, BK, STAGES)};
+                                                 gk_gemm_smem_bytes_c(BM, BN, BK, STAGES), VEC};
 
 #define gk_gemm_smem_bytes_c(BM, BN, BK, STAGES) ((STAGES) * ((BM) + (BN)) * (BK) * 2)
 
-#define GK_GEMM_MMA_KERNEL(kname, dt, TA, TB, BM, BN, BK, WM, WN, STAGES)                                        \
-    static __global__ void __launch_bounds__((BM) / (WM) * ((BN) / (WN)) * 32, 1) kname(gk_gemm_args p)         \
+#define GK_GEMM_MMA_KERNEL(kname, dt, TA, TB, BM, BN, BK, WM, WN, STAGES, MINB, VEC)                                      \
+    static __global__ void __launch_bounds__((BM) / (WM) * ((BN) / (WN)) * 32, MINB) kname(gk_gemm_args p)         \
     {                                                                                                            \
         float acc[(WM) / 16 * ((WN) / 8) * 4];                                                                   \
-        gk_gemm_mma_run(&p, dt, TA, TB, BM, BN, BK, WM, WN, STAGES, acc);                                        \
+        gk_gemm_mma_run(&p, dt, TA, TB, BM, BN, BK, WM, WN, STAGES, VEC, acc);                                   \
     }
 
 /* ---------------------------------------------------------------- fp32 SIMT ladder */
@@ -635,29 +666,34 @@ static __global__ void __launch_bounds__(128) gk_sgemm_warptile_kernel(gk_sgemm_
 
 #ifdef GK_GEMM_IMPL_ON
 
-/* The shipped tensor-core configurations, as X(tile name, BM, BN, BK, WM, WN, STAGES). The
-   dispatcher uses the first three as its large, medium and small tiles; a build may replace
-   the list (the tuning sweep adds candidates after them). Measured results of rejected
-   configurations are in gk_bench/RESULTS.md. */
+/* The shipped tensor-core configurations, as X(tile name, BM, BN, BK, WM, WN, STAGES, MINB, VEC)
+   (MINB: blocks per SM the registers are budgeted for; VEC 0: element-wise loads). The
+   dispatcher uses the first three as its large tile, its small tile and its element-wise-load
+   tile; a build may replace the list (the tuning sweep adds candidates after them).
+   - 128 x 128 x 32, 8 warps of 64 x 32, 4 stages: the fastest measured (340 TFLOP/s at 8192^3
+     on the H200, against 280 for 128 x 256 with 64 x 64 warps, 287 for 128 x 128 with 4 warps
+     of 64 x 64 at 2 blocks per SM; all figures in gk_bench/RESULTS.md);
+   - 64 x 64 x 64, 4 warps of 32 x 32, 3 blocks per SM: 4x the blocks for small M x N. */
 #ifndef GK_GEMM_CONFIGS
-#define GK_GEMM_CONFIGS(X)                  \
-    X(128x256x32_s4, 128, 256, 32, 64, 64, 4) \
-    X(128x128x32_s4, 128, 128, 32, 64, 64, 4) \
-    X(64x64x64_s4, 64, 64, 64, 32, 32, 4)
+#define GK_GEMM_CONFIGS(X)                                 \
+    X(128x128x32_w64x32, 128, 128, 32, 64, 32, 4, 1, 1)    \
+    X(64x64x64_s4, 64, 64, 64, 32, 32, 4, 3, 1)            \
+    X(64x64x64_s4_elem, 64, 64, 64, 32, 32, 4, 3, 0)
 #endif
 
-#define GK_GEMM_X_DEFINE(tile, BM, BN, BK, WM, WN, STAGES)                  \
-    GK_DEFINE_GEMM_MMA(gk_gemm_bf16_##tile, GK_BF16, BM, BN, BK, WM, WN, STAGES) \
-    GK_DEFINE_GEMM_MMA(gk_gemm_f16_##tile, GK_F16, BM, BN, BK, WM, WN, STAGES)
-#define GK_GEMM_X_BF16(tile, BM, BN, BK, WM, WN, STAGES) gk_gemm_bf16_##tile##_kernels,
-#define GK_GEMM_X_F16(tile, BM, BN, BK, WM, WN, STAGES) gk_gemm_f16_##tile##_kernels,
-#define GK_GEMM_X_CONFIG(tile, BM, BN, BK, WM, WN, STAGES) &gk_gemm_bf16_##tile##_config,
+#define GK_GEMM_X_DEFINE(tile, BM, BN, BK, WM, WN, STAGES, MINB, VEC)                           \
+    GK_DEFINE_GEMM_MMA(gk_gemm_bf16_##tile, GK_BF16, BM, BN, BK, WM, WN, STAGES, MINB, VEC) \
+    GK_DEFINE_GEMM_MMA(gk_gemm_f16_##tile, GK_F16, BM, BN, BK, WM, WN, STAGES, MINB, VEC)
+#define GK_GEMM_X_BF16(tile, BM, BN, BK, WM, WN, STAGES, MINB, VEC) gk_gemm_bf16_##tile##_kernels,
+#define GK_GEMM_X_F16(tile, BM, BN, BK, WM, WN, STAGES, MINB, VEC) gk_gemm_f16_##tile##_kernels,
+#define GK_GEMM_X_CONFIG(tile, BM, BN, BK, WM, WN, STAGES, MINB, VEC) &gk_gemm_bf16_##tile##_config,
 GK_GEMM_CONFIGS(GK_GEMM_X_DEFINE)
 
 static const gk_gemm_kernel *const gk_gemm_kernel_table[2][64] = {{GK_GEMM_CONFIGS(GK_GEMM_X_BF16)},
                                                                   {GK_GEMM_CONFIGS(GK_GEMM_X_F16)}};
 static const gk_gemm_config *const gk_gemm_config_table[] = {GK_GEMM_CONFIGS(GK_GEMM_X_CONFIG)};
 #define GK_GEMM_NCONFIG ((int)(sizeof gk_gemm_config_table / sizeof gk_gemm_config_table[0]))
+#define GK_GEMM_ELEM_CONFIG 2
 
 GK_IMPL int gk_gemm_config_count(void) { return GK_GEMM_NCONFIG; }
 
@@ -668,43 +704,95 @@ GK_IMPL gk_gemm_config gk_gemm_config_info(int config)
     return *gk_gemm_config_table[config]; /* named after the bf16 kernels; f16 has the same tiles */
 }
 
-/* The dispatcher. Big tiles (128 x 256: 64 x 64 warp tiles, intensity 85 FLOP/B of shared
-   memory traffic) when they fill the GPU; 128 x 128 when 128 x 256 tiles would leave most SMs
-   idle; 64 x 64 with K split for few tiles and long K (decode-like M). */
-static int gk_gemm_pick(int64_t m, int64_t n, int64_t k, int sms, int *splits)
+/* Copies a [rows, cols] matrix of 2-byte values (stride ld) to stride ldp, a multiple of 8, so
+   that its rows are 16-byte aligned for cp.async. Costs one read and one write of the operand:
+   about 30 us for both operands at 4096^3, against the element-wise loads' loss of most of the
+   GEMM's speed. */
+static __global__ void __launch_bounds__(256) gk_gemm_pack(unsigned short *dst, int64_t ldp, const unsigned short *src,
+                                                           int64_t ld, int rows, int cols)
 {
-    *splits = 1;
-    const int64_t t256 = gk_ceil_div(m, 128) * gk_ceil_div(n, 256), t128 = gk_ceil_div(m, 128) * gk_ceil_div(n, 128);
-    if (t256 >= sms) return 0;
-    if (t128 >= sms) return 1;
-    const int64_t t64 = gk_ceil_div(m, 64) * gk_ceil_div(n, 64);
-    if (t64 < sms && k >= 1024) {
-        int64_t s = sms / t64;
-        if (s > GK_GEMM_MAX_SPLITS) s = GK_GEMM_MAX_SPLITS;
-        if (s > k / 256) s = k / 256; /* at least 256 of K per split */
-        *splits = s < 1 ? 1 : (int)s;
+    const int64_t per_row = ldp / 8, total = rows * per_row;
+    for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < total; i += (int64_t)gridDim.x * blockDim.x) {
+        const int64_t r = i / per_row, c = i % per_row * 8;
+        unsigned short v[8];
+#pragma unroll
+        for (int e = 0; e < 8; e++) v[e] = c + e < cols ? src[r * ld + c + e] : 0;
+        *(uint4 *)(dst + r * ldp + c) = make_uint4(v[0] | (unsigned)v[1] << 16, v[2] | (unsigned)v[3] << 16,
+                                                   v[4] | (unsigned)v[5] << 16, v[6] | (unsigned)v[7] << 16);
     }
-    return t128 >= sms / 2 ? 1 : 2;
 }
 
-GK_IMPL size_t gk_gemm_workspace_bytes(int64_t m, int64_t n, int64_t k)
+/* The dispatcher.
+   - The large tile when its tiles fill every SM at least once.
+   - Else the small tile (4x the blocks), splitting K (from K >= 1024, each split >= 512 of K)
+     until 3 blocks per SM are resident: small M x N with long K is decode-like and
+     bandwidth-bound, and the resident blocks' cp.async stages are the bytes in flight.
+   Operands whose rows are not 16-byte aligned are repacked into the workspace when it is large
+   enough (gk_gemm_workspace_bytes), else run on the element-wise-load kernels. */
+static void gk_gemm_plan_impl(int64_t m, int64_t n, int64_t k, int64_t rows_a, int64_t cols_a, int aligned_a,
+                              int64_t rows_b, int64_t cols_b, int aligned_b, int sms, gk_gemm_plan *pl)
 {
-    int sms = 132, splits = 1;
+    const gk_gemm_config *big = gk_gemm_config_table[0], *small = gk_gemm_config_table[1];
+    const int64_t t_big = gk_ceil_div(m, big->bm) * gk_ceil_div(n, big->bn);
+    const int64_t t_small = gk_ceil_div(m, small->bm) * gk_ceil_div(n, small->bn);
+    int64_t s = 1;
+    pl->config = t_big >= sms ? 0 : 1;
+    if (pl->config == 1 && k >= 1024 && t_small < (int64_t)small->min_blocks * sms) {
+        s = gk_ceil_div((int64_t)small->min_blocks * sms, t_small);
+        if (s > GK_GEMM_MAX_SPLITS) s = GK_GEMM_MAX_SPLITS;
+        if (s > k / 512) s = k / 512;
+    }
+    pl->splits = (int)s;
+    pl->pack_a_bytes = aligned_a ? 0 : (size_t)gk_round_up(rows_a * gk_round_up(cols_a, 8) * 2, 256);
+    pl->pack_b_bytes = aligned_b ? 0 : (size_t)gk_round_up(rows_b * gk_round_up(cols_b, 8) * 2, 256);
+    pl->split_bytes = s > 1 ? (size_t)gk_round_up(s * m * n * 4, 256) : 0;
+    pl->workspace_bytes = pl->split_bytes + pl->pack_a_bytes + pl->pack_b_bytes;
+}
+
+GK_IMPL gk_gemm_plan gk_gemm_plan_for(int64_t m, int64_t n, int64_t k, int trans_a, int64_t lda, int trans_b,
+                                      int64_t ldb)
+{
+    gk_gemm_plan pl = {0};
+    int sms = 132;
     if (gk_sm_count(&sms) != cudaSuccess) sms = 132;
-    if (m <= 0 || n <= 0 || k <= 0) return 0;
-    gk_gemm_pick(m, n, k, sms, &splits);
-    return splits > 1 ? (size_t)splits * m * n * 4 : 0;
+    if (m <= 0 || n <= 0 || k <= 0) return pl;
+    gk_gemm_plan_impl(m, n, k, trans_a ? k : m, trans_a ? m : k, lda % 8 == 0, trans_b ? n : k, trans_b ? k : n,
+                      ldb % 8 == 0, sms, &pl);
+    return pl;
 }
 
-static cudaError_t gk_gemm_check_operand(const char *fn, const char *arg, const char *ld_arg, const void *x,
-                                         int64_t ld, int64_t rows, int64_t cols)
+GK_IMPL size_t gk_gemm_workspace_bytes(int64_t m, int64_t n, int64_t k, int trans_a, int64_t lda, int trans_b,
+                                       int64_t ldb)
 {
-    /* stored [rows, cols] row-major with stride ld */
+    return gk_gemm_plan_for(m, n, k, trans_a, lda, trans_b, ldb).workspace_bytes;
+}
+
+/* An operand stored [rows, cols] row-major with stride ld. */
+static cudaError_t gk_gemm_check_operand(const char *fn, const char *arg, const char *ld_arg, const void *x,
+                                         int64_t ld, int64_t cols)
+{
     GK_TRY(gk_check_ptr(fn, arg, x));
     GK_TRY(gk_check_elem_aligned(fn, arg, x, 2));
-    if (ld < cols) return gk__fail(cudaErrorInvalidValue, fn, "%s = %lld is smaller than the row (%lld values)", ld_arg, (long long)ld, (long long)cols);
+    if (ld < cols)
+        return gk__fail(cudaErrorInvalidValue, fn, "%s = %lld is smaller than the row (%lld values)", ld_arg,
+                        (long long)ld, (long long)cols);
     GK_TRY(gk_check_fits_i32(fn, ld_arg, ld));
-    (void)rows;
+    return cudaSuccess;
+}
+
+/* Repacks one operand into the workspace (see gk_gemm_pack). */
+static cudaError_t gk_gemm_repack(const char *fn, char **ws, const void **x, int64_t *ld, int64_t rows, int64_t cols,
+                                  size_t bytes, cudaStream_t stream)
+{
+    const int64_t ldp = gk_round_up(cols, 8);
+    int blocks;
+    GK_TRY(gk_grid_size(rows * ldp / 8, 256, 4, &blocks));
+    gk_gemm_pack<<<blocks, 256, 0, stream>>>((unsigned short *)*ws, ldp, (const unsigned short *)*x, *ld, (int)rows,
+                                             (int)cols);
+    GK_TRY(gk_check_launch(fn));
+    *x = *ws;
+    *ld = ldp;
+    *ws += bytes;
     return cudaSuccess;
 }
 
@@ -714,10 +802,13 @@ GK_IMPL cudaError_t gk_gemm_ex(int config, int splits, int in_dtype, void *d, in
                                float beta, int act, void *workspace, size_t workspace_bytes, cudaStream_t stream)
 {
     const char *fn = in_dtype == GK_F16 ? "gk_gemm_f16" : "gk_gemm_bf16";
-    if (in_dtype != GK_BF16 && in_dtype != GK_F16) return gk__fail(cudaErrorInvalidValue, "gk_gemm_ex", "in_dtype %d is not GK_BF16 or GK_F16", in_dtype);
-    if (d_dtype != GK_BF16 && d_dtype != GK_F16 && d_dtype != GK_F32) return gk__fail(cudaErrorInvalidValue, fn, "d_dtype %d is not GK_BF16, GK_F16 or GK_F32", d_dtype);
+    if (in_dtype != GK_BF16 && in_dtype != GK_F16)
+        return gk__fail(cudaErrorInvalidValue, "gk_gemm_ex", "in_dtype %d is not GK_BF16 or GK_F16", in_dtype);
+    if (d_dtype != GK_BF16 && d_dtype != GK_F16 && d_dtype != GK_F32)
+        return gk__fail(cudaErrorInvalidValue, fn, "d_dtype %d is not GK_BF16, GK_F16 or GK_F32", d_dtype);
     if (act < GK_ACT_NONE || act > GK_ACT_SILU) return gk__fail(cudaErrorInvalidValue, fn, "act %d is not a gk_act", act);
-    if (config < -1 || config >= GK_GEMM_NCONFIG) return gk__fail(cudaErrorInvalidValue, fn, "config %d is not -1 or 0..%d", config, GK_GEMM_NCONFIG - 1);
+    if (config < -1 || config >= GK_GEMM_NCONFIG)
+        return gk__fail(cudaErrorInvalidValue, fn, "config %d is not -1 or 0..%d", config, GK_GEMM_NCONFIG - 1);
     if (splits < 0) return gk__fail(cudaErrorInvalidValue, fn, "splits = %d is negative", splits);
     GK_TRY(gk_check_positive(fn, "m", m));
     GK_TRY(gk_check_positive(fn, "n", n));
@@ -725,30 +816,54 @@ GK_IMPL cudaError_t gk_gemm_ex(int config, int splits, int in_dtype, void *d, in
     GK_TRY(gk_check_fits_i32(fn, "m", m));
     GK_TRY(gk_check_fits_i32(fn, "n", n));
     GK_TRY(gk_check_fits_i32(fn, "k", k));
-    GK_TRY(gk_gemm_check_operand(fn, "a", "lda", a, lda, trans_a ? k : m, trans_a ? m : k));
-    GK_TRY(gk_gemm_check_operand(fn, "b", "ldb", b, ldb, trans_b ? n : k, trans_b ? k : n));
+    const int64_t rows_a = trans_a ? k : m, cols_a = trans_a ? m : k, rows_b = trans_b ? n : k, cols_b = trans_b ? k : n;
+    GK_TRY(gk_gemm_check_operand(fn, "a", "lda", a, lda, cols_a));
+    GK_TRY(gk_gemm_check_operand(fn, "b", "ldb", b, ldb, cols_b));
     const int es = gk_dtype_size(d_dtype);
     GK_TRY(gk_check_ptr(fn, "d", d));
     GK_TRY(gk_check_elem_aligned(fn, "d", d, es));
-    if (ldd < n) return gk__fail(cudaErrorInvalidValue, fn, "ldd = %lld is smaller than n = %lld", (long long)ldd, (long long)n);
+    if (ldd < n)
+        return gk__fail(cudaErrorInvalidValue, fn, "ldd = %lld is smaller than n = %lld", (long long)ldd, (long long)n);
+    GK_TRY(gk_check_fits_i32(fn, "ldd", ldd));
     if (beta != 0.0f) {
         GK_TRY(gk_check_ptr(fn, "c", c));
         GK_TRY(gk_check_elem_aligned(fn, "c", c, es));
-        if (ldc < n) return gk__fail(cudaErrorInvalidValue, fn, "ldc = %lld is smaller than n = %lld", (long long)ldc, (long long)n);
+        if (ldc < n)
+            return gk__fail(cudaErrorInvalidValue, fn, "ldc = %lld is smaller than n = %lld", (long long)ldc, (long long)n);
+        GK_TRY(gk_check_fits_i32(fn, "ldc", ldc));
     }
     if (bias) GK_TRY(gk_check_elem_aligned(fn, "bias", bias, 4));
+    if (workspace && !gk_is_aligned(workspace, 256))
+        return gk__fail(cudaErrorInvalidValue, fn, "workspace is not 256-byte aligned");
 
     int sms;
     GK_TRY(gk_sm_count(&sms));
-    int auto_splits;
-    const int pick = gk_gemm_pick(m, n, k, sms, &auto_splits);
-    if (config < 0) config = pick;
-    if (splits == 0) splits = config == pick ? auto_splits : 1;
+    const int aligned_a = lda % 8 == 0 && gk_is_aligned(a, 16), aligned_b = ldb % 8 == 0 && gk_is_aligned(b, 16);
+    gk_gemm_plan pl;
+    gk_gemm_plan_impl(m, n, k, rows_a, cols_a, aligned_a, rows_b, cols_b, aligned_b, sms, &pl);
+    if (!workspace) workspace_bytes = 0;
+    const int repack = (!aligned_a || !aligned_b) && workspace_bytes >= pl.pack_a_bytes + pl.pack_b_bytes;
+    const int elementwise = (!aligned_a || !aligned_b) && !repack;
+    if (config < 0) config = elementwise ? GK_GEMM_ELEM_CONFIG : pl.config;
     const gk_gemm_config *cfg = gk_gemm_config_table[config];
-    if (splits > 1 && (workspace_bytes < (size_t)splits * m * n * 4 || !workspace)) splits = 1;
-    if (splits > 1 && !gk_is_aligned(workspace, 4)) return gk__fail(cudaErrorInvalidValue, fn, "workspace is not 4-byte aligned");
+    if (elementwise && cfg->vec)
+        return gk__fail(cudaErrorInvalidValue, fn,
+                        "configuration %s needs 16-byte aligned operand rows (lda and ldb multiples of 8); pass a "
+                        "workspace of gk_gemm_workspace_bytes() bytes to repack them, or config -1",
+                        cfg->name);
+    if (splits == 0) splits = config == pl.config || (elementwise && pl.config == 1) ? pl.splits : 1;
+    /* the partials come first in the workspace, the repacked operands after them */
+    const size_t pack_bytes = repack ? pl.pack_a_bytes + pl.pack_b_bytes : 0;
+    if (splits > 1 && workspace_bytes < gk_round_up((int64_t)splits * m * n * 4, 256) + pack_bytes) splits = 1;
 
     gk_gemm_args p;
+    p.k_per_split = (int)gk_round_up(gk_ceil_div(k, splits), cfg->bk);
+    splits = (int)gk_ceil_div(k, p.k_per_split); /* no empty split */
+    char *ws = (char *)workspace;
+    p.partial = splits > 1 ? (float *)ws : NULL;
+    if (splits > 1) ws += gk_round_up((int64_t)splits * m * n * 4, 256);
+    if (repack && !aligned_a) GK_TRY(gk_gemm_repack(fn, &ws, &a, &lda, rows_a, cols_a, pl.pack_a_bytes, stream));
+    if (repack && !aligned_b) GK_TRY(gk_gemm_repack(fn, &ws, &b, &ldb, rows_b, cols_b, pl.pack_b_bytes, stream));
     p.a = a;
     p.b = b;
     p.c = c;
@@ -765,17 +880,20 @@ GK_IMPL cudaError_t gk_gemm_ex(int config, int splits, int in_dtype, void *d, in
     p.act = act;
     p.alpha = alpha;
     p.beta = beta;
-    p.vec_a = gk_is_aligned(a, 16) && lda % 8 == 0;
-    p.vec_b = gk_is_aligned(b, 16) && ldb % 8 == 0;
     p.tiles_m = (int)gk_ceil_div(m, cfg->bm);
     p.tiles_n = (int)gk_ceil_div(n, cfg->bn);
-    p.k_per_split = (int)gk_round_up(gk_ceil_div(k, splits), cfg->bk);
-    splits = (int)gk_ceil_div(k, p.k_per_split); /* no empty split */
-    p.partial = splits > 1 ? (float *)workspace : NULL;
 
-    const gk_gemm_kernel kern = gk_gemm_kernel_table[in_dtype == GK_F16][config][(trans_a ? 2 : 0) + (trans_b ? 1 : 0)];
-    cudaError_t e = cudaFuncSetAttribute((const void *)kern, cudaFuncAttributeMaxDynamicSharedMemorySize, cfg->smem_bytes);
-    if (e != cudaSuccess) return gk__fail(e, fn, "cannot set %d bytes of shared memory: %s", cfg->smem_bytes, cudaGetErrorString(e));
+    const int layout = (trans_a ? 2 : 0) + (trans_b ? 1 : 0);
+    const gk_gemm_kernel kern = gk_gemm_kernel_table[in_dtype == GK_F16][config][layout];
+    /* the shared-memory opt-in, once per kernel and process */
+    static unsigned char attr_set[2][GK_GEMM_NCONFIG][4];
+    if (!attr_set[in_dtype == GK_F16][config][layout]) {
+        const cudaError_t e =
+            cudaFuncSetAttribute((const void *)kern, cudaFuncAttributeMaxDynamicSharedMemorySize, cfg->smem_bytes);
+        if (e != cudaSuccess)
+            return gk__fail(e, fn, "cannot set %d bytes of shared memory: %s", cfg->smem_bytes, cudaGetErrorString(e));
+        attr_set[in_dtype == GK_F16][config][layout] = 1;
+    }
     dim3 grid((unsigned)((int64_t)p.tiles_m * p.tiles_n), (unsigned)splits);
     kern<<<grid, cfg->threads, cfg->smem_bytes, stream>>>(p);
     GK_TRY(gk_check_launch(fn));

@@ -159,7 +159,7 @@ struct Bufs {
 };
 
 // Arena buffers for one problem: A and B random, D and the cuBLAS reference poisoned (NaN), the
-// split-K workspace the dispatcher asks for (bf16 only; none when it would not split).
+// workspace the dispatcher asks for (split-K partials, repacked operands; bf16 only).
 static Bufs setup(const Gemm &g)
 {
     gk_bench_arena_reset();
@@ -170,7 +170,7 @@ static Bufs setup(const Gemm &g)
     f.b = gk_bench_alloc(nb * es, false);
     f.d = gk_bench_alloc(nd * es);
     f.ref = gk_bench_alloc(nd * es);
-    f.ws_bytes = g.dt == GK_F32 ? 0 : gk_gemm_workspace_bytes(g.m, g.n, g.k);
+    f.ws_bytes = g.dt == GK_F32 ? 0 : gk_gemm_workspace_bytes(g.m, g.n, g.k, 0, g.lda, g.tb, g.ldb);
     f.ws = f.ws_bytes ? gk_bench_alloc(f.ws_bytes, false) : nullptr;
     gk_bench_fill_random(f.a, g.dt, na);
     gk_bench_fill_random(f.b, g.dt, nb);
@@ -316,11 +316,12 @@ static std::string config_text(int c)
     return buf;
 }
 
-// The dispatcher's choice for a shape, as gk_gemm_ex derives it (configuration and K splits).
+// The dispatcher's choice for a shape (configuration, K splits, operand repacking).
 static std::string pick_text(const Gemm &g, int *config)
 {
-    int splits = 1;
-    *config = gk_gemm_pick(g.m, g.n, g.k, gk_bench_device().sms, &splits);
+    const gk_gemm_plan pl = gk_gemm_plan_for(g.m, g.n, g.k, 0, g.lda, g.tb, g.ldb);
+    *config = pl.config;
+    int splits = pl.splits;
     if (splits > 1) {
         const gk_gemm_config i = gk_gemm_config_info(*config);
         const int64_t per = gk_round_up(gk_ceil_div(g.k, splits), i.bk);
@@ -328,6 +329,7 @@ static std::string pick_text(const Gemm &g, int *config)
     }
     std::string s = config_text(*config);
     if (splits > 1) s += ", split-K " + std::to_string(splits);
+    if (pl.pack_a_bytes || pl.pack_b_bytes) s += ", operands repacked to 16-byte rows";
     return s;
 }
 

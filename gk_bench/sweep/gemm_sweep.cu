@@ -4,15 +4,18 @@
 //   nvcc -std=c++17 -O3 -arch=sm_90 -I. gk_bench/sweep/gemm_sweep.cu -lcublas -o gemm_sweep
 // The candidates: the shipped configurations first (the dispatcher's large, medium and small
 // tiles), then the ones under trial.
-#define GK_GEMM_CONFIGS(X)                       \
-    X(128x256x32_s4, 128, 256, 32, 64, 64, 4)    \
-    X(128x128x32_s4, 128, 128, 32, 64, 64, 4)    \
-    X(64x64x64_s4, 64, 64, 64, 32, 32, 4)        \
-    X(128x256x64_s3, 128, 256, 64, 64, 64, 3)    \
-    X(256x128x32_s4, 256, 128, 32, 64, 64, 4)    \
-    X(128x256x32_s5, 128, 256, 32, 64, 64, 5)    \
-    X(128x128x64_s3, 128, 128, 64, 64, 64, 3)    \
-    X(128x128x32_w64x32, 128, 128, 32, 64, 32, 4)
+#define GK_GEMM_CONFIGS(X)                                    \
+    X(128x256x32_s4, 128, 256, 32, 64, 64, 4, 1, 1)           \
+    X(128x128x32_s4, 128, 128, 32, 64, 64, 4, 2, 1)           \
+    X(64x64x64_s4, 64, 64, 64, 32, 32, 4, 3, 1)               \
+    X(64x64x64_s4_elem, 64, 64, 64, 32, 32, 4, 3, 0)          \
+    X(128x256x64_s3, 128, 256, 64, 64, 64, 3, 1, 1)           \
+    X(128x128x64_s3_b2, 128, 128, 64, 64, 64, 3, 2, 1)        \
+    X(128x128x32_w64x32_b1, 128, 128, 32, 64, 32, 4, 1, 1)    \
+    X(128x128x32_w64x32_b2, 128, 128, 32, 64, 32, 4, 2, 1)    \
+    X(128x128x64_w64x32_s3_b1, 128, 128, 64, 64, 32, 3, 1, 1) \
+    X(128x128x64_w64x32_s3_b2, 128, 128, 64, 64, 32, 3, 2, 1) \
+    X(256x128x32_w64x64_s3, 256, 128, 32, 64, 64, 3, 1, 1)
 #define GK_IMPLEMENTATION
 #include "gk/gk_gemm.cuh"
 
@@ -44,7 +47,7 @@ static double check(int config, int splits, int ta, int tb, int m, int n, int k,
     const int64_t lda = ta ? m : k, ldb = tb ? k : n;
     CK(cudaMemset(d, 0xff, (size_t)m * n * 2));
     CK(gk_gemm_ex(config, splits, GK_BF16, d, GK_BF16, n, a, lda, ta, b, ldb, tb, NULL, 0, NULL, m, n, k, 1.0f, 0.0f,
-                  GK_ACT_NONE, ws, (size_t)1 << 30, 0));
+                  GK_ACT_NONE, gk_gemm_config_info(config).vec ? ws : NULL, (size_t)1 << 30, 0));
     CK(cudaDeviceSynchronize());
     std::vector<char> ha((size_t)m * k * 2), hb((size_t)k * n * 2), hd((size_t)m * n * 2);
     CK(cudaMemcpy(ha.data(), a, ha.size(), cudaMemcpyDeviceToHost));
@@ -96,12 +99,12 @@ int main()
     printf("  %d failures\n", bad);
 
     printf("%-28s %-18s %9s %8s %8s\n", "kernel", "shape", "us", "TFLOP/s", "vs cuBLAS");
-    auto row = [&](const char *name, int m, int n, int k, int ta, int tb, int config) {
+    auto row = [&](const char *name, int m, int n, int k, int ta, int tb, int config, int use_ws = 1) {
         const int64_t lda = ta ? m : k, ldb = tb ? k : n;
         const double tc = median_s([&] { return cublas_bf16(d, a, lda, ta, b, ldb, tb, m, n, k); });
         const double t = median_s([&] {
             return gk_gemm_ex(config, 0, GK_BF16, d, GK_BF16, n, a, lda, ta, b, ldb, tb, NULL, 0, NULL, m, n, k, 1.0f, 0.0f,
-                              GK_ACT_NONE, ws, G, 0);
+                              GK_ACT_NONE, use_ws ? ws : NULL, use_ws ? G : 0, 0);
         });
         char shape[64];
         snprintf(shape, sizeof shape, "%dx%dx%d %s%s", m, n, k, ta ? "T" : "N", tb ? "T" : "N");
@@ -115,7 +118,8 @@ int main()
     row("dispatch", 4096, 4096, 4096, 0, 0, -1);
     row("dispatch", 4096, 4096, 4096, 1, 0, -1);
     row("dispatch", 4096, 4096, 4096, 1, 1, -1);
-    row("dispatch", 4095, 4097, 4093, 0, 0, -1);
+    row("dispatch, repacked", 4095, 4097, 4093, 0, 0, -1);
+    row("dispatch, no workspace", 4095, 4097, 4093, 0, 0, -1, 0);
     const int llm[][2] = {{8192, 8192}, {8192, 28672}};
     for (int mm : {16, 128, 2048})
         for (const auto &kn : llm) row("dispatch", mm, kn[1], kn[0], 0, 1, -1);
