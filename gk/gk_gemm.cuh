@@ -57,11 +57,12 @@
      GK_GEMM_MAX_SPLITS (16)  the most K splits the dispatcher uses
 
    GENERATOR
-     GK_DEFINE_GEMM_MMA(name, dt, BM, BN, BK, WM, WN, STAGES, MINB, VEC) writes one kernel per
-     layout (name_nn, _nt, _tn, _tt) and its gk_gemm_config for a block tile BM x BN x BK, warp
-     tile WM x WN, STAGES cp.async stages, registers budgeted for MINB blocks per SM, and cp.async
-     (VEC 1) or element-wise (VEC 0) operand loads; threads, shared-memory bytes and swizzle
-     follow from them and are checked at compile time in plain words.
+     GK_DEFINE_GEMM_MMA(name, dt, BM, BN, BK, WM, WN, STAGES, MINB, DBUF, VEC) writes one kernel
+     per layout (name_nn, _nt, _tn, _tt) and its gk_gemm_config for a block tile BM x BN x BK, warp
+     tile WM x WN, STAGES cp.async stages, registers budgeted for MINB blocks per SM, fragments
+     double-buffered or not (DBUF), and cp.async (VEC 1) or element-wise (VEC 0) operand loads;
+     threads, shared-memory bytes and swizzle follow from them and are checked at compile time
+     in plain words.
 
    EXAMPLE
        #define GK_IMPLEMENTATION
@@ -77,11 +78,6 @@
 #include "gk_core.cuh"
 #include "gk_mma.cuh"
 
-#if defined(GK_GEMM_IMPLEMENTATION) && !defined(GK_IMPLEMENTATION)
-#define GK_GEMM_IMPL_ON 1
-#elif defined(GK_IMPLEMENTATION)
-#define GK_GEMM_IMPL_ON 1
-#endif
 
 #ifndef GK_GEMM_GROUP_M
 #define GK_GEMM_GROUP_M 8
@@ -133,6 +129,7 @@ typedef struct gk_gemm_config {
     const char *name;
     int bm, bn, bk, wm, wn, stages;
     int min_blocks; /* blocks per SM the registers are budgeted for (__launch_bounds__) */
+    int dbuf;       /* fragments double-buffered across k-steps */
     int threads;    /* (BM / WM) (BN / WN) warps of 32 */
     int smem_bytes; /* STAGES (BM + BN) BK 2 */
     int vec;        /* 1: cp.async, operand rows must be 16-byte aligned; 0: element-wise loads */
@@ -252,7 +249,7 @@ typedef struct gk_gemm_ld {
 } gk_gemm_ld;
 
 GK_DEV void gk_gemm_ld_init(gk_gemm_ld *l, const char *g, int64_t ld, int kmaj, int mn0, int mn_end, int k_begin,
-                            int bmn, int bk, int threads)
+                            int k_end, int bmn, int bk, int threads)
 {
     const int tid = threadIdx.x, n = bmn * bk / 8 / threads;
     const int mn_first = kmaj ? tid / (bk / 8) : tid % (bmn / 8) * 8;
@@ -271,7 +268,7 @@ GK_DEV void gk_gemm_ld_init(gk_gemm_ld *l, const char *g, int64_t ld, int kmaj, 
         l->full[i] = kmaj ? (left > 0 ? 16 : 0) : l->mn_vals[i] * 2;
     }
     const int64_t gm = mn0 + mn_first < mn_end ? mn0 + mn_first : 0; /* clamped: never formed past the end */
-    const int64_t gk = k_begin + l->k_first;
+    const int64_t gk = k_begin + l->k_first < k_end ? k_begin + l->k_first : k_begin; /* likewise */
     l->g = g + (kmaj ? gm * ld + gk : gk * ld + gm) * 2;
     l->cstride = (kmaj ? (int64_t)mn_step * ld : (int64_t)l->k_step * ld) * 2;
     l->kstride = (kmaj ? (int64_t)bk : (int64_t)bk * ld) * 2;
@@ -345,6 +342,19 @@ GK_DEV void gk_gemm_frags(unsigned *f, const char *s, const int *off, int kmaj, 
     }
 }
 
+/* The warp tile's mma for one k-step: MI x NI m16n8k16 products. */
+GK_DEV void gk_gemm_mma_tile(float *acc, const unsigned *af, const unsigned *bf, int dt, int mi, int ni)
+{
+#pragma unroll
+    for (int i = 0; i < mi; i++)
+#pragma unroll
+        for (int j = 0; j < ni; j++) {
+            float *cc = acc + (i * ni + j) * 4;
+            if (dt == GK_BF16) gk_mma_m16n8k16_bf16(cc, af + i * 4, bf + j * 2, cc);
+            else gk_mma_m16n8k16_f16(cc, af + i * 4, bf + j * 2, cc);
+        }
+}
+
 GK_DEV void gk_gemm_cp_wait(int pending)
 {
     switch (pending) {
@@ -356,11 +366,12 @@ GK_DEV void gk_gemm_cp_wait(int pending)
 }
 
 /* The whole tensor-core kernel body; sizes are literals after inlining (see the generator).
-   Multi-stage pipeline: STAGES - 1 k-tiles in flight through cp.async; within a k-tile the
-   fragments of step kk + 1 are loaded before the mma of step kk, and the first fragments of the
-   next k-tile before the last mma of this one (after the barrier that makes that tile visible). */
+   Multi-stage pipeline: STAGES - 1 k-tiles in flight through cp.async. With DBUF, within a
+   k-tile the fragments of step kk + 1 are loaded before the mma of step kk, and the first
+   fragments of the next k-tile before the last mma of this one (after the barrier that makes
+   that tile visible); without, each step loads its fragments and then multiplies. */
 GK_DEV void gk_gemm_mma_run(const gk_gemm_args *p, int dt, int ta, int tb, int bm, int bn, int bk, int wm, int wn,
-                            int stages, int vec, float *acc)
+                            int stages, int dbuf, int vec, float *acc)
 {
     extern __shared__ uint4 gk_gemm_smem[];
     char *smem = (char *)gk_gemm_smem;
@@ -377,8 +388,8 @@ GK_DEV void gk_gemm_mma_run(const gk_gemm_args *p, int dt, int ta, int tb, int b
     const int ktiles = (k_end - k_begin + bk - 1) / bk;
 
     gk_gemm_ld la, lb;
-    gk_gemm_ld_init(&la, (const char *)p->a, p->lda, a_kmaj, m0, p->m, k_begin, bm, bk, threads);
-    gk_gemm_ld_init(&lb, (const char *)p->b, p->ldb, b_kmaj, n0, p->n, k_begin, bn, bk, threads);
+    gk_gemm_ld_init(&la, (const char *)p->a, p->lda, a_kmaj, m0, p->m, k_begin, k_end, bm, bk, threads);
+    gk_gemm_ld_init(&lb, (const char *)p->b, p->ldb, b_kmaj, n0, p->n, k_begin, k_end, bn, bk, threads);
     int oa[8], ob[8];
     gk_gemm_frag_offsets(oa, a_kmaj, wm0, mi, 1, bk);
     gk_gemm_frag_offsets(ob, b_kmaj, wn0, ni / 2, 0, bk);
@@ -402,36 +413,48 @@ GK_DEV void gk_gemm_mma_run(const gk_gemm_args *p, int dt, int ta, int tb, int b
     __syncthreads();
 
     unsigned af[2][4 * 8], bf[2][4 * 8];
-    gk_gemm_frags(af[0], smem, oa, a_kmaj, 0, mi);
-    gk_gemm_frags(bf[0], smem + a_bytes, ob, b_kmaj, 0, ni / 2);
-    for (int kt = 0; kt < ktiles; kt++) {
-        const char *sa = smem + (kt % stages) * stage_bytes;
+    if (!dbuf) {
+        /* one fragment buffer: fewer registers, more resident warps to hide ldmatrix latency */
+        for (int kt = 0; kt < ktiles; kt++) {
+            const char *sa = smem + (kt % stages) * stage_bytes;
 #pragma unroll
-        for (int ks = 0; ks < ksteps; ks++) {
-            const int cur = ks & 1, nxt = cur ^ 1;
-            if (ks == 0) { /* into the slot of tile kt - 1, which every warp has left */
-                if (kt + stages - 1 < ktiles) GK_GEMM_LOAD_STAGE(kt + stages - 1);
-                gk_cp_async_commit();
-            }
-            if (ks == ksteps - 1) {
-                /* tile kt + 1 in shared memory and every warp done with tile kt - 1's slot */
-                gk_gemm_cp_wait(stages - 2);
-                __syncthreads();
-                const char *na = smem + ((kt + 1) % stages) * stage_bytes;
-                gk_gemm_frags(af[nxt], na, oa, a_kmaj, 0, mi);
-                gk_gemm_frags(bf[nxt], na + a_bytes, ob, b_kmaj, 0, ni / 2);
-            } else {
-                gk_gemm_frags(af[nxt], sa, oa, a_kmaj, (ks + 1) * 16, mi);
-                gk_gemm_frags(bf[nxt], sa + a_bytes, ob, b_kmaj, (ks + 1) * 16, ni / 2);
-            }
-#pragma unroll
-            for (int i = 0; i < mi; i++)
-#pragma unroll
-                for (int j = 0; j < ni; j++) {
-                    float *cc = acc + (i * ni + j) * 4;
-                    if (dt == GK_BF16) gk_mma_m16n8k16_bf16(cc, af[cur] + i * 4, bf[cur] + j * 2, cc);
-                    else gk_mma_m16n8k16_f16(cc, af[cur] + i * 4, bf[cur] + j * 2, cc);
+            for (int ks = 0; ks < ksteps; ks++) {
+                if (ks == 0) { /* into the slot of tile kt - 1, which every warp has left */
+                    if (kt + stages - 1 < ktiles) GK_GEMM_LOAD_STAGE(kt + stages - 1);
+                    gk_cp_async_commit();
                 }
+                gk_gemm_frags(af[0], sa, oa, a_kmaj, ks * 16, mi);
+                gk_gemm_frags(bf[0], sa + a_bytes, ob, b_kmaj, ks * 16, ni / 2);
+                gk_gemm_mma_tile(acc, af[0], bf[0], dt, mi, ni);
+            }
+            gk_gemm_cp_wait(stages - 2);
+            __syncthreads();
+        }
+    } else {
+        gk_gemm_frags(af[0], smem, oa, a_kmaj, 0, mi);
+        gk_gemm_frags(bf[0], smem + a_bytes, ob, b_kmaj, 0, ni / 2);
+        for (int kt = 0; kt < ktiles; kt++) {
+            const char *sa = smem + (kt % stages) * stage_bytes;
+#pragma unroll
+            for (int ks = 0; ks < ksteps; ks++) {
+                const int cur = ks & 1, nxt = cur ^ 1;
+                if (ks == 0) {
+                    if (kt + stages - 1 < ktiles) GK_GEMM_LOAD_STAGE(kt + stages - 1);
+                    gk_cp_async_commit();
+                }
+                if (ks == ksteps - 1) {
+                    /* tile kt + 1 in shared memory and every warp done with tile kt - 1's slot */
+                    gk_gemm_cp_wait(stages - 2);
+                    __syncthreads();
+                    const char *na = smem + ((kt + 1) % stages) * stage_bytes;
+                    gk_gemm_frags(af[nxt], na, oa, a_kmaj, 0, mi);
+                    gk_gemm_frags(bf[nxt], na + a_bytes, ob, b_kmaj, 0, ni / 2);
+                } else {
+                    gk_gemm_frags(af[nxt], sa, oa, a_kmaj, (ks + 1) * 16, mi);
+                    gk_gemm_frags(bf[nxt], sa + a_bytes, ob, b_kmaj, (ks + 1) * 16, ni / 2);
+                }
+                gk_gemm_mma_tile(acc, af[cur], bf[cur], dt, mi, ni);
+            }
         }
     }
 #undef GK_GEMM_LOAD_STAGE
@@ -449,6 +472,53 @@ GK_DEV void gk_gemm_mma_run(const gk_gemm_args *p, int dt, int ta, int tb, int b
         }
 }
 
+/* ---------------------------------------------------------------- generator */
+
+typedef void (*gk_gemm_kernel)(gk_gemm_args);
+
+/* One configuration: a kernel per layout (NN, NT, TN, TT), its derived sizes checked here. */
+#define GK_DEFINE_GEMM_MMA(name, dt, BM, BN, BK, WM, WN, STAGES, MINB, DBUF, VEC)                                             \
+    static_assert((BM) % (WM) == 0 && (BN) % (WN) == 0, #name ": the warp tile must divide the block tile");     \
+    static_assert((WM) % 16 == 0 && (WN) % 16 == 0 && (WM) <= 128 && (WN) <= 128,                                 \
+                  #name ": a warp tile is 16..128 by 16..128, in steps of 16");                                    \
+    static_assert((BK) == 16 || (BK) == 32 || (BK) == 64, #name ": BK is 16, 32 or 64 (rows of 32, 64, 128 B)"); \
+    static_assert((BM) % 64 == 0 && (BN) % 64 == 0, #name ": BM and BN are multiples of 64 (128-byte panels)"); \
+    static_assert((BM) * (BK) / 8 % ((BM) / (WM) * (BN) / (WN) * 32) == 0 &&                                       \
+                      (BN) * (BK) / 8 % ((BM) / (WM) * (BN) / (WN) * 32) == 0,                                     \
+                  #name ": every thread copies the same number of 16-byte chunks of each tile");                 \
+    static_assert((STAGES) >= 2 && (STAGES) <= 5, #name ": 2 to 5 pipeline stages");                             \
+    static_assert(!(DBUF) || (BK) >= 32, #name ": double-buffered fragments need two k-steps per tile (BK >= 32)"); \
+    static_assert(((BM) / (WM) * (BN) / (WN) * 32) % ((BM) / 8) == 0 &&                                           \
+                      ((BM) / (WM) * (BN) / (WN) * 32) % ((BN) / 8) == 0,                                          \
+                  #name ": the threads must cover whole 8-value columns of a tile row (threads % (BM/8, BN/8))"); \
+    static_assert((MINB) * gk_gemm_smem_bytes_c(BM, BN, BK, STAGES) <= 227 * 1024,                                 \
+                  #name ": MINB blocks per SM need MINB times the shared memory");                               \
+    static_assert(gk_gemm_smem_bytes_c(BM, BN, BK, STAGES) <= 227 * 1024, #name ": over 227 KB of shared memory"); \
+    GK_GEMM_MMA_KERNEL(name##_nn, dt, 0, 0, BM, BN, BK, WM, WN, STAGES, MINB, DBUF, VEC)                                     \
+    GK_GEMM_MMA_KERNEL(name##_nt, dt, 0, 1, BM, BN, BK, WM, WN, STAGES, MINB, DBUF, VEC)                                     \
+    GK_GEMM_MMA_KERNEL(name##_tn, dt, 1, 0, BM, BN, BK, WM, WN, STAGES, MINB, DBUF, VEC)                                     \
+    GK_GEMM_MMA_KERNEL(name##_tt, dt, 1, 1, BM, BN, BK, WM, WN, STAGES, MINB, DBUF, VEC)                                     \
+    static const gk_gemm_kernel name##_kernels[4] = {name##_nn, name##_nt, name##_tn, name##_tt};               \
+    static const gk_gemm_config name##_config = {#name, BM, BN, BK, WM, WN, STAGES, MINB, DBUF,                  \
+                                                 (BM) / (WM) * ((BN) / (WN)) * 32,                                 \
+                                                 gk_gemm_smem_bytes_c(BM, BN, BK, STAGES), VEC};
+
+#define gk_gemm_smem_bytes_c(BM, BN, BK, STAGES) ((STAGES) * ((BM) + (BN)) * (BK) * 2)
+
+#define GK_GEMM_MMA_KERNEL(kname, dt, TA, TB, BM, BN, BK, WM, WN, STAGES, MINB, DBUF, VEC)                                      \
+    static __global__ void __launch_bounds__((BM) / (WM) * ((BN) / (WN)) * 32, MINB) kname(gk_gemm_args p)         \
+    {                                                                                                            \
+        float acc[(WM) / 16 * ((WN) / 8) * 4];                                                                   \
+        gk_gemm_mma_run(&p, dt, TA, TB, BM, BN, BK, WM, WN, STAGES, DBUF, VEC, acc);                                   \
+    }
+
+#endif /* GK_GEMM_CUH */
+
+/* ---------------------------------------------------------------- implementation */
+
+#if (defined(GK_IMPLEMENTATION) || defined(GK_GEMM_IMPLEMENTATION)) && !defined(GK_GEMM_IMPLEMENTED)
+#define GK_GEMM_IMPLEMENTED
+
 /* Split-K: sums the splits' partials in split order and applies the epilogue. */
 static __global__ void __launch_bounds__(256) gk_gemm_splitk_reduce(gk_gemm_args p, int splits)
 {
@@ -460,42 +530,6 @@ static __global__ void __launch_bounds__(256) gk_gemm_splitk_reduce(gk_gemm_args
         gk_store1_f32(p.d, (int64_t)row * p.ldd + col, p.d_dtype, gk_gemm_epilogue(&p, s, row, col));
     }
 }
-
-/* ---------------------------------------------------------------- generator */
-
-typedef void (*gk_gemm_kernel)(gk_gemm_args);
-
-/* One configuration: a kernel per layout (NN, NT, TN, TT), its derived sizes checked here. */
-#define GK_DEFINE_GEMM_MMA(name, dt, BM, BN, BK, WM, WN, STAGES, MINB, VEC)                                             \
-    static_assert((BM) % (WM) == 0 && (BN) % (WN) == 0, #name ": the warp tile must divide the block tile");     \
-    static_assert((WM) % 16 == 0 && (WN) % 16 == 0 && (WM) <= 128 && (WN) <= 128,                                 \
-                  #name ": a warp tile is 16..128 by 16..128, in steps of 16");                                    \
-    static_assert((BK) == 16 || (BK) == 32 || (BK) == 64, #name ": BK is 16, 32 or 64 (rows of 32, 64, 128 B)"); \
-    static_assert((BM) % 64 == 0 && (BN) % 64 == 0, #name ": BM and BN are multiples of 64 (128-byte panels)"); \
-    static_assert((BM) * (BK) / 8 % ((BM) / (WM) * (BN) / (WN) * 32) == 0 &&                                       \
-                      (BN) * (BK) / 8 % ((BM) / (WM) * (BN) / (WN) * 32) == 0,                                     \
-                  #name ": every thread copies the same number of 16-byte chunks of each tile");                 \
-    static_assert((STAGES) >= 2 && (STAGES) <= 5, #name ": 2 to 5 pipeline stages");                             \
-    static_assert((MINB) * gk_gemm_smem_bytes_c(BM, BN, BK, STAGES) <= 227 * 1024,                                 \
-                  #name ": MINB blocks per SM need MINB times the shared memory");                               \
-    static_assert(gk_gemm_smem_bytes_c(BM, BN, BK, STAGES) <= 227 * 1024, #name ": over 227 KB of shared memory"); \
-    GK_GEMM_MMA_KERNEL(name##_nn, dt, 0, 0, BM, BN, BK, WM, WN, STAGES, MINB, VEC)                                     \
-    GK_GEMM_MMA_KERNEL(name##_nt, dt, 0, 1, BM, BN, BK, WM, WN, STAGES, MINB, VEC)                                     \
-    GK_GEMM_MMA_KERNEL(name##_tn, dt, 1, 0, BM, BN, BK, WM, WN, STAGES, MINB, VEC)                                     \
-    GK_GEMM_MMA_KERNEL(name##_tt, dt, 1, 1, BM, BN, BK, WM, WN, STAGES, MINB, VEC)                                     \
-    static const gk_gemm_kernel name##_kernels[4] = {name##_nn, name##_nt, name##_tn, name##_tt};               \
-    static const gk_gemm_config name##_config = {#name, BM, BN, BK, WM, WN, STAGES, MINB,                        \
-                                                 (BM) / (WM) * ((BN) / (WN)) * 32,                                 \
-                                                 gk_gemm_smem_bytes_c(BM, BN, BK, STAGES), VEC};
-
-#define gk_gemm_smem_bytes_c(BM, BN, BK, STAGES) ((STAGES) * ((BM) + (BN)) * (BK) * 2)
-
-#define GK_GEMM_MMA_KERNEL(kname, dt, TA, TB, BM, BN, BK, WM, WN, STAGES, MINB, VEC)                                      \
-    static __global__ void __launch_bounds__((BM) / (WM) * ((BN) / (WN)) * 32, MINB) kname(gk_gemm_args p)         \
-    {                                                                                                            \
-        float acc[(WM) / 16 * ((WN) / 8) * 4];                                                                   \
-        gk_gemm_mma_run(&p, dt, TA, TB, BM, BN, BK, WM, WN, STAGES, VEC, acc);                                   \
-    }
 
 /* ---------------------------------------------------------------- fp32 SIMT ladder */
 
@@ -655,38 +689,45 @@ static __global__ void __launch_bounds__(128) gk_sgemm_warptile_kernel(gk_sgemm_
     }
 #undef GK_SGEMM_WT_FETCH
 #undef GK_SGEMM_WT_STORE
+    /* row by row, stopping at the last row: 128 independent bounds checks spilled on sm_80 */
+    const int row0 = m0 + wm0 + tr, col0 = n0 + wn0 + tc;
 #pragma unroll
-    for (int i = 0; i < 8; i++)
+    for (int i = 0; i < 8; i++) {
+        if (row0 + i >= p.m) break;
+        float *crow = p.c + (int64_t)(row0 + i) * p.ldc;
 #pragma unroll
-        for (int j = 0; j < 16; j++)
-            gk_sgemm_store(&p, m0 + wm0 + tr + i, n0 + wn0 + j / 4 * 16 + tc + j % 4, acc[i][j]);
+        for (int j = 0; j < 16; j++) {
+            const int col = col0 + j / 4 * 16 + j % 4;
+            if (col < p.n) crow[col] = p.beta != 0.0f ? p.alpha * acc[i][j] + p.beta * crow[col] : p.alpha * acc[i][j];
+        }
+    }
 }
 
-/* ---------------------------------------------------------------- implementation */
 
-#ifdef GK_GEMM_IMPL_ON
-
-/* The shipped tensor-core configurations, as X(tile name, BM, BN, BK, WM, WN, STAGES, MINB, VEC)
-   (MINB: blocks per SM the registers are budgeted for; VEC 0: element-wise loads). The
-   dispatcher uses the first three as its large tile, its small tile and its element-wise-load
-   tile; a build may replace the list (the tuning sweep adds candidates after them).
-   - 128 x 128 x 32, 8 warps of 64 x 32, 4 stages: the fastest measured (340 TFLOP/s at 8192^3
-     on the H200, against 280 for 128 x 256 with 64 x 64 warps, 287 for 128 x 128 with 4 warps
-     of 64 x 64 at 2 blocks per SM; all figures in gk_bench/RESULTS.md);
+/* The shipped tensor-core configurations, as
+   X(tile name, BM, BN, BK, WM, WN, STAGES, MINB, DBUF, VEC): MINB blocks per SM the registers
+   are budgeted for, DBUF double-buffered fragments, VEC 0 element-wise loads. The dispatcher
+   uses the first three as its large tile, its small tile and its element-wise-load tile; a
+   build may replace the list (the tuning sweep adds candidates after them).
+   - 128 x 128 x 32, 8 warps of 32 x 64, 4 stages, one fragment buffer, registers for 2 blocks
+     per SM (16 warps): the fastest measured, 336-341 TFLOP/s at 4096^3 and 8192^3 on the H200.
+     Rejected, same run (8192^3): 8 warps of 64 x 32 with double-buffered fragments at 1 block
+     per SM 323 (340 in another run), 128 x 256 with 8 warps of 64 x 64 283, 4 warps of 64 x 64
+     at 2 blocks per SM 283, 64 x 128 with 8 warps of 32 x 32 246; gk_bench/RESULTS.md has all.
    - 64 x 64 x 64, 4 warps of 32 x 32, 3 blocks per SM: 4x the blocks for small M x N. */
 #ifndef GK_GEMM_CONFIGS
 #define GK_GEMM_CONFIGS(X)                                 \
-    X(128x128x32_w64x32, 128, 128, 32, 64, 32, 4, 1, 1)    \
-    X(64x64x64_s4, 64, 64, 64, 32, 32, 4, 3, 1)            \
-    X(64x64x64_s4_elem, 64, 64, 64, 32, 32, 4, 3, 0)
+    X(128x128x32_w32x64, 128, 128, 32, 32, 64, 4, 2, 0, 1) \
+    X(64x64x64_s4, 64, 64, 64, 32, 32, 4, 3, 1, 1)         \
+    X(64x64x64_s4_elem, 64, 64, 64, 32, 32, 4, 3, 1, 0)
 #endif
 
-#define GK_GEMM_X_DEFINE(tile, BM, BN, BK, WM, WN, STAGES, MINB, VEC)                           \
-    GK_DEFINE_GEMM_MMA(gk_gemm_bf16_##tile, GK_BF16, BM, BN, BK, WM, WN, STAGES, MINB, VEC) \
-    GK_DEFINE_GEMM_MMA(gk_gemm_f16_##tile, GK_F16, BM, BN, BK, WM, WN, STAGES, MINB, VEC)
-#define GK_GEMM_X_BF16(tile, BM, BN, BK, WM, WN, STAGES, MINB, VEC) gk_gemm_bf16_##tile##_kernels,
-#define GK_GEMM_X_F16(tile, BM, BN, BK, WM, WN, STAGES, MINB, VEC) gk_gemm_f16_##tile##_kernels,
-#define GK_GEMM_X_CONFIG(tile, BM, BN, BK, WM, WN, STAGES, MINB, VEC) &gk_gemm_bf16_##tile##_config,
+#define GK_GEMM_X_DEFINE(tile, BM, BN, BK, WM, WN, STAGES, MINB, DBUF, VEC)                           \
+    GK_DEFINE_GEMM_MMA(gk_gemm_bf16_##tile, GK_BF16, BM, BN, BK, WM, WN, STAGES, MINB, DBUF, VEC) \
+    GK_DEFINE_GEMM_MMA(gk_gemm_f16_##tile, GK_F16, BM, BN, BK, WM, WN, STAGES, MINB, DBUF, VEC)
+#define GK_GEMM_X_BF16(tile, BM, BN, BK, WM, WN, STAGES, MINB, DBUF, VEC) gk_gemm_bf16_##tile##_kernels,
+#define GK_GEMM_X_F16(tile, BM, BN, BK, WM, WN, STAGES, MINB, DBUF, VEC) gk_gemm_f16_##tile##_kernels,
+#define GK_GEMM_X_CONFIG(tile, BM, BN, BK, WM, WN, STAGES, MINB, DBUF, VEC) &gk_gemm_bf16_##tile##_config,
 GK_GEMM_CONFIGS(GK_GEMM_X_DEFINE)
 
 static const gk_gemm_kernel *const gk_gemm_kernel_table[2][64] = {{GK_GEMM_CONFIGS(GK_GEMM_X_BF16)},
@@ -722,6 +763,12 @@ static __global__ void __launch_bounds__(256) gk_gemm_pack(unsigned short *dst, 
     }
 }
 
+/* Workspace bytes of one repacked operand ([rows, cols], rows padded to 8 values). */
+static size_t gk_gemm_pack_bytes(int64_t rows, int64_t cols, int aligned)
+{
+    return aligned ? 0 : (size_t)gk_round_up(rows * gk_round_up(cols, 8) * 2, 256);
+}
+
 /* The dispatcher.
    - The large tile when its tiles fill every SM at least once.
    - Else the small tile (4x the blocks), splitting K (from K >= 1024, each split >= 512 of K)
@@ -743,8 +790,8 @@ static void gk_gemm_plan_impl(int64_t m, int64_t n, int64_t k, int64_t rows_a, i
         if (s > k / 512) s = k / 512;
     }
     pl->splits = (int)s;
-    pl->pack_a_bytes = aligned_a ? 0 : (size_t)gk_round_up(rows_a * gk_round_up(cols_a, 8) * 2, 256);
-    pl->pack_b_bytes = aligned_b ? 0 : (size_t)gk_round_up(rows_b * gk_round_up(cols_b, 8) * 2, 256);
+    pl->pack_a_bytes = gk_gemm_pack_bytes(rows_a, cols_a, aligned_a);
+    pl->pack_b_bytes = gk_gemm_pack_bytes(rows_b, cols_b, aligned_b);
     pl->split_bytes = s > 1 ? (size_t)gk_round_up(s * m * n * 4, 256) : 0;
     pl->workspace_bytes = pl->split_bytes + pl->pack_a_bytes + pl->pack_b_bytes;
 }
@@ -836,21 +883,23 @@ GK_IMPL cudaError_t gk_gemm_ex(int config, int splits, int in_dtype, void *d, in
     if (workspace && !gk_is_aligned(workspace, 256))
         return gk__fail(cudaErrorInvalidValue, fn, "workspace is not 256-byte aligned");
 
-    int sms;
-    GK_TRY(gk_sm_count(&sms));
     const int aligned_a = lda % 8 == 0 && gk_is_aligned(a, 16), aligned_b = ldb % 8 == 0 && gk_is_aligned(b, 16);
-    gk_gemm_plan pl;
-    gk_gemm_plan_impl(m, n, k, rows_a, cols_a, aligned_a, rows_b, cols_b, aligned_b, sms, &pl);
     if (!workspace) workspace_bytes = 0;
-    const int repack = (!aligned_a || !aligned_b) && workspace_bytes >= pl.pack_a_bytes + pl.pack_b_bytes;
+    const int repack = (!aligned_a || !aligned_b) && workspace_bytes >= gk_gemm_pack_bytes(rows_a, cols_a, aligned_a) +
+                                                                         gk_gemm_pack_bytes(rows_b, cols_b, aligned_b);
     const int elementwise = (!aligned_a || !aligned_b) && !repack;
-    if (config < 0) config = elementwise ? GK_GEMM_ELEM_CONFIG : pl.config;
-    const gk_gemm_config *cfg = gk_gemm_config_table[config];
-    if (elementwise && cfg->vec)
+    if (config >= 0 && elementwise && gk_gemm_config_table[config]->vec)
         return gk__fail(cudaErrorInvalidValue, fn,
                         "configuration %s needs 16-byte aligned operand rows (lda and ldb multiples of 8); pass a "
                         "workspace of gk_gemm_workspace_bytes() bytes to repack them, or config -1",
-                        cfg->name);
+                        gk_gemm_config_table[config]->name);
+
+    int sms;
+    GK_TRY(gk_sm_count(&sms));
+    gk_gemm_plan pl;
+    gk_gemm_plan_impl(m, n, k, rows_a, cols_a, aligned_a, rows_b, cols_b, aligned_b, sms, &pl);
+    if (config < 0) config = elementwise ? GK_GEMM_ELEM_CONFIG : pl.config;
+    const gk_gemm_config *cfg = gk_gemm_config_table[config];
     if (splits == 0) splits = config == pl.config || (elementwise && pl.config == 1) ? pl.splits : 1;
     /* the partials come first in the workspace, the repacked operands after them */
     const size_t pack_bytes = repack ? pl.pack_a_bytes + pl.pack_b_bytes : 0;
@@ -885,14 +934,17 @@ GK_IMPL cudaError_t gk_gemm_ex(int config, int splits, int in_dtype, void *d, in
 
     const int layout = (trans_a ? 2 : 0) + (trans_b ? 1 : 0);
     const gk_gemm_kernel kern = gk_gemm_kernel_table[in_dtype == GK_F16][config][layout];
-    /* the shared-memory opt-in, once per kernel and process */
-    static unsigned char attr_set[2][GK_GEMM_NCONFIG][4];
-    if (!attr_set[in_dtype == GK_F16][config][layout]) {
+    /* the shared-memory opt-in, once per kernel and device (the first 32 devices; others every call) */
+    static unsigned attr_set[2][GK_GEMM_NCONFIG][4];
+    int dev = 0;
+    GK_TRY(cudaGetDevice(&dev));
+    unsigned *set = &attr_set[in_dtype == GK_F16][config][layout];
+    if (dev >= 32 || !(*set >> dev & 1u)) {
         const cudaError_t e =
             cudaFuncSetAttribute((const void *)kern, cudaFuncAttributeMaxDynamicSharedMemorySize, cfg->smem_bytes);
         if (e != cudaSuccess)
             return gk__fail(e, fn, "cannot set %d bytes of shared memory: %s", cfg->smem_bytes, cudaGetErrorString(e));
-        attr_set[in_dtype == GK_F16][config][layout] = 1;
+        if (dev < 32) *set |= 1u << dev;
     }
     dim3 grid((unsigned)((int64_t)p.tiles_m * p.tiles_n), (unsigned)splits);
     kern<<<grid, cfg->threads, cfg->smem_bytes, stream>>>(p);
@@ -982,6 +1034,4 @@ GK_GEMM_F32_DEFINE(_regtile, 2)
 GK_GEMM_F32_DEFINE(_warptile, 3)
 GK_GEMM_F32_DEFINE(, 3)
 
-#endif /* GK_GEMM_IMPL_ON */
-
-#endif /* GK_GEMM_CUH */
+#endif /* GK_GEMM_IMPLEMENTATION */

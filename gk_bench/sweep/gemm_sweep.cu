@@ -4,18 +4,18 @@
 //   nvcc -std=c++17 -O3 -arch=sm_90 -I. gk_bench/sweep/gemm_sweep.cu -lcublas -o gemm_sweep
 // The candidates: the shipped configurations first (the dispatcher's large, medium and small
 // tiles), then the ones under trial.
-#define GK_GEMM_CONFIGS(X)                                    \
-    X(128x256x32_s4, 128, 256, 32, 64, 64, 4, 1, 1)           \
-    X(128x128x32_s4, 128, 128, 32, 64, 64, 4, 2, 1)           \
-    X(64x64x64_s4, 64, 64, 64, 32, 32, 4, 3, 1)               \
-    X(64x64x64_s4_elem, 64, 64, 64, 32, 32, 4, 3, 0)          \
-    X(128x256x64_s3, 128, 256, 64, 64, 64, 3, 1, 1)           \
-    X(128x128x64_s3_b2, 128, 128, 64, 64, 64, 3, 2, 1)        \
-    X(128x128x32_w64x32_b1, 128, 128, 32, 64, 32, 4, 1, 1)    \
-    X(128x128x32_w64x32_b2, 128, 128, 32, 64, 32, 4, 2, 1)    \
-    X(128x128x64_w64x32_s3_b1, 128, 128, 64, 64, 32, 3, 1, 1) \
-    X(128x128x64_w64x32_s3_b2, 128, 128, 64, 64, 32, 3, 2, 1) \
-    X(256x128x32_w64x64_s3, 256, 128, 32, 64, 64, 3, 1, 1)
+#define GK_GEMM_CONFIGS(X)                                          \
+    X(128x128x32_w32x64, 128, 128, 32, 32, 64, 4, 2, 0, 1)          \
+    X(64x64x64_s4, 64, 64, 64, 32, 32, 4, 3, 1, 1)                  \
+    X(64x64x64_s4_elem, 64, 64, 64, 32, 32, 4, 3, 1, 0)             \
+    X(128x128x32_w64x32, 128, 128, 32, 64, 32, 4, 1, 1, 1)          \
+    X(128x128x32_w64x32_b2_single, 128, 128, 32, 64, 32, 4, 2, 0, 1) \
+    X(128x128x64_w64x32_s3_b2_single, 128, 128, 64, 64, 32, 3, 2, 0, 1) \
+    X(128x128x64_w64x32_s3, 128, 128, 64, 64, 32, 3, 1, 1, 1)       \
+    X(128x256x32_s4_single, 128, 256, 32, 64, 64, 4, 1, 0, 1)       \
+    X(128x256x32_s4, 128, 256, 32, 64, 64, 4, 1, 1, 1)              \
+    X(128x128x32_s4_b2, 128, 128, 32, 64, 64, 4, 2, 1, 1)           \
+    X(64x128x32_w32x32_b3, 64, 128, 32, 32, 32, 4, 3, 1, 1)
 #define GK_IMPLEMENTATION
 #include "gk/gk_gemm.cuh"
 
@@ -68,6 +68,74 @@ static double check(int config, int splits, int ta, int tb, int m, int n, int k,
             if (!(e <= worst)) worst = e != e ? INFINITY : e;
         }
     return worst;
+}
+
+
+// Candidate fp32 rung: 128 x 128 x 16 tile, 8 warps of 32 x 64, each thread 8 x 8 outputs in
+// two 4 x 4 groups (rows 16 apart, columns 32 apart) so every shared-memory read is a
+// conflict-free float4; registers for 2 blocks per SM.
+static __global__ void __launch_bounds__(256, 2) sweep_sgemm_w8(gk_sgemm_args p)
+{
+    __shared__ __align__(16) float as[2][16][128], bs[2][16][128];
+    const int tid = threadIdx.x, warp = tid >> 5, lane = tid & 31;
+    const int m0 = blockIdx.y * 128, n0 = blockIdx.x * 128;
+    const int wm0 = warp / 2 * 32, wn0 = warp % 2 * 64, ty = lane / 8, tx = lane % 8;
+    float acc[8][8] = {};
+    float4 ra[2], rb[2];
+#define W8_FETCH(k0)                                                                                        \
+    do {                                                                                                    \
+        for (int i_ = 0; i_ < 2; i_++) {                                                                    \
+            ra[i_] = gk_sgemm_ld4(p.a, p.lda, m0 + tid % 128, (k0) + (tid / 128 + i_ * 2) * 4, p.m, p.k, p.vec); \
+            rb[i_] = gk_sgemm_ld4(p.b, p.ldb, (k0) + (tid + i_ * 256) / 32, n0 + tid % 32 * 4, p.k, p.n, p.vec); \
+        }                                                                                                   \
+    } while (0)
+#define W8_STORE(buf)                                                                                       \
+    do {                                                                                                    \
+        for (int i_ = 0; i_ < 2; i_++) {                                                                    \
+            const int kq_ = (tid / 128 + i_ * 2) * 4;                                                        \
+            as[buf][kq_ + 0][tid % 128] = ra[i_].x;                                                          \
+            as[buf][kq_ + 1][tid % 128] = ra[i_].y;                                                          \
+            as[buf][kq_ + 2][tid % 128] = ra[i_].z;                                                          \
+            as[buf][kq_ + 3][tid % 128] = ra[i_].w;                                                          \
+            *(float4 *)&bs[buf][(tid + i_ * 256) / 32][tid % 32 * 4] = rb[i_];                               \
+        }                                                                                                   \
+    } while (0)
+    W8_FETCH(0);
+    W8_STORE(0);
+    __syncthreads();
+    int buf = 0;
+    for (int k0 = 0; k0 < p.k; k0 += 16) {
+        const int more = k0 + 16 < p.k;
+        if (more) W8_FETCH(k0 + 16);
+#pragma unroll
+        for (int k = 0; k < 16; k++) {
+            float a[8], b[8];
+            *(float4 *)&a[0] = *(const float4 *)&as[buf][k][wm0 + ty * 4];
+            *(float4 *)&a[4] = *(const float4 *)&as[buf][k][wm0 + 16 + ty * 4];
+            *(float4 *)&b[0] = *(const float4 *)&bs[buf][k][wn0 + tx * 4];
+            *(float4 *)&b[4] = *(const float4 *)&bs[buf][k][wn0 + 32 + tx * 4];
+#pragma unroll
+            for (int i = 0; i < 8; i++)
+#pragma unroll
+                for (int j = 0; j < 8; j++) acc[i][j] = fmaf(a[i], b[j], acc[i][j]);
+        }
+        if (more) W8_STORE(buf ^ 1);
+        __syncthreads();
+        buf ^= 1;
+    }
+#pragma unroll
+    for (int i = 0; i < 8; i++)
+#pragma unroll
+        for (int j = 0; j < 8; j++)
+            gk_sgemm_store(&p, m0 + wm0 + i / 4 * 16 + ty * 4 + i % 4, n0 + wn0 + j / 4 * 32 + tx * 4 + j % 4, acc[i][j]);
+}
+
+static cudaError_t sweep_sgemm_w8_launch(float *c, const float *a, const float *b, int n)
+{
+    gk_sgemm_args p;
+    p.c = c; p.a = a; p.b = b; p.lda = p.ldb = p.ldc = n; p.m = p.n = p.k = n; p.vec = 1; p.alpha = 1.0f; p.beta = 0.0f;
+    sweep_sgemm_w8<<<dim3(n / 128, n / 128), 256>>>(p);
+    return cudaGetLastError();
 }
 
 int main()
@@ -142,6 +210,22 @@ int main()
         for (int i = 0; i < 3; i++) {
             const double t = median_s([&] { return fns[i](fd, n, fa, n, fb, n, n, n, n, 1.0f, 0.0f, 0); });
             printf("f32 %-10s 4096^3: %.1f TFLOP/s, %.3f of cuBLAS\n", names[i], 2.0 * n * n * n / t * 1e-12, tc / t);
+        }
+        {
+            const double t = median_s([&] { return sweep_sgemm_w8_launch(fd, fa, fb, n); });
+            printf("f32 %-10s 4096^3: %.1f TFLOP/s, %.3f of cuBLAS\n", "w8 cand", 2.0 * n * n * n / t * 1e-12, tc / t);
+            // check the candidate against the shipped warptile on a 1024^3 corner of the same inputs
+            const int c = 1024;
+            float *d2 = fd + (size_t)c * c;
+            CK(gk_gemm_f32_warptile(d2, c, fa, c, fb, c, c, c, c, 1.0f, 0.0f, 0));
+            CK(sweep_sgemm_w8_launch(fd, fa, fb, c));
+            CK(cudaDeviceSynchronize());
+            std::vector<float> h1((size_t)c * c), h2((size_t)c * c);
+            CK(cudaMemcpy(h1.data(), fd, h1.size() * 4, cudaMemcpyDeviceToHost));
+            CK(cudaMemcpy(h2.data(), d2, h2.size() * 4, cudaMemcpyDeviceToHost));
+            double worst = 0;
+            for (size_t i = 0; i < h1.size(); i++) worst = std::max(worst, (double)fabsf(h1[i] - h2[i]) / (fabsf(h2[i]) + 1.0));
+            printf("w8 cand vs warptile at 1024^3: max diff %.3g\n", worst);
         }
     }
     return 0;

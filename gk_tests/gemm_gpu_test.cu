@@ -1,0 +1,782 @@
+// GPU tests of gk_gemm.cuh against a CPU reference in double. Skipped without a GPU.
+//
+// Inputs are fresh random values every run (uniform in [-1, 1), rounded to the input dtype; the
+// reference uses the rounded values). The padding between operand rows, and the guard bytes past
+// each operand, hold NaN: a kernel that reads past a row or past the end (a tail not zero-filled)
+// turns its outputs into NaN, which never passes. D is poisoned before each launch and checked
+// fully written, its padding columns and guard bytes untouched.
+//
+// Tolerance: |got - ref| <= atol + rtol |ref| (gk_test_tol of D's dtype: the final rounding) plus
+// the fp32 accumulation error, eps_acc |alpha| S with S = sum_k |a_k b_k| (and 2^-22 of the other
+// epilogue terms), times 1.25 for the steepest slope of the activations. For inputs of random sign
+// S ~ K / 4 ~ 0.75 sqrt(K) times the result's typical magnitude sqrt(K) / 3: the bound grows with
+// sqrt(K) relative to the values. eps_acc is 2^-18 for the tensor-core GEMM (its adder may
+// truncate) and 2^-20 for the fp32 ladder: at K = 4096 that is about 4e-3 and 1e-3, while one
+// missing K value already errs by |a b| ~ 0.25 and one missing 32-deep K tile by ~2.
+//
+// Shapes of 2^24 outputs check every output for being written, the reference on sampled rows.
+#define GK_IMPLEMENTATION
+#include "gk/gk_gemm.cuh"
+#include "gk_tests/gk_test.h"
+
+#include <algorithm>
+#include <atomic>
+#include <mutex>
+#include <string>
+#include <vector>
+
+// ------------------------------------------------------------------ reference
+
+static double ref_act(int act, double v)
+{
+    switch (act) {
+    case GK_ACT_RELU: return v > 0 ? v : 0.0;
+    case GK_ACT_GELU: return 0.5 * v * (1.0 + std::tanh(std::sqrt(2.0 / M_PI) * (v + 0.044715 * v * v * v)));
+    case GK_ACT_SILU: return v / (1.0 + std::exp(-v));
+    default: return v;
+    }
+}
+
+static const char *act_name(int act)
+{
+    static const char *const names[] = {"none", "relu", "gelu", "silu"};
+    return act >= 0 && act < 4 ? names[act] : "?";
+}
+
+// fn(i0, i1) over [0, items), split across the host's cores by work (items x cost), so that a
+// few long items (rows of a K = 4096 dot product) still spread over every core.
+static void parallel_items(size_t items, size_t cost, const std::function<void(size_t, size_t)> &fn)
+{
+    if (cost < 1) cost = 1;
+    gk_test_parallel_for(items * cost, [&](size_t b, size_t e) {
+        const size_t i0 = (b + cost - 1) / cost, i1 = (e + cost - 1) / cost;
+        if (i0 < i1) fn(i0, i1);
+    });
+}
+
+// A rows x cols matrix of row stride ld in a tight buffer ((rows - 1) ld + cols values): random
+// values, NaN (all-ones bytes) in the padding between rows.
+static void fill_matrix(HostTensor *h, int64_t rows, int64_t cols, int64_t ld, GkRng &rng)
+{
+    h->fill_uniform(rng, -1.0f, 1.0f);
+    const size_t es = gk_dtype_size(h->dt);
+    if (ld > cols)
+        for (int64_t r = 0; r + 1 < rows; r++)
+            memset(h->bytes.data() + (size_t)(r * ld + cols) * es, 0xff, (size_t)(ld - cols) * es);
+}
+
+static bool is_poison(const HostTensor &h, size_t i)
+{
+    const size_t es = gk_dtype_size(h.dt);
+    for (size_t b = 0; b < es; b++)
+        if (h.bytes[i * es + b] != DeviceTensor::kPoison) return false;
+    return true;
+}
+
+// D [m][ldd]: every output written (unless D started as C, in place), padding columns untouched.
+static void expect_written(const HostTensor &d, int64_t m, int64_t n, int64_t ldd, bool check_written)
+{
+    std::atomic<int64_t> unwritten(0), pad_written(0);
+    parallel_items(m, ldd, [&](size_t r0, size_t r1) {
+        int64_t u = 0, w = 0;
+        for (size_t r = r0; r < r1; r++) {
+            const int64_t end = (int64_t)r + 1 < m ? ldd : n;
+            for (int64_t j = 0; j < end; j++) {
+                const bool p = is_poison(d, r * ldd + j);
+                if (j < n) u += check_written && p;
+                else w += !p;
+            }
+        }
+        unwritten += u;
+        pad_written += w;
+    });
+    EXPECT_EQ(unwritten.load(), 0) << "outputs never written";
+    EXPECT_EQ(pad_written.load(), 0) << "padding between rows of D written";
+}
+
+typedef std::function<float(int64_t, int64_t)> MatFn;
+
+struct RefSpec {
+    int64_t m = 0, n = 0, k = 0;
+    MatFn a;                  // op(A)(row, kk)
+    MatFn b;                  // op(B)(kk, col)
+    MatFn c;                  // C(row, col); read only when beta != 0
+    const HostTensor *bias = nullptr;
+    double alpha = 1, beta = 0;
+    int act = GK_ACT_NONE;
+    double eps_acc = 0x1p-18;
+    GkTol tol{0, 0};
+};
+
+// Rows to check against the reference: all of them, or `sample` spread over the matrix (a random
+// row in each of sample - 2 equal bands, plus the first and the last).
+static std::vector<int64_t> pick_rows(int64_t m, int64_t sample, GkRng &rng)
+{
+    std::vector<int64_t> rows;
+    if (sample <= 0 || sample >= m) {
+        for (int64_t r = 0; r < m; r++) rows.push_back(r);
+        return rows;
+    }
+    rows.push_back(0);
+    rows.push_back(m - 1);
+    const int64_t bands = sample - 2, width = m / bands;
+    for (int64_t i = 0; i < bands; i++) rows.push_back(i * width + (int64_t)(rng.next() % (uint64_t)width));
+    std::sort(rows.begin(), rows.end());
+    rows.erase(std::unique(rows.begin(), rows.end()), rows.end());
+    return rows;
+}
+
+// Compares D (row stride ldd) on the given rows with the reference; returns the mismatches and
+// prints the first few.
+static int64_t compare_rows(const RefSpec &s, const std::vector<int64_t> &rows, const HostTensor &d, int64_t ldd)
+{
+    const int64_t n = s.n, k = s.k, nr = (int64_t)rows.size();
+    std::vector<float> bt((size_t)(n * k)), at((size_t)(nr * k));
+    parallel_items(n, k, [&](size_t j0, size_t j1) {
+        for (size_t j = j0; j < j1; j++)
+            for (int64_t kk = 0; kk < k; kk++) bt[j * k + kk] = s.b(kk, j);
+    });
+    parallel_items(nr, k, [&](size_t i0, size_t i1) {
+        for (size_t i = i0; i < i1; i++)
+            for (int64_t kk = 0; kk < k; kk++) at[i * k + kk] = s.a(rows[i], kk);
+    });
+    std::atomic<int64_t> bad(0);
+    std::mutex mu;
+    std::vector<std::string> first;
+    parallel_items(nr * n, k, [&](size_t e0, size_t e1) {
+        int64_t local = 0;
+        for (size_t e = e0; e < e1; e++) {
+            const int64_t i = e / n, j = e % n, r = rows[i];
+            const float *x = &at[i * k], *y = &bt[j * k];
+            double dot = 0, sabs = 0;
+            for (int64_t kk = 0; kk < k; kk++) {
+                const double p = (double)x[kk] * (double)y[kk];
+                dot += p;
+                sabs += std::fabs(p);
+            }
+            const double cv = s.beta != 0 ? s.beta * (double)s.c(r, j) : 0.0;
+            const double bv = s.bias ? s.bias->get(j) : 0.0;
+            const double pre = s.alpha * dot + cv + bv;
+            const double ref = ref_act(s.act, pre);
+            const double err_pre = s.eps_acc * std::fabs(s.alpha) * sabs +
+                                   0x1p-22 * (std::fabs(s.alpha * dot) + std::fabs(cv) + std::fabs(bv));
+            const double allowed = s.tol.atol + s.tol.rtol * std::fabs(ref) + 1.25 * err_pre;
+            const double got = d.get(r * ldd + j);
+            if (!(std::fabs(got - ref) <= allowed)) { // NaN fails
+                local++;
+                std::lock_guard<std::mutex> lock(mu);
+                if (first.size() < 8) {
+                    char line[200];
+                    snprintf(line, sizeof line, "  row %lld col %lld: got %.9g want %.9g (|diff| %.3g, allowed %.3g)",
+                             (long long)r, (long long)j, got, ref, std::fabs(got - ref), allowed);
+                    first.push_back(line);
+                }
+            }
+        }
+        bad += local;
+    });
+    for (const std::string &line : first) printf("%s\n", line.c_str());
+    if (bad) printf("  %lld of %lld checked outputs outside tolerance\n", (long long)bad.load(), (long long)(nr * n));
+    return bad;
+}
+
+// ------------------------------------------------------------------ one tensor-core GEMM
+
+enum CMode { kCNull, kCNaN, kCValues, kCInPlace };
+
+struct MmaRun {
+    int in_dt = GK_BF16, d_dt = GK_BF16;
+    int64_t m = 1, n = 1, k = 1;
+    int ta = 0, tb = 0;
+    int64_t lda = 0, ldb = 0, ldc = 0, ldd = 0; // 0: the row itself
+    int a_off = 0, b_off = 0;                   // pointer offsets in elements (1: only 2-byte aligned)
+    float alpha = 1.0f, beta = 0.0f;
+    CMode c_mode = kCNull;
+    bool bias = false;
+    int act = GK_ACT_NONE;
+    int config = -1, splits = 0; // other than -1, 0: through gk_gemm_ex
+    // The workspace handed over (none when it comes to 0 bytes): gk_gemm_workspace_bytes (ws_plan),
+    // the partials of ws_splits splits plus the plan's repacked operands, and ws_adjust more.
+    bool ws_plan = false;
+    int ws_splits = 0;
+    int64_t ws_adjust = 0;
+    int ws_expect = -1;      // 1: the workspace must be written, 0: it must stay untouched
+    int64_t sample_rows = 0; // rows checked against the reference (0: all)
+};
+
+static std::string describe(const MmaRun &p)
+{
+    char s[400];
+    snprintf(s, sizeof s,
+             "%s -> %s %s%s m=%lld n=%lld k=%lld lda=%lld ldb=%lld ldc=%lld ldd=%lld a_off=%d b_off=%d alpha=%g "
+             "beta=%g c=%s bias=%d act=%s config=%d splits=%d ws_plan=%d ws_splits=%d ws_adjust=%lld",
+             gk_dtype_name(p.in_dt), gk_dtype_name(p.d_dt), p.ta ? "T" : "N", p.tb ? "T" : "N", (long long)p.m,
+             (long long)p.n, (long long)p.k, (long long)p.lda, (long long)p.ldb, (long long)p.ldc, (long long)p.ldd,
+             p.a_off, p.b_off, p.alpha, p.beta,
+             p.c_mode == kCNull ? "NULL" : p.c_mode == kCNaN ? "NaN" : p.c_mode == kCValues ? "values" : "D (in place)",
+             p.bias, act_name(p.act), p.config, p.splits, p.ws_plan, p.ws_splits, (long long)p.ws_adjust);
+    return s;
+}
+
+static uint64_t run_salt(const MmaRun &p)
+{
+    uint64_t h = 0x51ed27;
+    for (int64_t v : {(int64_t)p.in_dt, (int64_t)p.d_dt, p.m, p.n, p.k, (int64_t)p.ta, (int64_t)p.tb, p.lda, p.ldb,
+                      p.ldc, p.ldd, (int64_t)p.c_mode, (int64_t)p.act, (int64_t)p.config, (int64_t)p.splits})
+        h = (h ^ (uint64_t)v) * 0x100000001b3ull + 0x9e37;
+    return h;
+}
+
+// Runs one GEMM and checks it; D's bytes go to *d_bytes when asked (determinism checks).
+static void run_mma(const MmaRun &p, std::vector<unsigned char> *d_bytes = nullptr)
+{
+    SCOPED_TRACE(describe(p));
+    const int64_t m = p.m, n = p.n, k = p.k;
+    const int64_t rows_a = p.ta ? k : m, cols_a = p.ta ? m : k, rows_b = p.tb ? n : k, cols_b = p.tb ? k : n;
+    const int64_t lda = p.lda ? p.lda : cols_a, ldb = p.ldb ? p.ldb : cols_b;
+    const int64_t ldd = p.ldd ? p.ldd : n, ldc = p.c_mode == kCInPlace ? ldd : p.ldc ? p.ldc : n;
+    const bool has_c = p.c_mode == kCValues || p.c_mode == kCInPlace;
+    GkRng rng(run_salt(p));
+    const gk_gemm_plan plan = gk_gemm_plan_for(m, n, k, p.ta, lda, p.tb, ldb);
+    int64_t ws_bytes = p.ws_adjust + (p.ws_plan ? (int64_t)plan.workspace_bytes : 0);
+    if (p.ws_splits > 1)
+        ws_bytes += gk_round_up((int64_t)p.ws_splits * m * n * 4, 256) + plan.pack_a_bytes + plan.pack_b_bytes;
+    if (ws_bytes < 0) ws_bytes = 0;
+
+    HostTensor ha(p.in_dt, (rows_a - 1) * lda + cols_a), hb(p.in_dt, (rows_b - 1) * ldb + cols_b), hbias(GK_F32, n);
+    HostTensor hc(p.d_dt, has_c ? (m - 1) * ldc + n : 0);
+    fill_matrix(&ha, rows_a, cols_a, lda, rng);
+    fill_matrix(&hb, rows_b, cols_b, ldb, rng);
+    hbias.fill_uniform(rng, -1.0f, 1.0f);
+    if (has_c) fill_matrix(&hc, m, n, ldc, rng);
+
+    DeviceTensor da(p.in_dt, ha.n, p.a_off), db(p.in_dt, hb.n, p.b_off), dbias(GK_F32, n);
+    DeviceTensor dc(p.d_dt, p.c_mode == kCValues || p.c_mode == kCNaN ? (m - 1) * ldc + n : 0);
+    DeviceTensor dd(p.d_dt, (m - 1) * ldd + n), dws(GK_F32, (ws_bytes + 3) / 4);
+    ASSERT_TRUE(da.ok() && db.ok() && dbias.ok() && dc.ok() && dd.ok() && dws.ok());
+    for (DeviceTensor *t : {&da, &db, &dbias, &dc, &dd, &dws}) GK_CUDA_OK(t->poison());
+    GK_CUDA_OK(da.upload(ha)); // the guard bytes past A and B stay NaN
+    GK_CUDA_OK(db.upload(hb));
+    GK_CUDA_OK(dbias.upload(hbias));
+    if (p.c_mode == kCValues) GK_CUDA_OK(dc.upload(hc));
+    if (p.c_mode == kCInPlace) GK_CUDA_OK(dd.upload(hc));
+    const void *c = p.c_mode == kCNull ? nullptr : p.c_mode == kCInPlace ? dd.ptr() : dc.ptr();
+    const float *bias = p.bias ? (const float *)dbias.ptr() : nullptr;
+    void *ws = ws_bytes ? dws.ptr() : nullptr; // cudaMalloc'ed: 256-byte aligned
+
+    if (p.config != -1 || p.splits != 0)
+        GK_CUDA_OK(gk_gemm_ex(p.config, p.splits, p.in_dt, dd.ptr(), p.d_dt, ldd, da.ptr(), lda, p.ta, db.ptr(), ldb,
+                              p.tb, c, ldc, bias, m, n, k, p.alpha, p.beta, p.act, ws, ws_bytes, 0));
+    else if (p.in_dt == GK_BF16)
+        GK_CUDA_OK(gk_gemm_bf16(dd.ptr(), p.d_dt, ldd, (const gk_bf16 *)da.ptr(), lda, p.ta, (const gk_bf16 *)db.ptr(),
+                                ldb, p.tb, c, ldc, bias, m, n, k, p.alpha, p.beta, p.act, ws, ws_bytes, 0));
+    else
+        GK_CUDA_OK(gk_gemm_f16(dd.ptr(), p.d_dt, ldd, (const gk_f16 *)da.ptr(), lda, p.ta, (const gk_f16 *)db.ptr(),
+                               ldb, p.tb, c, ldc, bias, m, n, k, p.alpha, p.beta, p.act, ws, ws_bytes, 0));
+    GK_CUDA_OK(cudaDeviceSynchronize());
+
+    HostTensor got(p.d_dt, dd.n);
+    GK_CUDA_OK(dd.download(&got));
+    EXPECT_EQ(dd.guard_damage(), 0u) << "bytes written outside D";
+    EXPECT_EQ(dws.guard_damage(), 0u) << "bytes written outside the workspace";
+    if (ws_bytes && p.ws_expect >= 0) {
+        HostTensor w(GK_F32, dws.n);
+        GK_CUDA_OK(dws.download(&w));
+        const size_t untouched = gk_test_count_poison(w);
+        if (p.ws_expect) EXPECT_LT(untouched, w.n) << "the workspace was never written (no split, no repack)";
+        else EXPECT_EQ(untouched, w.n) << "the workspace was written though it is too small to use";
+    }
+    expect_written(got, m, n, ldd, p.c_mode != kCInPlace);
+
+    RefSpec s;
+    s.m = m;
+    s.n = n;
+    s.k = k;
+    s.a = [&](int64_t r, int64_t kk) { return (float)ha.get(p.ta ? kk * lda + r : r * lda + kk); };
+    s.b = [&](int64_t kk, int64_t j) { return (float)hb.get(p.tb ? j * ldb + kk : kk * ldb + j); };
+    s.c = [&](int64_t r, int64_t j) { return (float)hc.get(r * ldc + j); };
+    s.bias = p.bias ? &hbias : nullptr;
+    s.alpha = p.alpha;
+    s.beta = p.beta;
+    s.act = p.act;
+    s.eps_acc = 0x1p-18;
+    s.tol = gk_test_tol(p.d_dt);
+    EXPECT_EQ(compare_rows(s, pick_rows(m, p.sample_rows, rng), got, ldd), 0);
+    if (d_bytes) *d_bytes = got.bytes;
+}
+
+// Epilogue variants: (alpha, beta, C, bias, act). Variant 1 hands over a C full of NaN with
+// beta = 0 (C must not be read); variant 4 runs in place (C is D).
+static void set_epilogue(MmaRun *p, int v)
+{
+    switch (v % 5) {
+    case 0: p->alpha = 1.0f; p->beta = 0.0f; p->c_mode = kCNull; p->bias = false; p->act = GK_ACT_NONE; break;
+    case 1: p->alpha = 0.5f; p->beta = 0.0f; p->c_mode = kCNaN; p->bias = true; p->act = GK_ACT_RELU; break;
+    case 2: p->alpha = -1.5f; p->beta = 0.75f; p->c_mode = kCValues; p->bias = false; p->act = GK_ACT_GELU; break;
+    case 3: p->alpha = 2.0f; p->beta = -1.0f; p->c_mode = kCValues; p->bias = true; p->act = GK_ACT_SILU; break;
+    default: p->alpha = 1.0f; p->beta = 1.0f; p->c_mode = kCInPlace; p->bias = true; p->act = GK_ACT_NONE; break;
+    }
+}
+
+// Leading-dimension variants: 0, the rows themselves; 1, rows padded to a multiple of 8 plus 8
+// (16-byte aligned rows: cp.async, zero fill where the row is not a multiple of 8); 2, rows
+// padded by 3 and A, B starting 2 bytes past a 16-byte boundary. Rows that are not 16-byte
+// aligned are repacked into the workspace when there is one, else read element-wise.
+static void set_padding(MmaRun *p, int q)
+{
+    const int64_t row_a = p->ta ? p->m : p->k, row_b = p->tb ? p->k : p->n;
+    switch (q % 3) {
+    case 0: p->lda = p->ldb = p->ldc = p->ldd = 0; p->a_off = p->b_off = 0; break;
+    case 1:
+        p->lda = gk_round_up(row_a, 8) + 8;
+        p->ldb = gk_round_up(row_b, 8) + 8;
+        p->ldc = p->ldd = gk_round_up(p->n, 8) + 8;
+        p->a_off = p->b_off = 0;
+        break;
+    default:
+        p->lda = row_a + 3;
+        p->ldb = row_b + 3;
+        p->ldc = p->n + 5;
+        p->ldd = p->n + 3;
+        p->a_off = p->b_off = 1;
+        break;
+    }
+}
+
+static const int kInDtypes[2] = {GK_BF16, GK_F16};
+static const int kDDtypes[3] = {GK_BF16, GK_F16, GK_F32};
+
+// Every input dtype, layout and D dtype, with the five epilogues, each under one of the three
+// leading-dimension variants (rotated, so every layout meets every variant), through the
+// dispatcher, every other run with gk_gemm_workspace_bytes of workspace (repacking unaligned
+// rows, splitting long K), the others without.
+static void all_combinations(int64_t m, int64_t n, int64_t k, int64_t sample_rows)
+{
+    for (int in_dt : kInDtypes)
+        for (int layout = 0; layout < 4; layout++)
+            for (int di = 0; di < 3; di++)
+                for (int v = 0; v < 5; v++) {
+                    MmaRun p;
+                    p.in_dt = in_dt;
+                    p.d_dt = kDDtypes[di];
+                    p.m = m;
+                    p.n = n;
+                    p.k = k;
+                    p.ta = layout >> 1;
+                    p.tb = layout & 1;
+                    p.sample_rows = sample_rows;
+                    set_epilogue(&p, v);
+                    set_padding(&p, v + layout + di);
+                    p.ws_plan = (v + layout + di + (in_dt == GK_F16)) % 2 == 0;
+                    run_mma(p);
+                    if (::testing::Test::HasFailure()) return;
+                }
+}
+
+TEST(GemmGpu, Shape1x1x1)
+{
+    GK_REQUIRE_GPU();
+    all_combinations(1, 1, 1, 0);
+}
+
+TEST(GemmGpu, Shape17x33x65)
+{
+    GK_REQUIRE_GPU();
+    all_combinations(17, 33, 65, 0);
+}
+
+TEST(GemmGpu, Shape127x255x63)
+{
+    GK_REQUIRE_GPU();
+    all_combinations(127, 255, 63, 0);
+}
+
+// 4096^3 (the 128 x 256 configuration, whole rasterization groups): every output checked
+// written, 64 rows against the reference; each layout once, with a different dtype pair and
+// epilogue each time.
+TEST(GemmGpu, Shape4096Sampled)
+{
+    GK_REQUIRE_GPU();
+    struct {
+        int in_dt, d_dt, layout, epilogue, padding;
+    } const runs[] = {
+        {GK_BF16, GK_BF16, 0, 0, 0},
+        {GK_F16, GK_F32, 1, 3, 0},
+        {GK_BF16, GK_F16, 2, 2, 1},
+        {GK_F16, GK_BF16, 3, 1, 0},
+    };
+    for (const auto &r : runs) {
+        MmaRun p;
+        p.in_dt = r.in_dt;
+        p.d_dt = r.d_dt;
+        p.m = p.n = p.k = 4096;
+        p.ta = r.layout >> 1;
+        p.tb = r.layout & 1;
+        p.sample_rows = 64;
+        set_epilogue(&p, r.epilogue);
+        set_padding(&p, r.padding);
+        run_mma(p);
+        if (HasFailure()) return;
+    }
+}
+
+// Decode-like M = 16, N = 512, K = 8192: the dispatcher splits K when given
+// gk_gemm_workspace_bytes of workspace (the workspace must then be written); without a
+// workspace, or with 256 bytes too few, it does not (and the short workspace stays untouched).
+TEST(GemmGpu, SplitKThroughDispatcher)
+{
+    GK_REQUIRE_GPU();
+    const int64_t m = 16, n = 512, k = 8192;
+    const gk_gemm_plan plan = gk_gemm_plan_for(m, n, k, 0, k, 0, n);
+    ASSERT_GT(plan.splits, 1) << "the dispatcher does not split K for 16 x 512 x 8192 on this GPU";
+    ASSERT_GT(plan.workspace_bytes, 0u);
+    int v = 0;
+    for (int in_dt : kInDtypes)
+        for (int layout = 0; layout < 4; layout++)
+            for (int d_dt : kDDtypes) {
+                MmaRun p;
+                p.in_dt = in_dt;
+                p.d_dt = d_dt;
+                p.m = m;
+                p.n = n;
+                p.k = k;
+                p.ta = layout >> 1;
+                p.tb = layout & 1;
+                set_epilogue(&p, v++);
+                p.ws_plan = true; // every layout's rows are 16-byte aligned here: the partials only
+                p.ws_expect = 1;
+                run_mma(p);
+                if (HasFailure()) return;
+            }
+    MmaRun p;
+    p.m = m;
+    p.n = n;
+    p.k = k;
+    p.d_dt = GK_F32;
+    set_epilogue(&p, 3);
+    run_mma(p); // no workspace
+    p.ws_plan = true;
+    p.ws_adjust = -256;
+    p.ws_expect = 0;
+    run_mma(p);
+}
+
+// gk_gemm_ex: each configuration with 1 and 3 K splits (K = 328: 3 splits of 128, 128, 72 for
+// BK 32 and 64), every layout and input dtype: all the shipped kernels. M = 1030 is 9 tile rows
+// of 128 and 17 of 64 (a full rasterization group of 8 and a partial one), N = 300 two or five
+// tile columns with a tail. The workspace holds the partials and the repacked operands where
+// rows are not 16-byte aligned (A transposed: rows of 1030).
+TEST(GemmGpu, EveryConfigSplits1And3)
+{
+    GK_REQUIRE_GPU();
+    const int64_t m = 1030, n = 300, k = 328;
+    int v = 0;
+    for (int config = 0; config < gk_gemm_config_count(); config++)
+        for (int splits : {1, 3})
+            for (int in_dt : kInDtypes)
+                for (int layout = 0; layout < 4; layout++) {
+                    MmaRun p;
+                    p.in_dt = in_dt;
+                    p.d_dt = kDDtypes[v % 3];
+                    p.m = m;
+                    p.n = n;
+                    p.k = k;
+                    p.ta = layout >> 1;
+                    p.tb = layout & 1;
+                    p.config = config;
+                    p.splits = splits;
+                    set_epilogue(&p, v);
+                    set_padding(&p, v / 3 % 2); // rows as they are, or padded to 16-byte multiples
+                    v++;
+                    if (splits > 1) {
+                        p.ws_splits = splits;
+                        p.ws_expect = 1;
+                    } else {
+                        p.ws_plan = true; // only the repacking, if any
+                    }
+                    run_mma(p);
+                    if (HasFailure()) return;
+                }
+}
+
+// Leading dimensions past the row by 3, 8 and 64 for A, B, C and D at once, every layout.
+TEST(GemmGpu, PaddedLeadingDimensions)
+{
+    GK_REQUIRE_GPU();
+    for (int64_t pad : {3, 8, 64})
+        for (int layout = 0; layout < 4; layout++) {
+            MmaRun p;
+            p.in_dt = layout & 1 ? GK_F16 : GK_BF16;
+            p.d_dt = kDDtypes[(pad + layout) % 3];
+            p.m = 100;
+            p.n = 70;
+            p.k = 90;
+            p.ta = layout >> 1;
+            p.tb = layout & 1;
+            set_epilogue(&p, 2);
+            p.lda = (p.ta ? p.m : p.k) + pad;
+            p.ldb = (p.tb ? p.k : p.n) + pad;
+            p.ldc = p.n + pad;
+            p.ldd = p.n + 2 * pad;
+            run_mma(p);
+            if (HasFailure()) return;
+        }
+}
+
+// The configuration that reads operands element-wise (any alignment), -1 if none ships.
+static int elementwise_config()
+{
+    for (int i = 0; i < gk_gemm_config_count(); i++)
+        if (!gk_gemm_config_info(i).vec) return i;
+    return -1;
+}
+
+// Rows that are not 16-byte aligned: K = 13 with lda = 13 (NN), odd sizes in every layout, and
+// leading dimensions that are multiples of 8 on a pointer 2 bytes past a 16-byte boundary. Without
+// a workspace the dispatcher takes the element-wise-load kernels (and so does the element-wise
+// configuration when forced); with gk_gemm_workspace_bytes of workspace the rows are repacked
+// and the cp.async kernels run (pointer-only misalignment is not in the plan: element-wise).
+TEST(GemmGpu, UnalignedRows)
+{
+    GK_REQUIRE_GPU();
+    const int elem = elementwise_config();
+    ASSERT_GE(elem, 0) << "no element-wise-load configuration";
+    for (int in_dt : kInDtypes)
+        for (int mode = 0; mode < 3; mode++) // dispatcher; the element-wise config; dispatcher + workspace
+            for (int64_t k : {13, 77}) {
+                MmaRun p;
+                p.in_dt = in_dt;
+                p.d_dt = GK_F32;
+                p.m = 37;
+                p.n = 29;
+                p.k = k;
+                p.config = mode == 1 ? elem : -1;
+                p.ws_plan = mode == 2;
+                set_epilogue(&p, 3);
+                for (int layout = 0; layout < 4; layout++) {
+                    p.ta = layout >> 1;
+                    p.tb = layout & 1;
+                    p.lda = p.ldb = 0; // rows of 13, 77, 37 or 29 values
+                    p.a_off = p.b_off = 0;
+                    p.ws_expect = mode == 2 ? 1 : -1;
+                    run_mma(p);
+                    p.lda = gk_round_up(p.ta ? p.m : p.k, 8);
+                    p.ldb = gk_round_up(p.tb ? p.k : p.n, 8);
+                    p.a_off = p.b_off = 1;
+                    p.ws_expect = -1;
+                    run_mma(p);
+                    if (HasFailure()) return;
+                }
+            }
+}
+
+// 16-byte aligned rows whose length is not a multiple of 8: cp.async copies the last chunk of a
+// row partly and zero-fills the rest (K = 13, lda = 16; M = 37 with A transposed, lda = 40;
+// N = 29, ldb = 32). The padding holds NaN, so a chunk read whole would show. Through the
+// dispatcher and every configuration.
+TEST(GemmGpu, CpAsyncZeroFill)
+{
+    GK_REQUIRE_GPU();
+    for (int in_dt : kInDtypes)
+        for (int config = -1; config < gk_gemm_config_count(); config++)
+            for (int64_t k : {13, 77})
+                for (int layout = 0; layout < 4; layout++) {
+                    MmaRun p;
+                    p.in_dt = in_dt;
+                    p.d_dt = layout & 1 ? GK_F32 : GK_BF16;
+                    p.m = 37;
+                    p.n = 29;
+                    p.k = k;
+                    p.ta = layout >> 1;
+                    p.tb = layout & 1;
+                    p.config = config;
+                    set_epilogue(&p, 1 + layout % 2);
+                    p.lda = gk_round_up(p.ta ? p.m : p.k, 8);
+                    p.ldb = gk_round_up(p.tb ? p.k : p.n, 8);
+                    run_mma(p);
+                    if (HasFailure()) return;
+                }
+}
+
+// Same inputs, same bits: with K split (partials summed in a fixed order) and without.
+TEST(GemmGpu, Deterministic)
+{
+    GK_REQUIRE_GPU();
+    MmaRun split;
+    split.m = 16;
+    split.n = 512;
+    split.k = 8192;
+    split.d_dt = GK_F32;
+    split.ws_plan = true;
+    split.ws_expect = 1;
+    MmaRun whole;
+    whole.m = 300;
+    whole.n = 300;
+    whole.k = 1000;
+    whole.d_dt = GK_F32;
+    whole.in_dt = GK_F16;
+    set_epilogue(&whole, 3);
+    for (const MmaRun &p : {split, whole}) {
+        std::vector<unsigned char> d1, d2;
+        run_mma(p, &d1);
+        run_mma(p, &d2);
+        ASSERT_FALSE(HasFailure());
+        EXPECT_TRUE(d1 == d2) << describe(p);
+    }
+}
+
+// A rejected call launches nothing: D and the workspace stay poisoned. Checked here where a call
+// that passed would run: a workspace off a 256-byte boundary, a cp.async configuration forced on
+// rows that are not 16-byte aligned without a workspace to repack them (found after the device
+// query), and a leading dimension short of its row.
+TEST(GemmGpu, RejectedCallWritesNothing)
+{
+    GK_REQUIRE_GPU();
+    const int64_t m = 16, n = 512, k = 8192;
+    DeviceTensor a(GK_BF16, m * (k + 1)), b(GK_BF16, k * n), d(GK_F32, m * n), ws(GK_F32, 4 * m * n + 1024);
+    ASSERT_TRUE(a.ok() && b.ok() && d.ok() && ws.ok());
+    for (DeviceTensor *t : {&a, &b, &d, &ws}) GK_CUDA_OK(t->poison());
+    EXPECT_EQ(gk_gemm_ex(-1, 4, GK_BF16, d.ptr(), GK_F32, n, a.ptr(), k, 0, b.ptr(), n, 0, nullptr, 0, nullptr, m, n, k,
+                         1.0f, 0.0f, GK_ACT_NONE, (char *)ws.ptr() + 16, ws.bytes() - 16, 0),
+              cudaErrorInvalidValue);
+    EXPECT_NE(std::string(gk_failure_reason()).find("workspace is not 256-byte aligned"), std::string::npos)
+        << gk_failure_reason();
+    int vec_config = -1;
+    for (int i = 0; i < gk_gemm_config_count() && vec_config < 0; i++)
+        if (gk_gemm_config_info(i).vec) vec_config = i;
+    ASSERT_GE(vec_config, 0);
+    EXPECT_EQ(gk_gemm_ex(vec_config, 1, GK_BF16, d.ptr(), GK_F32, n, a.ptr(), k + 1, 0, b.ptr(), n, 0, nullptr, 0,
+                         nullptr, m, n, k, 1.0f, 0.0f, GK_ACT_NONE, nullptr, 0, 0),
+              cudaErrorInvalidValue);
+    EXPECT_NE(std::string(gk_failure_reason()).find("16-byte aligned"), std::string::npos) << gk_failure_reason();
+    EXPECT_EQ(gk_gemm_bf16(d.ptr(), GK_F32, n, (const gk_bf16 *)a.ptr(), k - 1, 0, (const gk_bf16 *)b.ptr(), n, 0,
+                           nullptr, 0, nullptr, m, n, k, 1.0f, 0.0f, GK_ACT_NONE, ws.ptr(), ws.bytes(), 0),
+              cudaErrorInvalidValue);
+    GK_CUDA_OK(cudaDeviceSynchronize());
+    GK_CUDA_OK(cudaGetLastError());
+    HostTensor got(GK_F32, d.n), w(GK_F32, ws.n);
+    GK_CUDA_OK(d.download(&got));
+    GK_CUDA_OK(ws.download(&w));
+    EXPECT_EQ(gk_test_count_poison(got), got.n);
+    EXPECT_EQ(gk_test_count_poison(w), w.n);
+}
+
+// ------------------------------------------------------------------ fp32 SIMT ladder
+
+typedef cudaError_t (*SgemmFn)(float *, int64_t, const float *, int64_t, const float *, int64_t, int64_t, int64_t,
+                               int64_t, float, float, cudaStream_t);
+struct SgemmRung {
+    const char *name;
+    SgemmFn fn;
+};
+static const SgemmRung kRungs[] = {
+    {"naive", gk_gemm_f32_naive},       {"smem", gk_gemm_f32_smem}, {"regtile", gk_gemm_f32_regtile},
+    {"warptile", gk_gemm_f32_warptile}, {"f32", gk_gemm_f32},
+};
+
+struct SgRun {
+    int64_t m, n, k;
+    int64_t pad_a = 0, pad_b = 0, pad_c = 0; // lda = k + pad_a, ldb = n + pad_b, ldc = n + pad_c
+    int a_off = 0;                           // A's pointer 4 bytes past a 16-byte boundary
+    float alpha = 1.0f, beta = 0.0f;
+    int64_t sample_rows = 0;
+};
+
+static void run_sgemm(const SgemmRung &rung, const SgRun &p)
+{
+    char trace[200];
+    const int64_t m = p.m, n = p.n, k = p.k, lda = k + p.pad_a, ldb = n + p.pad_b, ldc = n + p.pad_c;
+    snprintf(trace, sizeof trace, "%s m=%lld n=%lld k=%lld lda=%lld ldb=%lld ldc=%lld a_off=%d alpha=%g beta=%g",
+             rung.name, (long long)m, (long long)n, (long long)k, (long long)lda, (long long)ldb, (long long)ldc,
+             p.a_off, p.alpha, p.beta);
+    SCOPED_TRACE(trace);
+    GkRng rng(0x5e3a + (uint64_t)m * 131 + n * 7 + k * 3 + lda * 1013 + ldb * 37 + p.a_off + (p.beta != 0) * 17 +
+              (uint64_t)(&rung - kRungs) * 100003);
+    HostTensor ha(GK_F32, (m - 1) * lda + k), hb(GK_F32, (k - 1) * ldb + n), hc(GK_F32, (m - 1) * ldc + n);
+    fill_matrix(&ha, m, k, lda, rng);
+    fill_matrix(&hb, k, n, ldb, rng);
+    if (p.beta != 0) fill_matrix(&hc, m, n, ldc, rng);
+    else memset(hc.bytes.data(), 0xff, hc.bytes.size()); // C is only written: all NaN before
+
+    DeviceTensor da(GK_F32, ha.n, p.a_off), db(GK_F32, hb.n), dc(GK_F32, hc.n);
+    ASSERT_TRUE(da.ok() && db.ok() && dc.ok());
+    for (DeviceTensor *t : {&da, &db, &dc}) GK_CUDA_OK(t->poison());
+    GK_CUDA_OK(da.upload(ha));
+    GK_CUDA_OK(db.upload(hb));
+    GK_CUDA_OK(dc.upload(hc));
+    GK_CUDA_OK(rung.fn((float *)dc.ptr(), ldc, (const float *)da.ptr(), lda, (const float *)db.ptr(), ldb, m, n, k,
+                       p.alpha, p.beta, 0));
+    GK_CUDA_OK(cudaDeviceSynchronize());
+    HostTensor got(GK_F32, hc.n);
+    GK_CUDA_OK(dc.download(&got));
+    EXPECT_EQ(dc.guard_damage(), 0u) << "bytes written outside C";
+    expect_written(got, m, n, ldc, p.beta == 0);
+
+    RefSpec s;
+    s.m = m;
+    s.n = n;
+    s.k = k;
+    s.a = [&](int64_t r, int64_t kk) { return (float)ha.get(r * lda + kk); };
+    s.b = [&](int64_t kk, int64_t j) { return (float)hb.get(kk * ldb + j); };
+    s.c = [&](int64_t r, int64_t j) { return (float)hc.get(r * ldc + j); };
+    s.alpha = p.alpha;
+    s.beta = p.beta;
+    s.eps_acc = 0x1p-20;
+    s.tol = gk_test_tol(GK_F32);
+    EXPECT_EQ(compare_rows(s, pick_rows(m, p.sample_rows, rng), got, ldc), 0);
+}
+
+class SgemmGpu : public ::testing::TestWithParam<int> {};
+
+// Each rung at 1 x 1 x 1, 17 x 33 x 65, 127 x 255 x 63 and 1000^3 (160 sampled rows), three ways:
+// strides equal to the rows, alpha = 1, beta = 0 with C all NaN; strides padded to multiples of 4
+// (16-byte rows: float4 loads, with tails where K or N is not a multiple of 4), alpha and beta;
+// strides padded by odd counts and A 4 bytes off a 16-byte boundary (scalar loads), alpha and beta.
+TEST_P(SgemmGpu, Shapes)
+{
+    GK_REQUIRE_GPU();
+    const SgemmRung &rung = kRungs[GetParam()];
+    const int64_t shapes[][3] = {{1, 1, 1}, {17, 33, 65}, {127, 255, 63}, {1000, 1000, 1000}};
+    for (const auto &sh : shapes) {
+        SgRun p;
+        p.m = sh[0];
+        p.n = sh[1];
+        p.k = sh[2];
+        p.sample_rows = p.m >= 1000 ? 160 : 0;
+        run_sgemm(rung, p);
+        p.pad_a = gk_round_up(p.k, 4) - p.k + 4;
+        p.pad_b = gk_round_up(p.n, 4) - p.n + 8;
+        p.pad_c = 5;
+        p.alpha = -0.75f;
+        p.beta = 1.5f;
+        run_sgemm(rung, p);
+        p.pad_a = 3;
+        p.pad_b = 1;
+        p.pad_c = 2;
+        p.a_off = 1;
+        p.alpha = 2.0f;
+        p.beta = -0.5f;
+        run_sgemm(rung, p);
+        if (HasFailure()) return;
+    }
+}
+
+INSTANTIATE_TEST_SUITE_P(AllRungs, SgemmGpu, ::testing::Range(0, (int)(sizeof kRungs / sizeof kRungs[0])),
+                         [](const ::testing::TestParamInfo<int> &i) { return std::string(kRungs[i.param].name); });
+
+// gk_gemm_f32 at 4096^3, strides padded, alpha and beta: every output checked written (C all NaN
+// first, beta = 0) and 64 rows against the reference, then alpha and beta with C.
+TEST(SgemmGpuLarge, Gemm4096Sampled)
+{
+    GK_REQUIRE_GPU();
+    SgRun p;
+    p.m = p.n = p.k = 4096;
+    p.pad_a = 4;
+    p.pad_b = 12;
+    p.pad_c = 3;
+    p.alpha = 1.25f;
+    p.sample_rows = 64;
+    run_sgemm(kRungs[4], p);
+    p.beta = 0.5f;
+    run_sgemm(kRungs[4], p);
+}

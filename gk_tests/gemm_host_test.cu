@@ -1,0 +1,535 @@
+// Host tests of gk_gemm.cuh: argument validation of every launcher (it runs before any CUDA
+// call, so these pass on a machine without a GPU), the ledger, the shipped configurations'
+// derived sizes and the rules the generator and the copy plan rely on, and the dispatcher's plan
+// (configuration, K splits, workspace).
+#define GK_IMPLEMENTATION
+#include "gk/gk_gemm.cuh"
+#include "gk_tests/gk_test.h"
+
+#include <string>
+
+// ------------------------------------------------------------------ validation, tensor-core launchers
+
+// Device-looking addresses: never dereferenced, because every call below fails validation. A
+// call that passed it would reach gk_sm_count and, on a GPU host, launch on these addresses; so
+// an argument is shown accepted by making a check that runs after it fail instead (the bias
+// alignment; only the workspace's alignment comes later).
+static char *const kFake = (char *)0x20000000;
+static const char *const kBadBias = "'bias'";
+
+struct GemmArgs {
+    int config = -1, splits = 0, in_dt = GK_BF16;
+    void *d = kFake;
+    int d_dt = GK_BF16;
+    int64_t ldd = 33;
+    const void *a = kFake + (64 << 20);
+    int64_t lda = 65;
+    int ta = 0;
+    const void *b = kFake + (128 << 20);
+    int64_t ldb = 33;
+    int tb = 0;
+    const void *c = kFake + (192 << 20);
+    int64_t ldc = 33;
+    const float *bias = (const float *)(kFake + (256 << 20));
+    int64_t m = 17, n = 33, k = 65;
+    float alpha = 1.0f, beta = 0.5f;
+    int act = GK_ACT_NONE;
+    void *ws = nullptr;
+    size_t ws_bytes = 0;
+};
+
+typedef cudaError_t (*GemmCall)(const GemmArgs &g);
+
+static cudaError_t call_bf16(const GemmArgs &g)
+{
+    return gk_gemm_bf16(g.d, g.d_dt, g.ldd, (const gk_bf16 *)g.a, g.lda, g.ta, (const gk_bf16 *)g.b, g.ldb, g.tb, g.c,
+                        g.ldc, g.bias, g.m, g.n, g.k, g.alpha, g.beta, g.act, g.ws, g.ws_bytes, 0);
+}
+static cudaError_t call_f16(const GemmArgs &g)
+{
+    return gk_gemm_f16(g.d, g.d_dt, g.ldd, (const gk_f16 *)g.a, g.lda, g.ta, (const gk_f16 *)g.b, g.ldb, g.tb, g.c,
+                       g.ldc, g.bias, g.m, g.n, g.k, g.alpha, g.beta, g.act, g.ws, g.ws_bytes, 0);
+}
+static cudaError_t call_ex(const GemmArgs &g)
+{
+    return gk_gemm_ex(g.config, g.splits, g.in_dt, g.d, g.d_dt, g.ldd, g.a, g.lda, g.ta, g.b, g.ldb, g.tb, g.c, g.ldc,
+                      g.bias, g.m, g.n, g.k, g.alpha, g.beta, g.act, g.ws, g.ws_bytes, 0);
+}
+
+struct GemmCase {
+    const char *name;
+    GemmCall call;
+    int in_dt;
+    bool ex;
+    const char *fn; // the public name the failure reason starts with
+};
+
+static const GemmCase kGemmCases[] = {
+    {"bf16", call_bf16, GK_BF16, false, "gk_gemm_bf16: "},
+    {"f16", call_f16, GK_F16, false, "gk_gemm_f16: "},
+    {"ex_bf16", call_ex, GK_BF16, true, "gk_gemm_bf16: "},
+    {"ex_f16", call_ex, GK_F16, true, "gk_gemm_f16: "},
+};
+
+class GemmValidation : public ::testing::TestWithParam<int> {
+  protected:
+    const GemmCase &c() const { return kGemmCases[GetParam()]; }
+    GemmArgs valid() const
+    {
+        GemmArgs g;
+        g.in_dt = c().in_dt;
+        return g;
+    }
+    // The call fails with cudaErrorInvalidValue and a reason that starts with the public name and
+    // holds `needle`.
+    void rejected(const GemmArgs &g, const char *needle, const char *what)
+    {
+        EXPECT_EQ(c().call(g), cudaErrorInvalidValue) << c().name << ": " << what;
+        const std::string r = gk_failure_reason();
+        EXPECT_NE(r.find(needle), std::string::npos) << c().name << ": " << what << ": reason was \"" << r << "\"";
+        EXPECT_EQ(r.rfind(c().fn, 0), 0u) << c().name << ": " << what << ": reason was \"" << r << "\"";
+    }
+    // The argument under test passes: the call gets as far as the (misaligned) bias.
+    void accepted(GemmArgs g, const char *what)
+    {
+        g.bias = (const float *)(kFake + (256 << 20) + 2);
+        rejected(g, kBadBias, what);
+    }
+};
+
+TEST_P(GemmValidation, NullPointers)
+{
+    GemmArgs g;
+    g = valid(); g.a = nullptr; rejected(g, "'a' is a null pointer", "a NULL");
+    g = valid(); g.b = nullptr; rejected(g, "'b' is a null pointer", "b NULL");
+    g = valid(); g.d = nullptr; rejected(g, "'d' is a null pointer", "d NULL");
+    g = valid(); g.c = nullptr; rejected(g, "'c' is a null pointer", "c NULL with beta != 0");
+    g = valid(); g.c = nullptr; g.beta = -1.0f; rejected(g, "'c' is a null pointer", "c NULL with beta < 0");
+    g = valid(); g.c = nullptr; g.beta = NAN; rejected(g, "'c' is a null pointer", "c NULL with beta NaN");
+    // beta == 0: c is not read, so NULL, a misaligned c and any ldc are fine
+    g = valid(); g.c = nullptr; g.beta = 0.0f; accepted(g, "c NULL with beta == 0");
+    g = valid(); g.c = kFake + 1; g.ldc = 0; g.beta = 0.0f; accepted(g, "c odd, ldc 0 with beta == 0");
+    g = valid(); g.c = nullptr; g.beta = -0.0f; accepted(g, "c NULL with beta == -0");
+    // bias is checked only when given (NULL is the common case, run by the GPU tests)
+    g = valid(); g.bias = (const float *)(kFake + (256 << 20) + 1); rejected(g, kBadBias, "bias odd");
+}
+
+TEST_P(GemmValidation, Sizes)
+{
+    GemmArgs g;
+    g = valid(); g.m = 0; rejected(g, "'m' is 0", "m 0");
+    g = valid(); g.m = -4; rejected(g, "'m' is -4", "m -4");
+    g = valid(); g.n = 0; rejected(g, "'n' is 0", "n 0");
+    g = valid(); g.n = -1; rejected(g, "'n' is -1", "n -1");
+    g = valid(); g.k = 0; rejected(g, "'k' is 0", "k 0");
+    g = valid(); g.k = -65; rejected(g, "'k' is -65", "k -65");
+    // 32-bit indexing: m, n, k < 2^31 (leading dimensions large enough, so the size is the reason)
+    const int64_t big = (int64_t)1 << 31;
+    g = valid(); g.m = big; g.ta = 1; g.lda = big; rejected(g, "'m' is 2147483648", "m 2^31");
+    g = valid(); g.n = big; g.ldb = g.ldd = g.ldc = big; rejected(g, "'n' is 2147483648", "n 2^31");
+    g = valid(); g.k = big; g.lda = big; rejected(g, "'k' is 2147483648", "k 2^31");
+    g = valid(); g.k = big + 12345; g.lda = big + 12345; rejected(g, "'k' is 2147495993", "k 2^31 + 12345");
+    g = valid(); g.k = INT64_MAX; g.lda = INT64_MAX; rejected(g, "'k'", "k INT64_MAX");
+    // 2^31 - 1 is in range (the call then stops at the bias)
+    g = valid(); g.k = big - 1; g.lda = big - 1; g.ta = 0; g.tb = 0; accepted(g, "k 2^31 - 1");
+}
+
+// op(A) is M x K: trans_a = 0 stores it [M][lda] (lda >= K), trans_a = 1 stores [K][lda] (lda >= M).
+// op(B) is K x N: trans_b = 0 stores [K][ldb] (ldb >= N), trans_b = 1 stores [N][ldb] (ldb >= K).
+// M = 17, N = 33, K = 65 are distinct, so a check of the wrong dimension shows.
+TEST_P(GemmValidation, LeadingDimensionsPerLayout)
+{
+    GemmArgs g;
+    for (int ta = 0; ta < 2; ta++)
+        for (int tb = 0; tb < 2; tb++) {
+            const std::string layout = std::string(ta ? "T" : "N") + (tb ? "T" : "N");
+            const int64_t row_a = ta ? 17 : 65, row_b = tb ? 65 : 33;
+            const int64_t other_a = ta ? 65 : 17, other_b = tb ? 33 : 65;
+            const auto base = [&] {
+                GemmArgs v = valid();
+                v.ta = ta;
+                v.tb = tb;
+                v.lda = row_a;
+                v.ldb = row_b;
+                return v;
+            };
+            char needle[96];
+            g = base(); g.lda = row_a - 1;
+            snprintf(needle, sizeof needle, "lda = %lld is smaller than the row (%lld values)", (long long)(row_a - 1),
+                     (long long)row_a);
+            rejected(g, needle, (layout + " lda = row - 1").c_str());
+            g = base(); g.lda = 0; rejected(g, "lda = 0", (layout + " lda = 0").c_str());
+            g = base(); g.lda = -8; rejected(g, "lda = -8", (layout + " lda = -8").c_str());
+            g = base(); g.ldb = row_b - 1;
+            snprintf(needle, sizeof needle, "ldb = %lld is smaller than the row (%lld values)", (long long)(row_b - 1),
+                     (long long)row_b);
+            rejected(g, needle, (layout + " ldb = row - 1").c_str());
+            // the row itself, and padding, pass
+            g = base(); accepted(g, (layout + " lda, ldb = row").c_str());
+            g = base(); g.lda = row_a + 3; g.ldb = row_b + 8; accepted(g, (layout + " lda, ldb padded").c_str());
+            // the other dimension is not the row: lda between it and the row fails only when smaller
+            // than the row, a large other dimension is irrelevant
+            if (other_a < row_a) {
+                g = base(); g.lda = other_a; rejected(g, "lda", (layout + " lda = the other dimension").c_str());
+            } else {
+                g = base(); g.lda = row_a; accepted(g, (layout + " lda = row < other dimension").c_str());
+            }
+            if (other_b < row_b) {
+                g = base(); g.ldb = other_b; rejected(g, "ldb", (layout + " ldb = the other dimension").c_str());
+            } else {
+                g = base(); g.ldb = row_b; accepted(g, (layout + " ldb = row < other dimension").c_str());
+            }
+            // leading dimensions past 32-bit indexing
+            g = base(); g.lda = (int64_t)1 << 31; rejected(g, "'lda' is 2147483648", (layout + " lda 2^31").c_str());
+            g = base(); g.ldb = (int64_t)1 << 31; rejected(g, "'ldb' is 2147483648", (layout + " ldb 2^31").c_str());
+        }
+    // D and C rows are N wide whatever the layout
+    g = valid(); g.ldd = 32; rejected(g, "ldd = 32 is smaller than n = 33", "ldd = n - 1");
+    g = valid(); g.ldd = 0; rejected(g, "ldd = 0", "ldd = 0");
+    g = valid(); g.ldc = 32; rejected(g, "ldc = 32 is smaller than n = 33", "ldc = n - 1");
+    g = valid(); g.ldc = -1; rejected(g, "ldc = -1", "ldc = -1");
+    g = valid(); g.ldd = 33; g.ldc = 33; accepted(g, "ldd, ldc = n");
+    g = valid(); g.ldd = 1000; g.ldc = 35; accepted(g, "ldd, ldc padded");
+    g = valid(); g.ldd = (int64_t)1 << 31; rejected(g, "'ldd' is 2147483648", "ldd 2^31");
+    g = valid(); g.ldc = (int64_t)1 << 31; rejected(g, "'ldc' is 2147483648", "ldc 2^31");
+    g = valid(); g.ldc = (int64_t)1 << 31; g.beta = 0.0f; accepted(g, "ldc 2^31 with beta == 0");
+}
+
+// The workspace (partials of a split K, repacked operands) must be 256-byte aligned when given,
+// whatever its size.
+TEST_P(GemmValidation, Workspace)
+{
+    GemmArgs g;
+    for (int off : {2, 16, 128, 255}) {
+        g = valid(); g.ws = kFake + (320 << 20) + off; g.ws_bytes = 1 << 20;
+        rejected(g, "workspace is not 256-byte aligned", "workspace off 256 bytes");
+        g = valid(); g.ws = kFake + (320 << 20) + off; g.ws_bytes = 0;
+        rejected(g, "workspace is not 256-byte aligned", "workspace off 256 bytes, 0 bytes");
+    }
+    // the other checks come first
+    g = valid(); g.ws = kFake + (320 << 20) + 16; g.ws_bytes = 1 << 20; g.m = 0;
+    rejected(g, "'m' is 0", "m 0 with a misaligned workspace");
+}
+
+TEST_P(GemmValidation, Alignment)
+{
+    GemmArgs g;
+    // 16-bit operands on an odd byte address
+    g = valid(); g.a = kFake + (64 << 20) + 1; rejected(g, "'a' (", "a odd");
+    g = valid(); g.a = kFake + (64 << 20) + 1; rejected(g, "not aligned to 2 bytes", "a odd");
+    g = valid(); g.b = kFake + (128 << 20) + 3; rejected(g, "'b' (", "b odd");
+    // an even address that is not 16-byte aligned is fine (the element-wise load path)
+    g = valid(); g.a = kFake + (64 << 20) + 2; g.b = kFake + (128 << 20) + 6; accepted(g, "a, b 2-byte aligned");
+    for (int dt : {GK_BF16, GK_F16}) {
+        g = valid(); g.d_dt = dt; g.d = kFake + 1; rejected(g, "'d' (", "d odd, 16-bit");
+        g = valid(); g.d_dt = dt; g.c = kFake + (192 << 20) + 1; rejected(g, "'c' (", "c odd, 16-bit");
+        g = valid(); g.d_dt = dt; g.d = kFake + 2; g.c = kFake + (192 << 20) + 2; accepted(g, "d, c 2-byte aligned");
+    }
+    // fp32 D and C: 4 bytes
+    g = valid(); g.d_dt = GK_F32; g.d = kFake + 2; rejected(g, "not aligned to 4 bytes", "d 2 mod 4, f32");
+    g = valid(); g.d_dt = GK_F32; g.c = kFake + (192 << 20) + 2; rejected(g, "'c' (", "c 2 mod 4, f32");
+    g = valid(); g.d_dt = GK_F32; g.d = kFake + 4; g.c = kFake + (192 << 20) + 12; accepted(g, "d, c 4-byte aligned");
+    // fp32 bias: 4 bytes
+    g = valid(); g.bias = (const float *)(kFake + (256 << 20) + 2); rejected(g, "'bias' (", "bias 2 mod 4");
+}
+
+TEST_P(GemmValidation, DtypeActConfig)
+{
+    GemmArgs g;
+    for (int dt : {-1, (int)GK_E4M3, (int)GK_E5M2, 7}) {
+        char needle[64];
+        snprintf(needle, sizeof needle, "d_dtype %d is not", dt);
+        g = valid(); g.d_dt = dt; rejected(g, needle, "d_dtype");
+    }
+    for (int dt : {GK_F32, GK_BF16, GK_F16}) {
+        g = valid(); g.d_dt = dt; accepted(g, "d_dtype");
+    }
+    for (int act : {-1, 4, 100}) {
+        char needle[64];
+        snprintf(needle, sizeof needle, "act %d is not a gk_act", act);
+        g = valid(); g.act = act; rejected(g, needle, "act");
+    }
+    for (int act : {GK_ACT_NONE, GK_ACT_RELU, GK_ACT_GELU, GK_ACT_SILU}) {
+        g = valid(); g.act = act; accepted(g, "act");
+    }
+    if (!c().ex) return;
+    const int count = gk_gemm_config_count();
+    for (int config : {-2, count, count + 7}) {
+        char needle[64];
+        snprintf(needle, sizeof needle, "config %d is not -1 or 0..%d", config, count - 1);
+        g = valid(); g.config = config; rejected(g, needle, "config");
+    }
+    for (int config = -1; config < count; config++) {
+        g = valid(); g.config = config; accepted(g, "config");
+    }
+    g = valid(); g.splits = -1; rejected(g, "splits = -1 is negative", "splits");
+    for (int splits : {0, 1, 3, 1000}) {
+        g = valid(); g.splits = splits; accepted(g, "splits");
+    }
+}
+
+INSTANTIATE_TEST_SUITE_P(AllLaunchers, GemmValidation, ::testing::Range(0, (int)(sizeof kGemmCases / sizeof kGemmCases[0])),
+                         [](const ::testing::TestParamInfo<int> &i) { return std::string(kGemmCases[i.param].name); });
+
+// gk_gemm_ex's own argument: the input dtype (named as gk_gemm_ex, there is no other name for it).
+TEST(GemmValidationEx, InDtype)
+{
+    for (int dt : {(int)GK_F32, (int)GK_E4M3, -1, 9}) {
+        GemmArgs g;
+        g.in_dt = dt;
+        EXPECT_EQ(call_ex(g), cudaErrorInvalidValue) << dt;
+        const std::string r = gk_failure_reason();
+        char needle[64];
+        snprintf(needle, sizeof needle, "in_dtype %d is not GK_BF16 or GK_F16", dt);
+        EXPECT_NE(r.find(needle), std::string::npos) << r;
+        EXPECT_EQ(r.rfind("gk_gemm_ex: ", 0), 0u) << r;
+    }
+}
+
+// ------------------------------------------------------------------ validation, fp32 ladder
+
+typedef cudaError_t (*SgemmFn)(float *, int64_t, const float *, int64_t, const float *, int64_t, int64_t, int64_t,
+                               int64_t, float, float, cudaStream_t);
+struct SgemmCase {
+    const char *name;
+    SgemmFn fn;
+};
+static const SgemmCase kSgemmCases[] = {
+    {"gk_gemm_f32_naive", gk_gemm_f32_naive},       {"gk_gemm_f32_smem", gk_gemm_f32_smem},
+    {"gk_gemm_f32_regtile", gk_gemm_f32_regtile},   {"gk_gemm_f32_warptile", gk_gemm_f32_warptile},
+    {"gk_gemm_f32", gk_gemm_f32},
+};
+
+struct SgemmArgs {
+    float *c = (float *)kFake;
+    int64_t ldc = 33;
+    const float *a = (const float *)(kFake + (64 << 20));
+    int64_t lda = 65;
+    const float *b = (const float *)(kFake + (128 << 20));
+    int64_t ldb = 33;
+    int64_t m = 17, n = 33, k = 65;
+    float alpha = 1.0f, beta = 0.0f;
+};
+
+class SgemmValidation : public ::testing::TestWithParam<int> {
+  protected:
+    const SgemmCase &c() const { return kSgemmCases[GetParam()]; }
+    cudaError_t call(const SgemmArgs &s) const
+    {
+        return c().fn(s.c, s.ldc, s.a, s.lda, s.b, s.ldb, s.m, s.n, s.k, s.alpha, s.beta, 0);
+    }
+    void rejected(const SgemmArgs &s, const char *needle, const char *what)
+    {
+        EXPECT_EQ(call(s), cudaErrorInvalidValue) << c().name << ": " << what;
+        const std::string r = gk_failure_reason();
+        EXPECT_NE(r.find(needle), std::string::npos) << c().name << ": " << what << ": reason was \"" << r << "\"";
+        EXPECT_EQ(r.rfind(std::string(c().name) + ": ", 0), 0u) << what << ": reason was \"" << r << "\"";
+    }
+    // Accepted: the call gets as far as the last check (ldc within 32 bits).
+    void accepted(SgemmArgs s, const char *what)
+    {
+        s.ldc = ((int64_t)1 << 31) + 64;
+        rejected(s, "'ldc' is 2147483712", what);
+    }
+};
+
+TEST_P(SgemmValidation, RejectsBadInputBeforeLaunch)
+{
+    SgemmArgs s;
+    const int64_t big = (int64_t)1 << 31;
+    // c is the output: required even with beta == 0
+    s = SgemmArgs(); s.c = nullptr; rejected(s, "'c' is a null pointer", "c NULL, beta 0");
+    s = SgemmArgs(); s.c = nullptr; s.beta = 1.0f; rejected(s, "'c' is a null pointer", "c NULL, beta 1");
+    s = SgemmArgs(); s.a = nullptr; rejected(s, "'a' is a null pointer", "a NULL");
+    s = SgemmArgs(); s.b = nullptr; rejected(s, "'b' is a null pointer", "b NULL");
+    s = SgemmArgs(); s.m = 0; rejected(s, "'m' is 0", "m 0");
+    s = SgemmArgs(); s.n = -2; rejected(s, "'n' is -2", "n -2");
+    s = SgemmArgs(); s.k = 0; rejected(s, "'k' is 0", "k 0");
+    s = SgemmArgs(); s.m = big; rejected(s, "'m' is 2147483648", "m 2^31");
+    s = SgemmArgs(); s.n = big; s.ldb = s.ldc = big; rejected(s, "'n' is 2147483648", "n 2^31");
+    s = SgemmArgs(); s.k = big; s.lda = big; rejected(s, "'k' is 2147483648", "k 2^31");
+    s = SgemmArgs(); s.c = (float *)(kFake + 2); rejected(s, "'c' (", "c 2 mod 4");
+    s = SgemmArgs(); s.a = (const float *)(kFake + (64 << 20) + 1); rejected(s, "not aligned to 4 bytes", "a odd");
+    s = SgemmArgs(); s.b = (const float *)(kFake + (128 << 20) + 2); rejected(s, "'b' (", "b 2 mod 4");
+    // row-major NN: A [M][lda], lda >= K; B [K][ldb], ldb >= N; C [M][ldc], ldc >= N
+    s = SgemmArgs(); s.lda = 64; rejected(s, "lda = 64 is smaller than k = 65", "lda = k - 1");
+    s = SgemmArgs(); s.lda = 17; rejected(s, "lda = 17", "lda = m");
+    s = SgemmArgs(); s.ldb = 32; rejected(s, "ldb = 32 is smaller than n = 33", "ldb = n - 1");
+    s = SgemmArgs(); s.ldc = 32; rejected(s, "ldc = 32 is smaller than n = 33", "ldc = n - 1");
+    s = SgemmArgs(); s.lda = big; rejected(s, "'lda' is 2147483648", "lda 2^31");
+    s = SgemmArgs(); s.ldb = big; rejected(s, "'ldb' is 2147483648", "ldb 2^31");
+    // what passes
+    s = SgemmArgs(); accepted(s, "ld = row");
+    s = SgemmArgs(); s.lda = 68; s.ldb = 35; s.alpha = -2.0f; s.beta = 0.5f; accepted(s, "padded, alpha, beta");
+    s = SgemmArgs(); s.a = (const float *)(kFake + (64 << 20) + 4); accepted(s, "a 4-byte aligned, not 16");
+    s = SgemmArgs(); s.k = big - 1; s.lda = big - 1; accepted(s, "k 2^31 - 1");
+}
+
+INSTANTIATE_TEST_SUITE_P(AllRungs, SgemmValidation, ::testing::Range(0, (int)(sizeof kSgemmCases / sizeof kSgemmCases[0])),
+                         [](const ::testing::TestParamInfo<int> &i) { return std::string(kSgemmCases[i.param].name); });
+
+// ------------------------------------------------------------------ ledger
+
+TEST(GemmLedger, FlopsAndBytes)
+{
+    gk_ledger l = gk_gemm_ledger(4096, 4096, 4096, GK_BF16, GK_BF16, 0, 0);
+    EXPECT_DOUBLE_EQ(l.flops, 2.0 * 4096 * 4096 * 4096);
+    EXPECT_DOUBLE_EQ(l.bytes, 3.0 * 4096 * 4096 * 2);
+    // M, N, K distinct: A is M K, B is K N, D is M N
+    l = gk_gemm_ledger(16, 11008, 4096, GK_BF16, GK_BF16, 0, 0);
+    EXPECT_DOUBLE_EQ(l.flops, 2.0 * 16 * 11008 * 4096);
+    EXPECT_DOUBLE_EQ(l.bytes, (16.0 * 4096 + 4096.0 * 11008) * 2 + 16.0 * 11008 * 2);
+    // fp32 D, C read (D's dtype), fp32 bias
+    l = gk_gemm_ledger(3, 5, 7, GK_F16, GK_F32, 1, 1);
+    EXPECT_DOUBLE_EQ(l.flops, 210.0);
+    EXPECT_DOUBLE_EQ(l.bytes, (21.0 + 35.0) * 2 + 15.0 * 4 * 2 + 5 * 4);
+    l = gk_gemm_ledger(3, 5, 7, GK_BF16, GK_F16, 1, 0);
+    EXPECT_DOUBLE_EQ(l.bytes, (21.0 + 35.0) * 2 + 15.0 * 2 * 2);
+    l = gk_gemm_ledger(3, 5, 7, GK_BF16, GK_BF16, 0, 1);
+    EXPECT_DOUBLE_EQ(l.bytes, (21.0 + 35.0) * 2 + 15.0 * 2 + 20);
+    // fp32 ladder shapes: 4-byte inputs
+    l = gk_gemm_ledger(1000, 1000, 1000, GK_F32, GK_F32, 1, 0);
+    EXPECT_DOUBLE_EQ(l.flops, 2e9);
+    EXPECT_DOUBLE_EQ(l.bytes, 2e6 * 4 + 1e6 * 4 * 2);
+    // past 2^31 elements per operand: no 32-bit overflow in the arithmetic
+    l = gk_gemm_ledger(65536, 65536, 65536, GK_BF16, GK_F32, 0, 0);
+    EXPECT_DOUBLE_EQ(l.flops, 2.0 * 65536.0 * 65536.0 * 65536.0);
+    EXPECT_DOUBLE_EQ(l.bytes, 2.0 * 65536.0 * 65536.0 * 2 + 65536.0 * 65536.0 * 4);
+}
+
+// ------------------------------------------------------------------ configurations
+
+// Every shipped configuration: what the generator derives (threads, shared bytes) and the rules
+// it asserts at compile time, restated here from the numbers the header reports.
+TEST(GemmConfig, DerivedSizesAndRules)
+{
+    const int count = gk_gemm_config_count();
+    ASSERT_GE(count, 2);
+    int vec_kinds = 0;
+    for (int i = 0; i < count; i++) {
+        const gk_gemm_config g = gk_gemm_config_info(i);
+        ASSERT_NE(g.name, nullptr) << i;
+        SCOPED_TRACE(g.name);
+        EXPECT_EQ(std::string(g.name).rfind("gk_gemm_bf16_", 0), 0u);
+        EXPECT_NE(std::string(g.name).find(std::to_string(g.bm) + "x" + std::to_string(g.bn)), std::string::npos);
+        EXPECT_EQ(g.bm % g.wm, 0);
+        EXPECT_EQ(g.bn % g.wn, 0);
+        EXPECT_EQ(g.threads, (g.bm / g.wm) * (g.bn / g.wn) * 32);
+        EXPECT_LE(g.threads, 1024);
+        EXPECT_EQ(g.smem_bytes, g.stages * (g.bm + g.bn) * g.bk * 2);
+        EXPECT_EQ(g.smem_bytes, gk_gemm_smem_bytes(g.bm, g.bn, g.bk, g.stages));
+        EXPECT_LE(g.smem_bytes, 227 * 1024);
+        // warp tiles of whole m16n8k16 fragments, within the fragment arrays of gk_gemm_mma_run
+        // (A: 4 x 8 registers, B: 2 x 16)
+        EXPECT_EQ(g.wm % 16, 0);
+        EXPECT_EQ(g.wn % 16, 0);
+        EXPECT_LE(g.wm, 128);
+        EXPECT_LE(g.wn, 128);
+        EXPECT_TRUE(g.bk == 16 || g.bk == 32 || g.bk == 64) << g.bk;
+        EXPECT_EQ(g.bm % 64, 0);
+        EXPECT_EQ(g.bn % 64, 0);
+        // each thread copies the same number of 16-byte chunks of the A and B tiles, at most 8
+        // (the copy plan's arrays)
+        EXPECT_EQ(g.bm * g.bk / 8 % g.threads, 0);
+        EXPECT_EQ(g.bn * g.bk / 8 % g.threads, 0);
+        EXPECT_GE(g.bm * g.bk / 8 / g.threads, 1);
+        EXPECT_LE(g.bm * g.bk / 8 / g.threads, 8);
+        EXPECT_LE(g.bn * g.bk / 8 / g.threads, 8);
+        // the copy plan keeps a thread's chunks in one column of 8 values of an MN-contiguous tile
+        // (and in one k chunk of a K-contiguous one): threads is a multiple of BMN / 8 and BK / 8
+        EXPECT_EQ(g.threads % (g.bm / 8), 0);
+        EXPECT_EQ(g.threads % (g.bn / 8), 0);
+        EXPECT_EQ(g.threads % (g.bk / 8), 0);
+        EXPECT_GE(g.stages, 2);
+        EXPECT_LE(g.stages, 5);
+        EXPECT_GE(g.min_blocks, 1);
+        EXPECT_LE(g.min_blocks * g.smem_bytes, 227 * 1024);
+        EXPECT_TRUE(g.vec == 0 || g.vec == 1) << g.vec;
+        vec_kinds |= 1 << g.vec;
+    }
+    // cp.async kernels, and element-wise-load kernels for operands that are not 16-byte aligned
+    EXPECT_EQ(vec_kinds, 3);
+    EXPECT_EQ(gk_gemm_config_info(-1).name, nullptr);
+    EXPECT_EQ(gk_gemm_config_info(-2).name, nullptr);
+    EXPECT_EQ(gk_gemm_config_info(count).name, nullptr);
+    EXPECT_EQ(gk_gemm_config_info(count + 100).name, nullptr);
+    EXPECT_EQ(gk_gemm_config_info(count).threads, 0);
+}
+
+// ------------------------------------------------------------------ dispatcher
+
+// One plan (132 SMs assumed without a GPU, the device's own count with one): a shipped
+// configuration, 1 .. GK_GEMM_MAX_SPLITS splits, a workspace that is the split-K partials plus
+// the repacked operands, each rounded to 256 bytes; an operand is repacked exactly when its rows
+// are not 16-byte aligned (a leading dimension that is not a multiple of 8).
+static gk_gemm_plan expect_plan_consistent(int64_t m, int64_t n, int64_t k, int ta, int64_t lda, int tb, int64_t ldb)
+{
+    const gk_gemm_plan pl = gk_gemm_plan_for(m, n, k, ta, lda, tb, ldb);
+    char trace[160];
+    snprintf(trace, sizeof trace, "plan m=%lld n=%lld k=%lld ta=%d lda=%lld tb=%d ldb=%lld: config %d, %d splits",
+             (long long)m, (long long)n, (long long)k, ta, (long long)lda, tb, (long long)ldb, pl.config, pl.splits);
+    SCOPED_TRACE(trace);
+    EXPECT_GE(pl.config, 0);
+    EXPECT_LT(pl.config, gk_gemm_config_count());
+    EXPECT_GE(pl.splits, 1);
+    EXPECT_LE(pl.splits, GK_GEMM_MAX_SPLITS);
+    if (pl.splits > 1) EXPECT_GE(k / pl.splits, 256) << "splits of K too short to pay for their partials";
+    EXPECT_EQ(pl.workspace_bytes, pl.split_bytes + pl.pack_a_bytes + pl.pack_b_bytes);
+    EXPECT_EQ(gk_gemm_workspace_bytes(m, n, k, ta, lda, tb, ldb), pl.workspace_bytes);
+    if (pl.splits == 1) EXPECT_EQ(pl.split_bytes, 0u);
+    else EXPECT_GE(pl.split_bytes, (size_t)pl.splits * m * n * 4);
+    EXPECT_EQ(pl.split_bytes % 256, 0u);
+    const int64_t rows_a = ta ? k : m, cols_a = ta ? m : k, rows_b = tb ? n : k, cols_b = tb ? k : n;
+    if (lda % 8 == 0) EXPECT_EQ(pl.pack_a_bytes, 0u);
+    else EXPECT_GE(pl.pack_a_bytes, (size_t)(rows_a * gk_round_up(cols_a, 8) * 2));
+    if (ldb % 8 == 0) EXPECT_EQ(pl.pack_b_bytes, 0u);
+    else EXPECT_GE(pl.pack_b_bytes, (size_t)(rows_b * gk_round_up(cols_b, 8) * 2));
+    EXPECT_EQ(pl.pack_a_bytes % 256, 0u);
+    EXPECT_EQ(pl.pack_b_bytes % 256, 0u);
+    return pl;
+}
+
+TEST(GemmDispatch, PlanIsConsistent)
+{
+    for (int64_t m : {1, 16, 100, 1030, 4096})
+        for (int64_t n : {1, 33, 512, 4096})
+            for (int64_t k : {1, 65, 1000, 1024, 8192})
+                for (int layout = 0; layout < 4; layout++) {
+                    const int ta = layout >> 1, tb = layout & 1;
+                    const int64_t row_a = ta ? m : k, row_b = tb ? k : n;
+                    for (int64_t pad : {0, 3, 8}) {
+                        expect_plan_consistent(m, n, k, ta, row_a + pad, tb, row_b + pad);
+                        if (HasFailure()) return;
+                    }
+                }
+}
+
+TEST(GemmDispatch, SplitsLongKOfFewTilesOnly)
+{
+    // decode-like: 16 x 512 is a handful of tiles, K = 8192 long: K is split
+    gk_gemm_plan pl = expect_plan_consistent(16, 512, 8192, 0, 8192, 1, 8192);
+    EXPECT_GT(pl.splits, 1);
+    EXPECT_GT(pl.split_bytes, 0u);
+    EXPECT_EQ(pl.pack_a_bytes + pl.pack_b_bytes, 0u);
+    // 4096^3 fills any GPU with tiles: no split, no workspace
+    pl = expect_plan_consistent(4096, 4096, 4096, 0, 4096, 0, 4096);
+    EXPECT_EQ(pl.splits, 1);
+    EXPECT_EQ(pl.workspace_bytes, 0u);
+    // short K: no split
+    pl = expect_plan_consistent(16, 512, 512, 0, 512, 1, 512);
+    EXPECT_EQ(pl.splits, 1);
+    // rows not 16-byte aligned: A (K = 65) and B (N = 33) repacked
+    pl = expect_plan_consistent(17, 33, 65, 0, 65, 0, 33);
+    EXPECT_GT(pl.pack_a_bytes, 0u);
+    EXPECT_GT(pl.pack_b_bytes, 0u);
+    // the same shape with padded, aligned rows: nothing to repack
+    pl = expect_plan_consistent(17, 33, 65, 0, 72, 0, 40);
+    EXPECT_EQ(pl.pack_a_bytes + pl.pack_b_bytes, 0u);
+    // an empty shape has no plan
+    const int64_t empty[][3] = {{0, 512, 8192}, {16, -1, 8192}, {16, 512, 0}};
+    for (const auto &s : empty) {
+        pl = gk_gemm_plan_for(s[0], s[1], s[2], 0, 8192, 0, 8192);
+        EXPECT_EQ(pl.workspace_bytes, 0u);
+        EXPECT_EQ(gk_gemm_workspace_bytes(s[0], s[1], s[2], 0, 8192, 0, 8192), 0u);
+    }
+}
