@@ -21,7 +21,9 @@
          residual (in place); both use row stride ldr. The norm reads h as stored, so the fused
          result equals gk_residual_add then gk_rmsnorm exactly.
      gk_rmsnorm_quant_e4m3_T(out, ldo, scales, x, ldx, weight, rows, cols, eps, stream)
-         y = rmsnorm(x) * weight (fp32); scales[r] = max|y| / 448 (1 if the row is all zero);
+         y = rmsnorm(x) * weight (fp32; bf16 and f32 rows held in registers take x * weight
+         rounded to T, so y and the scale can differ from the fp32 ones by one rounding of T);
+         scales[r] = max|y| / 448 (1 if the row is all zero);
          out = e4m3(y / scales[r]), saturating at +-448: finite input never gives inf or NaN.
          Dequantize with out * scales[r]. out is gk_e4m3 (bytes), ldo in elements.
      gk_quant_e4m3_T(out, ldo, scales, x, ldx, rows, cols, stream)

@@ -109,7 +109,9 @@ static void run_rd(const RdCase &c, const RdRun &p)
             gk_ref_row(c.op, x.data(), (int)cols, p.no_params ? nullptr : w.data(), p.no_params ? nullptr : b.data(),
                        1e-5, a.scale, y.data(), &qscale);
             const double s_got = quant ? got_scales.get(r) : 1.0;
-            if (quant && !(std::fabs(s_got - qscale) <= 1e-3 * qscale)) {
+            // RMSNorm + fp8 may take x * weight rounded to T (documented): one rounding of T
+            const double scale_rtol = c.op == GK_RD_RMSNORM_QUANT && dt == GK_BF16 ? 0x1p-8 : 1e-3;
+            if (quant && !(std::fabs(s_got - qscale) <= scale_rtol * qscale)) {
                 if (bad_scale++ < 4) printf("  row %zu scale %.9g want %.9g\n", r, s_got, qscale);
             }
             for (int64_t j = 0; j < ldo; j++) {
