@@ -5,7 +5,7 @@ usage: tools/roofline.py OUT.png RESULT.json [RESULT.json ...]
 
 Each JSON is a `--benchmark_out` file of a gk benchmark binary (gk_bench/results/ keeps the ones
 RESULTS.md quotes). The roofs are the ceilings that binary measured in its own process (copy
-bandwidth and FFMA rate, from the JSON context); each point is one benchmark row at its
+bandwidth, FFMA rate and, from the GEMM binary, the mma.sync rate, from the JSON context); each point is one benchmark row at its
 arithmetic intensity (FLOP per byte of its ledger) and achieved TFLOP/s.
 """
 import json
@@ -20,16 +20,18 @@ import matplotlib.pyplot as plt  # noqa: E402
 def main(out, paths):
     fig, ax = plt.subplots(figsize=(9, 6))
     markers = "osD^v<>"
-    bw = ffma = None
+    bw = ffma = mma = None
     for k, path in enumerate(paths):
         with open(path) as f:
             data = json.load(f)
         ctx = data["context"]
         bw = float(ctx["copy_GBps"]) * 1e9
         ffma = float(ctx["ffma_TFLOPs"]) * 1e12
+        if "mma_bf16_TFLOPs" in ctx:
+            mma = float(ctx["mma_bf16_TFLOPs"]) * 1e12
         xs, ys, names = [], [], []
         for b in data["benchmarks"]:
-            if b["name"].startswith("copy_d2d") or b.get("TFLOP/s", 0) <= 0:
+            if b["name"].startswith(("copy_d2d", "ceiling")) or b.get("TFLOP/s", 0) <= 0 or b.get("GB/s", 0) <= 0:
                 continue
             gbs, tf = b["GB/s"], b["TFLOP/s"]
             xs.append(tf * 1e12 / (gbs * 1e9))  # FLOP per byte of the ledger
@@ -37,10 +39,13 @@ def main(out, paths):
             names.append(b["name"].split("/")[0])
         label = path.split("/")[-1].rsplit(".", 1)[0]
         ax.scatter(xs, ys, marker=markers[k % len(markers)], s=28, label=f"{label} ({len(xs)} rows)", alpha=0.8)
-    lo, hi = 0.01, 100.0
+    lo, hi = 0.01, 10000.0
     ridge = ffma / bw
     ax.plot([lo, ridge, hi], [bw * lo / 1e12, ffma / 1e12, ffma / 1e12], "k-", lw=1.5,
             label=f"roof: copy {bw / 1e9:.0f} GB/s, FFMA {ffma / 1e12:.1f} TFLOP/s (measured)")
+    if mma:
+        ax.plot([lo, mma / bw, hi], [bw * lo / 1e12, mma / 1e12, mma / 1e12], "k--", lw=1.2,
+                label=f"roof: mma.sync bf16 {mma / 1e12:.0f} TFLOP/s (measured)")
     ax.set_xscale("log")
     ax.set_yscale("log")
     ax.set_xlim(lo, hi)
