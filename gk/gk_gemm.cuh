@@ -814,6 +814,17 @@ GK_IMPL size_t gk_gemm_workspace_bytes(int64_t m, int64_t n, int64_t k, int tran
     return gk_gemm_plan_for(m, n, k, trans_a, lda, trans_b, ldb).workspace_bytes;
 }
 
+/* M, N, K: positive and within 32-bit indexing. */
+static cudaError_t gk_gemm_check_sizes(const char *fn, int64_t m, int64_t n, int64_t k)
+{
+    GK_TRY(gk_check_positive(fn, "m", m));
+    GK_TRY(gk_check_positive(fn, "n", n));
+    GK_TRY(gk_check_positive(fn, "k", k));
+    GK_TRY(gk_check_fits_i32(fn, "m", m));
+    GK_TRY(gk_check_fits_i32(fn, "n", n));
+    return gk_check_fits_i32(fn, "k", k);
+}
+
 /* An operand stored [rows, cols] row-major with stride ld. */
 static cudaError_t gk_gemm_check_operand(const char *fn, const char *arg, const char *ld_arg, const void *x,
                                          int64_t ld, int64_t cols)
@@ -857,12 +868,7 @@ GK_IMPL cudaError_t gk_gemm_ex(int config, int splits, int in_dtype, void *d, in
     if (config < -1 || config >= GK_GEMM_NCONFIG)
         return gk__fail(cudaErrorInvalidValue, fn, "config %d is not -1 or 0..%d", config, GK_GEMM_NCONFIG - 1);
     if (splits < 0) return gk__fail(cudaErrorInvalidValue, fn, "splits = %d is negative", splits);
-    GK_TRY(gk_check_positive(fn, "m", m));
-    GK_TRY(gk_check_positive(fn, "n", n));
-    GK_TRY(gk_check_positive(fn, "k", k));
-    GK_TRY(gk_check_fits_i32(fn, "m", m));
-    GK_TRY(gk_check_fits_i32(fn, "n", n));
-    GK_TRY(gk_check_fits_i32(fn, "k", k));
+    GK_TRY(gk_gemm_check_sizes(fn, m, n, k));
     const int64_t rows_a = trans_a ? k : m, cols_a = trans_a ? m : k, rows_b = trans_b ? n : k, cols_b = trans_b ? k : n;
     GK_TRY(gk_gemm_check_operand(fn, "a", "lda", a, lda, cols_a));
     GK_TRY(gk_gemm_check_operand(fn, "b", "ldb", b, ldb, cols_b));
@@ -981,12 +987,7 @@ static cudaError_t gk_sgemm_launch(const char *fn, int rung, float *c, int64_t l
                                    const float *b, int64_t ldb, int64_t m, int64_t n, int64_t k, float alpha, float beta,
                                    cudaStream_t stream)
 {
-    GK_TRY(gk_check_positive(fn, "m", m));
-    GK_TRY(gk_check_positive(fn, "n", n));
-    GK_TRY(gk_check_positive(fn, "k", k));
-    GK_TRY(gk_check_fits_i32(fn, "m", m));
-    GK_TRY(gk_check_fits_i32(fn, "n", n));
-    GK_TRY(gk_check_fits_i32(fn, "k", k));
+    GK_TRY(gk_gemm_check_sizes(fn, m, n, k));
     GK_TRY(gk_check_ptr(fn, "c", c));
     GK_TRY(gk_check_ptr(fn, "a", a));
     GK_TRY(gk_check_ptr(fn, "b", b));
