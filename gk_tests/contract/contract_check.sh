@@ -3,9 +3,10 @@
 # usage: contract_check.sh PTXAS_REPORT PTX EXPECT
 #   PTXAS_REPORT  nvcc -Xptxas -v output of the header's contract TU
 #   PTX           the PTX of that TU
-#   EXPECT        lines "regex<TAB>why" that must match the PTX, and "max_registers<TAB>N"
+#   EXPECT        lines "regex<TAB>why" that must match the PTX, "max_registers<TAB>N", and
+#                 "register_budget<TAB>kernel regex<TAB>N<TAB>why" (each kernel whose name matches)
 # Fails if no kernel was compiled, if any function has a stack frame or spills, if a kernel uses
-# more than N registers, or if a promised instruction is missing.
+# more than its registers budget, or if a promised instruction is missing.
 set -u
 report=$1 ptx=$2 expect=$3
 fail=0
@@ -44,8 +45,24 @@ if [ -n "$max_regs" ]; then
     fi
 fi
 
+while IFS=$'\t' read -r tag kernel_re budget why; do
+    [ "$tag" = register_budget ] || continue
+    matched=$(awk -F'\t' -v re="$kernel_re" '$1 ~ re' kernels.tsv | wc -l)
+    over=$(awk -F'\t' -v re="$kernel_re" -v m="$budget" '$1 ~ re && $2 + 0 > m + 0' kernels.tsv)
+    if [ "$matched" -eq 0 ]; then
+        echo "FAIL: no kernel matches /$kernel_re/ (register budget $budget: $why)"
+        fail=1
+    elif [ -n "$over" ]; then
+        echo "FAIL: kernels over their budget of $budget registers ($why):"
+        echo "$over"
+        fail=1
+    else
+        echo "ok   $matched kernels /$kernel_re/ within $budget registers: $why"
+    fi
+done < "$expect"
+
 while IFS=$'\t' read -r pattern why; do
-    case "$pattern" in ''|'#'*|max_registers) continue ;; esac
+    case "$pattern" in ''|'#'*|max_registers|register_budget) continue ;; esac
     count=$(grep -cE "$pattern" "$ptx")
     if [ "$count" -gt 0 ]; then
         echo "ok   $count x /$pattern/: $why"
