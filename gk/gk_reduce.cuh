@@ -297,17 +297,27 @@ GK_DEV void gk_rd_params(const gk_rd_args a, int op, int dt, int j0, int vec, fl
     if (op == GK_RD_LAYERNORM && a.b) gk_rd_load(a.b, j0, a.cols, dt, vec, a.wvec, 0.0f, bias);
 }
 
+/* How gk_rd_reduce_pair combines two threads' pairs (a, b). */
+enum { GK_RD_PAIR_SUMS = 0, GK_RD_PAIR_SUM_MAX = 1, GK_RD_PAIR_SOFTMAX = 2 };
+
+GK_DEV void gk_rd_combine(int kind, float *a, float *b, float a2, float b2)
+{
+    if (kind == GK_RD_PAIR_SOFTMAX) {
+        gk_softmax_merge(a, b, a2, b2); /* online softmax state (m, s) */
+        return;
+    }
+    *a += a2;
+    *b = kind == GK_RD_PAIR_SUM_MAX ? fmaxf(*b, b2) : *b + b2;
+}
+
 /* Two values reduced at once over the threads of one row (a group of lanes, or the whole
-   block): a sum and a second value that is summed (max2 == 0) or maxed (max2 == 1). One
-   reduction instead of two halves the barriers of the block variants. */
-GK_DEV void gk_rd_reduce2(float *a, float *b, int max2, int block_level, int group, float *scratch)
+   block), every thread getting the row's pair: sums, a sum and a max, or an online softmax
+   state. One reduction instead of two halves the barriers of the block variants. */
+GK_DEV void gk_rd_reduce_pair(float *a, float *b, int kind, int block_level, int group, float *scratch)
 {
     const int width = block_level ? 32 : group;
-    for (int o = width >> 1; o > 0; o >>= 1) {
-        *a += __shfl_xor_sync(0xffffffffu, *a, o);
-        const float ob = __shfl_xor_sync(0xffffffffu, *b, o);
-        *b = max2 ? fmaxf(*b, ob) : *b + ob;
-    }
+    for (int o = width >> 1; o > 0; o >>= 1)
+        gk_rd_combine(kind, a, b, __shfl_xor_sync(0xffffffffu, *a, o), __shfl_xor_sync(0xffffffffu, *b, o));
     if (!block_level) return;
     const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, nwarps = blockDim.x >> 5;
     if (lane == 0) {
@@ -315,35 +325,12 @@ GK_DEV void gk_rd_reduce2(float *a, float *b, int max2, int block_level, int gro
         scratch[32 + warp] = *b;
     }
     __syncthreads();
-    *a = lane < nwarps ? scratch[lane] : 0.0f;
-    *b = lane < nwarps ? scratch[32 + lane] : (max2 ? -INFINITY : 0.0f);
-#pragma unroll
-    for (int o = 16; o > 0; o >>= 1) {
-        *a += __shfl_xor_sync(0xffffffffu, *a, o);
-        const float ob = __shfl_xor_sync(0xffffffffu, *b, o);
-        *b = max2 ? fmaxf(*b, ob) : *b + ob;
-    }
-    __syncthreads();
-}
-
-/* Online softmax states (m, s) merged over the threads of one row; every thread gets the row's. */
-GK_DEV void gk_rd_reduce_softmax(float *m, float *s, int block_level, int group, float *scratch)
-{
-    const int width = block_level ? 32 : group;
-    for (int o = width >> 1; o > 0; o >>= 1)
-        gk_softmax_merge(m, s, __shfl_xor_sync(0xffffffffu, *m, o), __shfl_xor_sync(0xffffffffu, *s, o));
-    if (!block_level) return;
-    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, nwarps = blockDim.x >> 5;
-    if (lane == 0) {
-        scratch[warp] = *m;
-        scratch[32 + warp] = *s;
-    }
-    __syncthreads();
-    *m = lane < nwarps ? scratch[lane] : -INFINITY;
-    *s = lane < nwarps ? scratch[32 + lane] : 0.0f;
+    /* the pair of an empty part: (-inf, 0) for softmax, (0, -inf) for a max, (0, 0) for sums */
+    *a = lane < nwarps ? scratch[lane] : (kind == GK_RD_PAIR_SOFTMAX ? -INFINITY : 0.0f);
+    *b = lane < nwarps ? scratch[32 + lane] : (kind == GK_RD_PAIR_SUM_MAX ? -INFINITY : 0.0f);
 #pragma unroll
     for (int o = 16; o > 0; o >>= 1)
-        gk_softmax_merge(m, s, __shfl_xor_sync(0xffffffffu, *m, o), __shfl_xor_sync(0xffffffffu, *s, o));
+        gk_rd_combine(kind, a, b, __shfl_xor_sync(0xffffffffu, *a, o), __shfl_xor_sync(0xffffffffu, *b, o));
     __syncthreads();
 }
 
@@ -479,12 +466,12 @@ GK_DEV gk_rd_stats gk_rd_finish(const gk_rd_args a, int op, float sa, float sb, 
 {
     gk_rd_stats st;
     if (op == GK_RD_SOFTMAX) {
-        gk_rd_reduce_softmax(&sa, &sb, block_level, group, scratch);
+        gk_rd_reduce_pair(&sa, &sb, GK_RD_PAIR_SOFTMAX, block_level, group, scratch);
         st.a = sa == -INFINITY ? 0.0f : sa;
         st.b = gk_rd_softmax_norm(sb, a.log);
         return st;
     }
-    gk_rd_reduce2(&sa, &sb, op != GK_RD_LAYERNORM, block_level, group, scratch);
+    gk_rd_reduce_pair(&sa, &sb, op == GK_RD_LAYERNORM ? GK_RD_PAIR_SUMS : GK_RD_PAIR_SUM_MAX, block_level, group, scratch);
     if (op == GK_RD_LAYERNORM) {
         const float d = sa / a.cols;
         st.a = rsqrtf(fmaxf(sb / a.cols - d * d, 0.0f) + a.eps);
