@@ -247,9 +247,8 @@ typedef struct gk_gemm_ld {
     int64_t cstride;  /* bytes between this thread's chunks in global memory */
     int64_t kstride;  /* bytes from one k-tile to the next */
     int s[8];         /* chunk i's byte offset in the tile */
-    unsigned mn_ok;   /* bit i: chunk i's rows (K-contiguous) or columns (MN-contiguous) exist */
-    int mn_vals[8];   /* MN-contiguous: values of chunk i's 8 columns inside the matrix */
-    int full[8];      /* bytes chunk i copies from a k-tile wholly inside K (0 or 16, or the MN tail) */
+    int full[8];      /* values chunk i copies from a k-tile wholly inside K: 8, 0 past the
+                         matrix's rows, or its columns left (MN-contiguous tail) */
     int k_first;      /* chunk 0's k within the tile */
     int k_step;       /* k between chunks (MN-contiguous), 0 when every chunk has the same k */
 } gk_gemm_ld;
@@ -262,16 +261,13 @@ GK_DEV void gk_gemm_ld_init(gk_gemm_ld *l, const char *g, int64_t ld, int kmaj, 
     l->k_first = kmaj ? tid % (bk / 8) * 8 : tid / (bmn / 8);
     const int mn_step = kmaj ? threads / (bk / 8) : 0;
     l->k_step = kmaj ? 0 : threads / (bmn / 8);
-    l->mn_ok = 0;
 #pragma unroll
     for (int i = 0; i < 8; i++) {
         if (i >= n) break;
         const int mn = mn_first + i * mn_step, k = l->k_first + i * l->k_step;
         l->s[i] = gk_gemm_smem_off(kmaj, mn, k, bk);
         const int left = mn_end - (mn0 + mn);
-        if (left > 0) l->mn_ok |= 1u << i;
-        l->mn_vals[i] = left < 0 ? 0 : left > 8 ? 8 : left;
-        l->full[i] = kmaj ? (left > 0 ? 16 : 0) : l->mn_vals[i] * 2;
+        l->full[i] = left <= 0 ? 0 : kmaj || left > 8 ? 8 : left;
     }
     const int64_t gm = mn0 + mn_first < mn_end ? mn0 + mn_first : 0; /* clamped: never formed past the end */
     const int64_t gk = k_begin + l->k_first < k_end ? k_begin + l->k_first : k_begin; /* likewise */
@@ -293,7 +289,7 @@ GK_DEV void gk_gemm_ld_tile(const gk_gemm_ld *l, char *stage, int kt, int k_left
 #pragma unroll
         for (int i = 0; i < 8; i++) {
             if (i >= n) break;
-            gk_cp_async_16(stage + l->s[i], l->full[i] ? g + i * l->cstride : l->g, l->full[i]);
+            gk_cp_async_16(stage + l->s[i], l->full[i] ? g + i * l->cstride : l->g, l->full[i] * 2);
         }
         return;
     }
@@ -303,9 +299,9 @@ GK_DEV void gk_gemm_ld_tile(const gk_gemm_ld *l, char *stage, int kt, int k_left
         int vals;
         if (kmaj) {
             const int kl = k_left - l->k_first;
-            vals = (l->mn_ok >> i & 1) ? (kl < 0 ? 0 : kl > 8 ? 8 : kl) : 0;
+            vals = l->full[i] ? (kl < 0 ? 0 : kl > 8 ? 8 : kl) : 0;
         } else {
-            vals = l->k_first + i * l->k_step < k_left ? l->mn_vals[i] : 0;
+            vals = l->k_first + i * l->k_step < k_left ? l->full[i] : 0;
         }
         const char *src = vals ? g + i * l->cstride : l->g; /* a valid address even when nothing is read */
         char *dst = stage + l->s[i];
@@ -700,12 +696,8 @@ static __global__ void __launch_bounds__(128) gk_sgemm_warptile_kernel(gk_sgemm_
 #pragma unroll
     for (int i = 0; i < 8; i++) {
         if (row0 + i >= p.m) break;
-        float *crow = p.c + (int64_t)(row0 + i) * p.ldc;
 #pragma unroll
-        for (int j = 0; j < 16; j++) {
-            const int col = col0 + j / 4 * 16 + j % 4;
-            if (col < p.n) crow[col] = p.beta != 0.0f ? p.alpha * acc[i][j] + p.beta * crow[col] : p.alpha * acc[i][j];
-        }
+        for (int j = 0; j < 16; j++) gk_sgemm_store(&p, row0 + i, col0 + j / 4 * 16 + j % 4, acc[i][j]);
     }
 }
 
@@ -769,6 +761,12 @@ static __global__ void __launch_bounds__(256) gk_gemm_pack(unsigned short *dst, 
     }
 }
 
+/* Workspace bytes of the split-K partials: splits x [M, N] fp32. */
+static size_t gk_gemm_split_bytes(int64_t splits, int64_t m, int64_t n)
+{
+    return splits > 1 ? (size_t)gk_round_up(splits * m * n * 4, 256) : 0;
+}
+
 /* Workspace bytes of one repacked operand ([rows, cols], rows padded to 8 values). */
 static size_t gk_gemm_pack_bytes(int64_t rows, int64_t cols, int aligned)
 {
@@ -798,7 +796,7 @@ static void gk_gemm_plan_impl(int64_t m, int64_t n, int64_t k, int64_t rows_a, i
     pl->splits = (int)s;
     pl->pack_a_bytes = gk_gemm_pack_bytes(rows_a, cols_a, aligned_a);
     pl->pack_b_bytes = gk_gemm_pack_bytes(rows_b, cols_b, aligned_b);
-    pl->split_bytes = s > 1 ? (size_t)gk_round_up(s * m * n * 4, 256) : 0;
+    pl->split_bytes = gk_gemm_split_bytes(s, m, n);
     pl->workspace_bytes = pl->split_bytes + pl->pack_a_bytes + pl->pack_b_bytes;
 }
 
@@ -915,14 +913,14 @@ GK_IMPL cudaError_t gk_gemm_ex(int config, int splits, int in_dtype, void *d, in
     if (splits == 0) splits = config == pl.config || (elementwise && pl.config == 1) ? pl.splits : 1;
     /* the partials come first in the workspace, the repacked operands after them */
     const size_t pack_bytes = repack ? pl.pack_a_bytes + pl.pack_b_bytes : 0;
-    if (splits > 1 && workspace_bytes < gk_round_up((int64_t)splits * m * n * 4, 256) + pack_bytes) splits = 1;
+    if (workspace_bytes < gk_gemm_split_bytes(splits, m, n) + pack_bytes) splits = 1;
 
     gk_gemm_args p;
     p.k_per_split = (int)gk_round_up(gk_ceil_div(k, splits), cfg->bk);
     splits = (int)gk_ceil_div(k, p.k_per_split); /* no empty split */
     char *ws = (char *)workspace;
     p.partial = splits > 1 ? (float *)ws : NULL;
-    if (splits > 1) ws += gk_round_up((int64_t)splits * m * n * 4, 256);
+    ws += gk_gemm_split_bytes(splits, m, n);
     if (repack && !aligned_a) GK_TRY(gk_gemm_repack(fn, &ws, &a, &lda, rows_a, cols_a, pl.pack_a_bytes, stream));
     if (repack && !aligned_b) GK_TRY(gk_gemm_repack(fn, &ws, &b, &ldb, rows_b, cols_b, pl.pack_b_bytes, stream));
     p.a = a;
