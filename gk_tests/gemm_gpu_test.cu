@@ -204,6 +204,20 @@ struct MmaRun {
     int64_t sample_rows = 0; // rows checked against the reference (0: all)
 };
 
+// A run of the given dtypes, shape and layout (trans_a = layout / 2, trans_b = layout % 2).
+static MmaRun mma_run(int in_dt, int d_dt, int64_t m, int64_t n, int64_t k, int layout)
+{
+    MmaRun p;
+    p.in_dt = in_dt;
+    p.d_dt = d_dt;
+    p.m = m;
+    p.n = n;
+    p.k = k;
+    p.ta = layout >> 1;
+    p.tb = layout & 1;
+    return p;
+}
+
 static std::string describe(const MmaRun &p)
 {
     char s[400];
@@ -356,14 +370,7 @@ static void all_combinations(int64_t m, int64_t n, int64_t k, int64_t sample_row
         for (int layout = 0; layout < 4; layout++)
             for (int di = 0; di < 3; di++)
                 for (int v = 0; v < 5; v++) {
-                    MmaRun p;
-                    p.in_dt = in_dt;
-                    p.d_dt = kDDtypes[di];
-                    p.m = m;
-                    p.n = n;
-                    p.k = k;
-                    p.ta = layout >> 1;
-                    p.tb = layout & 1;
+                    MmaRun p = mma_run(in_dt, kDDtypes[di], m, n, k, layout);
                     p.sample_rows = sample_rows;
                     set_epilogue(&p, v);
                     set_padding(&p, v + layout + di);
@@ -406,12 +413,7 @@ TEST(GemmGpu, Shape4096Sampled)
         {GK_F16, GK_BF16, 3, 1, 0},
     };
     for (const auto &r : runs) {
-        MmaRun p;
-        p.in_dt = r.in_dt;
-        p.d_dt = r.d_dt;
-        p.m = p.n = p.k = 4096;
-        p.ta = r.layout >> 1;
-        p.tb = r.layout & 1;
+        MmaRun p = mma_run(r.in_dt, r.d_dt, 4096, 4096, 4096, r.layout);
         p.sample_rows = 64;
         set_epilogue(&p, r.epilogue);
         set_padding(&p, r.padding);
@@ -434,14 +436,7 @@ TEST(GemmGpu, SplitKThroughDispatcher)
     for (int in_dt : kInDtypes)
         for (int layout = 0; layout < 4; layout++)
             for (int d_dt : kDDtypes) {
-                MmaRun p;
-                p.in_dt = in_dt;
-                p.d_dt = d_dt;
-                p.m = m;
-                p.n = n;
-                p.k = k;
-                p.ta = layout >> 1;
-                p.tb = layout & 1;
+                MmaRun p = mma_run(in_dt, d_dt, m, n, k, layout);
                 set_epilogue(&p, v++);
                 p.ws_plan = true; // every layout's rows are 16-byte aligned here: the partials only
                 p.ws_expect = 1;
@@ -475,14 +470,7 @@ TEST(GemmGpu, EveryConfigSplits1And3)
         for (int splits : {1, 3})
             for (int in_dt : kInDtypes)
                 for (int layout = 0; layout < 4; layout++) {
-                    MmaRun p;
-                    p.in_dt = in_dt;
-                    p.d_dt = kDDtypes[v % 3];
-                    p.m = m;
-                    p.n = n;
-                    p.k = k;
-                    p.ta = layout >> 1;
-                    p.tb = layout & 1;
+                    MmaRun p = mma_run(in_dt, kDDtypes[v % 3], m, n, k, layout);
                     p.config = config;
                     p.splits = splits;
                     set_epilogue(&p, v);
@@ -505,14 +493,7 @@ TEST(GemmGpu, PaddedLeadingDimensions)
     GK_REQUIRE_GPU();
     for (int64_t pad : {3, 8, 64})
         for (int layout = 0; layout < 4; layout++) {
-            MmaRun p;
-            p.in_dt = layout & 1 ? GK_F16 : GK_BF16;
-            p.d_dt = kDDtypes[(pad + layout) % 3];
-            p.m = 100;
-            p.n = 70;
-            p.k = 90;
-            p.ta = layout >> 1;
-            p.tb = layout & 1;
+            MmaRun p = mma_run(layout & 1 ? GK_F16 : GK_BF16, kDDtypes[(pad + layout) % 3], 100, 70, 90, layout);
             set_epilogue(&p, 2);
             p.lda = (p.ta ? p.m : p.k) + pad;
             p.ldb = (p.tb ? p.k : p.n) + pad;
@@ -581,14 +562,7 @@ TEST(GemmGpu, CpAsyncZeroFill)
         for (int config = -1; config < gk_gemm_config_count(); config++)
             for (int64_t k : {13, 77})
                 for (int layout = 0; layout < 4; layout++) {
-                    MmaRun p;
-                    p.in_dt = in_dt;
-                    p.d_dt = layout & 1 ? GK_F32 : GK_BF16;
-                    p.m = 37;
-                    p.n = 29;
-                    p.k = k;
-                    p.ta = layout >> 1;
-                    p.tb = layout & 1;
+                    MmaRun p = mma_run(in_dt, layout & 1 ? GK_F32 : GK_BF16, 37, 29, k, layout);
                     p.config = config;
                     set_epilogue(&p, 1 + layout % 2);
                     p.lda = gk_round_up(p.ta ? p.m : p.k, 8);
