@@ -1,10 +1,15 @@
 /* gk_gemm.cuh - gk GEMM v0.1: the fp32 SIMT ladder (naive, shared-memory tiled, register-tiled,
-   warp-tiled) and bf16/fp16 tensor-core GEMM on mma.sync with a multi-stage cp.async pipeline,
-   swizzled shared memory, block rasterization, split-K and a fused epilogue.
+   warp-tiled), bf16/fp16 tensor-core GEMM on mma.sync with a multi-stage cp.async pipeline,
+   swizzled shared memory, block rasterization, split-K and a fused epilogue, and on Hopper
+   (sm_90a) wgmma kernels fed by TMA with the same epilogue.
 
-   Needs gk_core.cuh and gk_mma.cuh (same folder). In ONE .cu file of your program:
+   Needs gk_core.cuh and gk_mma.cuh (same folder), and <cuda.h> from the CUDA toolkit (the TMA
+   descriptor type; no -lcuda: the encoder is found through the runtime). In ONE .cu file of
+   your program:
        #define GK_IMPLEMENTATION      (or GK_GEMM_IMPLEMENTATION for this header alone)
        #include "gk_gemm.cuh"
+   Build for sm_90a (-gencode arch=compute_90a,code=sm_90a) to get the wgmma kernels on H100 /
+   H200; without it (sm_80, sm_90) every problem runs on the mma.sync kernels.
 
    LAYOUTS (row-major views, leading dimensions in elements)
      op(A) is M x K: trans_a = 0 reads A[m * lda + k] (row-major), 1 reads A[k * lda + m].
@@ -30,6 +35,9 @@
          runs one configuration (0 .. gk_gemm_config_count() - 1, or -1: the dispatcher's pick)
          with a given number of K splits (0: the dispatcher's), for tuning and benchmarks.
      gk_gemm_config_info(config)             a configuration's tile, warps, stages, threads, bytes
+     The dispatcher takes the wgmma kernel (128 x 128 tiles, any layout) when the build has
+     sm_90a code, the GPU is compute capability 9.0, operand rows are 16-byte aligned (or
+     repacked) and the 128 x 128 tiles fill every SM; otherwise the mma.sync kernels.
 
    FP32 SIMT LADDER (row-major NN: C = alpha A B + beta C; c is read only when beta != 0)
      gk_gemm_f32_naive(c, ldc, a, lda, b, ldb, m, n, k, alpha, beta, stream)     one thread per C
@@ -53,9 +61,10 @@
      aligned are repacked into the workspace or, without one, read by element-wise loads.
 
    MEASURED (H200, gk_bench/RESULTS.md; ceilings measured in the same process)
-     bf16 4096^3 / 8192^3: 335 / 325 TFLOP/s, about 52% of the register-only mma.sync rate
-     (645) and 0.43x cuBLAS, which uses wgmma; fp32 warp-tiled 4096^3: 40.7 TFLOP/s, 0.80x
-     cuBLAS SGEMM without TF32.
+     bf16 wgmma (sm_90a): 509 / 575 TFLOP/s at 4096^3 / 8192^3 NT, 0.63x / 0.72x cuBLAS;
+     2048 x 28672 x 8192 NT 562, 0.73x. bf16 mma.sync: 335 / 325 TFLOP/s, about 52% of the
+     register-only mma.sync rate (645). fp32 warp-tiled 4096^3: 40.7 TFLOP/s, 0.80x cuBLAS
+     SGEMM without TF32.
 
    CONFIGURATION MACROS
      GK_GEMM_GROUP_M (8)      tile rows per rasterization group: a group of 8 x N-tiles walks down
@@ -69,6 +78,9 @@
      double-buffered or not (DBUF), and cp.async (VEC 1) or element-wise (VEC 0) operand loads;
      threads, shared-memory bytes and swizzle follow from them and are checked at compile time
      in plain words.
+     GK_DEFINE_GEMM_WGMMA(name, dt, BN, STAGES) writes the sm_90a kernels (per layout) and the
+     config of a 128 x BN x 64 tile (BN 128 or 256) with STAGES TMA stages: a producer
+     warpgroup and two wgmma consumer warpgroups, one block per SM.
 
    EXAMPLE
        #define GK_IMPLEMENTATION
@@ -83,6 +95,8 @@
 
 #include "gk_core.cuh"
 #include "gk_mma.cuh"
+
+#include <cuda.h> /* CUtensorMap: the TMA descriptors of the sm_90a kernels */
 
 
 #ifndef GK_GEMM_GROUP_M
@@ -138,7 +152,8 @@ typedef struct gk_gemm_config {
     int dbuf;       /* fragments double-buffered across k-steps */
     int threads;    /* (BM / WM) (BN / WN) warps of 32 */
     int smem_bytes; /* STAGES (BM + BN) BK 2 */
-    int vec;        /* 1: cp.async, operand rows must be 16-byte aligned; 0: element-wise loads */
+    int vec;        /* 1: cp.async or TMA, operand rows must be 16-byte aligned; 0: element-wise loads */
+    int wgmma;      /* 1: sm_90a wgmma fed by TMA (a producer warpgroup and two consumers) */
 } gk_gemm_config;
 
 GK_DECL int gk_gemm_config_count(void);
@@ -474,6 +489,101 @@ GK_DEV void gk_gemm_mma_run(const gk_gemm_args *p, int dt, int ta, int tb, int b
         }
 }
 
+
+/* ---------------------------------------------------------------- sm_90a: wgmma fed by TMA
+
+   One block: a producer warpgroup (one thread issues the TMA copies) and two consumer
+   warpgroups, each a 64 x BN slice of the 128 x BN tile through wgmma.m64nBNk16 with both
+   operands read from shared memory (no fragment registers: the register-bound limit of the
+   mma.sync kernels goes away). STAGES k-tiles of 64 ring through shared memory; each has a
+   "full" mbarrier (TMA transaction bytes) and an "empty" one (one arrival per consumer when its
+   wgmma on the tile has finished). Tiles are the TMA's 128-byte swizzle: K-major operands one
+   [rows][64] box, MN-major operands [64][64] panels along MN. */
+#define GK_GEMM_WG_BM 128
+#define GK_GEMM_WG_BK 64
+#define GK_GEMM_WG_THREADS 384
+#define gk_gemm_wg_smem_bytes_c(BN, STAGES) (1024 + (STAGES) * ((GK_GEMM_WG_BM + (BN)) * GK_GEMM_WG_BK * 2 + 16))
+
+GK_DEV void gk_gemm_wg_run(const gk_gemm_args *p, const CUtensorMap *tma, const CUtensorMap *tmb, int dt, int ta, int tb,
+                           int bn, int stages, float *acc)
+{
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+    extern __shared__ uint4 gk_gemm_smem[];
+    /* the 128-byte swizzle repeats every 1024 bytes: tiles start on that boundary */
+    char *smem = (char *)gk_gemm_smem + ((1024 - (gk_smem_addr(gk_gemm_smem) & 1023)) & 1023);
+    const int a_bytes = GK_GEMM_WG_BM * GK_GEMM_WG_BK * 2, stage_bytes = a_bytes + bn * GK_GEMM_WG_BK * 2;
+    unsigned long long *full = (unsigned long long *)(smem + stages * stage_bytes), *empty = full + stages;
+    int tm, tn;
+    gk_gemm_tile(p, &tm, &tn);
+    const int m0 = tm * GK_GEMM_WG_BM, n0 = tn * bn, split = blockIdx.y;
+    const int k_begin = split * p->k_per_split, k_end = min(p->k, k_begin + p->k_per_split);
+    const int ktiles = (k_end - k_begin + GK_GEMM_WG_BK - 1) / GK_GEMM_WG_BK;
+    const int wg = threadIdx.x >> 7;
+
+    if (threadIdx.x == 0) {
+        for (int s = 0; s < stages; s++) {
+            gk_mbar_init(full + s, 1);
+            gk_mbar_init(empty + s, 2);
+        }
+        gk_mbar_init_fence();
+    }
+    __syncthreads();
+
+    if (wg == 0) {
+        gk_setmaxnreg_dec_40();
+        if (threadIdx.x == 0) {
+            for (int kt = 0; kt < ktiles; kt++) {
+                const int s = kt % stages, k = k_begin + kt * GK_GEMM_WG_BK;
+                if (kt >= stages) gk_mbar_wait(empty + s, (kt / stages - 1) & 1);
+                char *sa = smem + s * stage_bytes, *sb = sa + a_bytes;
+                gk_mbar_arrive_expect_tx(full + s, stage_bytes);
+                if (!ta) gk_tma_load_2d(sa, tma, full + s, k, m0);
+                else
+                    for (int i = 0; i < GK_GEMM_WG_BM / 64; i++) gk_tma_load_2d(sa + i * 8192, tma, full + s, m0 + i * 64, k);
+                if (tb) gk_tma_load_2d(sb, tmb, full + s, k, n0);
+                else
+                    for (int i = 0; i < bn / 64; i++) gk_tma_load_2d(sb + i * 8192, tmb, full + s, n0 + i * 64, k);
+            }
+        }
+        return;
+    }
+
+    gk_setmaxnreg_inc_232();
+    const int wr = wg - 1, nacc = bn / 2;
+#pragma unroll
+    for (int i = 0; i < nacc; i++) acc[i] = 0.0f;
+    gk_wgmma_fence_regs(acc, nacc);
+    /* a K-major tile steps 32 bytes per k16 (descriptor + 2), an MN-major one 16 rows (+ 128) */
+    const int a_step = ta ? 128 : 2, b_step = tb ? 2 : 128;
+    for (int kt = 0; kt < ktiles; kt++) {
+        const int s = kt % stages;
+        gk_mbar_wait(full + s, (kt / stages) & 1);
+        const char *sa = smem + s * stage_bytes, *sb = sa + a_bytes;
+        const unsigned long long da = gk_wgmma_desc_sw128(sa + wr * 8192, ta ? 8192 : 16);
+        const unsigned long long db = gk_wgmma_desc_sw128(sb, tb ? 16 : 8192);
+        gk_wgmma_fence();
+#pragma unroll
+        for (int kk = 0; kk < GK_GEMM_WG_BK / 16; kk++)
+            gk_wgmma_m64k16(acc, da + a_step * kk, db + b_step * kk, dt, bn, ta, !tb);
+        gk_wgmma_commit();
+        /* the previous tile's wgmma has finished: its stage goes back to the producer */
+        gk_wgmma_wait_1();
+        gk_wgmma_fence_regs(acc, nacc);
+        if (kt > 0 && (threadIdx.x & 127) == 0) gk_mbar_arrive(empty + (kt - 1) % stages);
+    }
+    gk_wgmma_wait_0();
+    gk_wgmma_fence_regs(acc, nacc);
+
+    const int lane = threadIdx.x & 31, row = m0 + wr * 64 + (threadIdx.x >> 5 & 3) * 16 + (lane >> 2);
+#pragma unroll
+    for (int j = 0; j < bn / 8; j++) {
+        const int col = n0 + j * 8 + (lane & 3) * 2;
+        gk_gemm_store2(p, row, col, acc[4 * j], acc[4 * j + 1], split);
+        gk_gemm_store2(p, row + 8, col, acc[4 * j + 2], acc[4 * j + 3], split);
+    }
+#endif
+}
+
 /* ---------------------------------------------------------------- generator */
 
 typedef void (*gk_gemm_kernel)(gk_gemm_args);
@@ -503,7 +613,31 @@ typedef void (*gk_gemm_kernel)(gk_gemm_args);
     static const gk_gemm_kernel name##_kernels[4] = {name##_nn, name##_nt, name##_tn, name##_tt};               \
     static const gk_gemm_config name##_config = {#name, BM, BN, BK, WM, WN, STAGES, MINB, DBUF,                  \
                                                  (BM) / (WM) * ((BN) / (WN)) * 32,                                 \
-                                                 gk_gemm_smem_bytes_c(BM, BN, BK, STAGES), VEC};
+                                                 gk_gemm_smem_bytes_c(BM, BN, BK, STAGES), VEC, 0};
+
+typedef void (*gk_gemm_wg_kernel)(gk_gemm_args, CUtensorMap, CUtensorMap);
+
+/* One wgmma configuration: a 128 x BN x 64 tile, STAGES TMA stages, kernels per layout. */
+#define GK_DEFINE_GEMM_WGMMA(name, dt, BN, STAGES)                                                            \
+    static_assert((BN) == 128 || (BN) == 256, #name ": BN is 128 or 256 (wgmma n, registers of a warpgroup)"); \
+    static_assert((STAGES) >= 2, #name ": at least 2 stages");                                                 \
+    static_assert(gk_gemm_wg_smem_bytes_c(BN, STAGES) <= 227 * 1024, #name ": over 227 KB of shared memory");  \
+    GK_GEMM_WG_KERNEL(name##_nn, dt, 0, 0, BN, STAGES)                                                         \
+    GK_GEMM_WG_KERNEL(name##_nt, dt, 0, 1, BN, STAGES)                                                         \
+    GK_GEMM_WG_KERNEL(name##_tn, dt, 1, 0, BN, STAGES)                                                         \
+    GK_GEMM_WG_KERNEL(name##_tt, dt, 1, 1, BN, STAGES)                                                         \
+    static const gk_gemm_wg_kernel name##_kernels[4] = {name##_nn, name##_nt, name##_tn, name##_tt};          \
+    static const gk_gemm_config name##_config = {#name, GK_GEMM_WG_BM, BN, GK_GEMM_WG_BK, 64, BN, STAGES, 1, 0,  \
+                                                 GK_GEMM_WG_THREADS, gk_gemm_wg_smem_bytes_c(BN, STAGES), 1, 1};
+
+#define GK_GEMM_WG_KERNEL(kname, dt, TA, TB, BN, STAGES)                                                       \
+    static __global__ void __launch_bounds__(GK_GEMM_WG_THREADS, 1)                                            \
+        kname(const __grid_constant__ gk_gemm_args p, const __grid_constant__ CUtensorMap tma,                  \
+              const __grid_constant__ CUtensorMap tmb)                                                         \
+    {                                                                                                          \
+        float acc[(BN) / 2];                                                                                   \
+        gk_gemm_wg_run(&p, &tma, &tmb, dt, TA, TB, BN, STAGES, acc);                                           \
+    }
 
 #define gk_gemm_smem_bytes_c(BM, BN, BK, STAGES) ((STAGES) * ((BM) + (BN)) * (BK) * 2)
 
@@ -720,19 +854,104 @@ static __global__ void __launch_bounds__(128) gk_sgemm_warptile_kernel(gk_sgemm_
     X(64x64x64_s4_elem, 64, 64, 64, 32, 32, 4, 3, 1, 0)
 #endif
 
+/* The shipped wgmma configurations (sm_90a builds on compute capability 9.0 GPUs), as
+   X(tile name, BN, STAGES); the dispatcher uses the first for problems whose 128 x BN tiles
+   fill every SM.
+   - 128 x 128 x 64, 6 stages (192 KB), one block of 3 warpgroups per SM: 509 / 575 TFLOP/s at
+     4096^3 / 8192^3 NT on the H200. Rejected, same run: 4 stages 474 / 579; 128 x 256 (wgmma
+     n256, 128 accumulators a thread) with 4 stages 273 / 403, 3 stages 267 / 385. */
+#ifndef GK_GEMM_WG_CONFIGS
+#define GK_GEMM_WG_CONFIGS(X) X(wg128x128x64_s6, 128, 6)
+#endif
+
 #define GK_GEMM_X_DEFINE(tile, BM, BN, BK, WM, WN, STAGES, MINB, DBUF, VEC)                           \
     GK_DEFINE_GEMM_MMA(gk_gemm_bf16_##tile, GK_BF16, BM, BN, BK, WM, WN, STAGES, MINB, DBUF, VEC) \
     GK_DEFINE_GEMM_MMA(gk_gemm_f16_##tile, GK_F16, BM, BN, BK, WM, WN, STAGES, MINB, DBUF, VEC)
 #define GK_GEMM_X_BF16(tile, BM, BN, BK, WM, WN, STAGES, MINB, DBUF, VEC) gk_gemm_bf16_##tile##_kernels,
 #define GK_GEMM_X_F16(tile, BM, BN, BK, WM, WN, STAGES, MINB, DBUF, VEC) gk_gemm_f16_##tile##_kernels,
 #define GK_GEMM_X_CONFIG(tile, BM, BN, BK, WM, WN, STAGES, MINB, DBUF, VEC) &gk_gemm_bf16_##tile##_config,
+#define GK_GEMM_X_ONE(tile, BM, BN, BK, WM, WN, STAGES, MINB, DBUF, VEC) 1,
+#define GK_GEMM_WG_X_DEFINE(tile, BN, STAGES)                   \
+    GK_DEFINE_GEMM_WGMMA(gk_gemm_bf16_##tile, GK_BF16, BN, STAGES) \
+    GK_DEFINE_GEMM_WGMMA(gk_gemm_f16_##tile, GK_F16, BN, STAGES)
+#define GK_GEMM_WG_X_BF16(tile, BN, STAGES) gk_gemm_bf16_##tile##_kernels,
+#define GK_GEMM_WG_X_F16(tile, BN, STAGES) gk_gemm_f16_##tile##_kernels,
+#define GK_GEMM_WG_X_CONFIG(tile, BN, STAGES) &gk_gemm_bf16_##tile##_config,
 GK_GEMM_CONFIGS(GK_GEMM_X_DEFINE)
+GK_GEMM_WG_CONFIGS(GK_GEMM_WG_X_DEFINE)
 
 static const gk_gemm_kernel *const gk_gemm_kernel_table[2][64] = {{GK_GEMM_CONFIGS(GK_GEMM_X_BF16)},
                                                                   {GK_GEMM_CONFIGS(GK_GEMM_X_F16)}};
-static const gk_gemm_config *const gk_gemm_config_table[] = {GK_GEMM_CONFIGS(GK_GEMM_X_CONFIG)};
+static const gk_gemm_wg_kernel *const gk_gemm_wg_kernel_table[2][64] = {{GK_GEMM_WG_CONFIGS(GK_GEMM_WG_X_BF16)},
+                                                                        {GK_GEMM_WG_CONFIGS(GK_GEMM_WG_X_F16)}};
+/* the mma.sync configurations, then the wgmma ones */
+static const gk_gemm_config *const gk_gemm_config_table[] = {GK_GEMM_CONFIGS(GK_GEMM_X_CONFIG)
+                                                                 GK_GEMM_WG_CONFIGS(GK_GEMM_WG_X_CONFIG)};
+static const char gk_gemm_mma_ones[] = {GK_GEMM_CONFIGS(GK_GEMM_X_ONE)};
 #define GK_GEMM_NCONFIG ((int)(sizeof gk_gemm_config_table / sizeof gk_gemm_config_table[0]))
+#define GK_GEMM_NMMA ((int)sizeof gk_gemm_mma_ones)
 #define GK_GEMM_ELEM_CONFIG 2
+
+/* 1 in the image of a build that has sm_90a code (the wgmma kernels are empty otherwise). */
+static __device__ int gk_gemm_wg_built =
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+    1;
+#else
+    0;
+#endif
+
+/* The wgmma kernels can run: this build holds sm_90a code and the current device is compute
+   capability 9.0. Asked once per device (the first 32; others every call). */
+static int gk_gemm_wg_ready(void)
+{
+    static unsigned known, ready;
+    int dev = 0, major = 0, minor = 0, built = 0;
+    if (cudaGetDevice(&dev) != cudaSuccess) return 0;
+    if (dev < 32 && (known >> dev & 1u)) return ready >> dev & 1u;
+    if (cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev) != cudaSuccess ||
+        cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, dev) != cudaSuccess)
+        major = 0;
+    if (major == 9 && minor == 0 && cudaMemcpyFromSymbol(&built, gk_gemm_wg_built, sizeof built) != cudaSuccess) {
+        built = 0;
+        (void)cudaGetLastError();
+    }
+    const int r = major == 9 && minor == 0 && built;
+    if (dev < 32) {
+        known |= 1u << dev;
+        if (r) ready |= 1u << dev;
+    }
+    return r;
+}
+
+typedef CUresult (*gk_tensor_map_encode_fn)(CUtensorMap *, CUtensorMapDataType, cuuint32_t, void *, const cuuint64_t *,
+                                            const cuuint64_t *, const cuuint32_t *, const cuuint32_t *,
+                                            CUtensorMapInterleave, CUtensorMapSwizzle, CUtensorMapL2promotion,
+                                            CUtensorMapFloatOOBfill);
+
+/* A [rows, cols] operand of 2-byte values, stride ld (a multiple of 8, 16-byte aligned base), as
+   a TMA tensor map of 64 x box_rows boxes (128 bytes wide: the 128-byte swizzle), zero-filled
+   past the edges. The driver's encoder is found through the runtime: no -lcuda. */
+static cudaError_t gk_gemm_tensor_map(const char *fn, CUtensorMap *map, const void *x, int dt, int64_t rows,
+                                      int64_t cols, int64_t ld, int box_rows)
+{
+    static gk_tensor_map_encode_fn encode;
+    if (!encode) {
+        void *f = NULL;
+        cudaDriverEntryPointQueryResult q;
+        if (cudaGetDriverEntryPointByVersion("cuTensorMapEncodeTiled", &f, 12000, cudaEnableDefault, &q) != cudaSuccess ||
+            q != cudaDriverEntryPointSuccess || !f)
+            return gk__fail(cudaErrorNotSupported, fn, "the driver has no cuTensorMapEncodeTiled");
+        encode = (gk_tensor_map_encode_fn)f;
+    }
+    const cuuint64_t dims[2] = {(cuuint64_t)cols, (cuuint64_t)rows}, strides[1] = {(cuuint64_t)ld * 2};
+    const cuuint32_t box[2] = {64, (cuuint32_t)box_rows}, elem[2] = {1, 1};
+    const CUresult r = encode(map, dt == GK_F16 ? CU_TENSOR_MAP_DATA_TYPE_FLOAT16 : CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, 2,
+                              (void *)x, dims, strides, box, elem, CU_TENSOR_MAP_INTERLEAVE_NONE,
+                              CU_TENSOR_MAP_SWIZZLE_128B, CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
+                              CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+    if (r != CUDA_SUCCESS) return gk__fail(cudaErrorInvalidValue, fn, "cuTensorMapEncodeTiled failed (CUresult %d)", (int)r);
+    return cudaSuccess;
+}
 
 GK_IMPL int gk_gemm_config_count(void) { return GK_GEMM_NCONFIG; }
 
@@ -781,13 +1000,17 @@ static size_t gk_gemm_pack_bytes(int64_t rows, int64_t cols, int aligned)
    Operands whose rows are not 16-byte aligned are repacked into the workspace when it is large
    enough (gk_gemm_workspace_bytes), else run on the element-wise-load kernels. */
 static void gk_gemm_plan_impl(int64_t m, int64_t n, int64_t k, int64_t rows_a, int64_t cols_a, int aligned_a,
-                              int64_t rows_b, int64_t cols_b, int aligned_b, int sms, gk_gemm_plan *pl)
+                              int64_t rows_b, int64_t cols_b, int aligned_b, int sms, int wg, gk_gemm_plan *pl)
 {
     const gk_gemm_config *big = gk_gemm_config_table[0], *small = gk_gemm_config_table[1];
     const int64_t t_big = gk_ceil_div(m, big->bm) * gk_ceil_div(n, big->bn);
     const int64_t t_small = gk_ceil_div(m, small->bm) * gk_ceil_div(n, small->bn);
     int64_t s = 1;
     pl->config = t_big >= sms ? 0 : 1;
+    if (wg && GK_GEMM_NCONFIG > GK_GEMM_NMMA) {
+        const gk_gemm_config *w = gk_gemm_config_table[GK_GEMM_NMMA];
+        if (gk_ceil_div(m, w->bm) * gk_ceil_div(n, w->bn) >= sms) pl->config = GK_GEMM_NMMA;
+    }
     if (pl->config == 1 && k >= 1024 && t_small < (int64_t)small->min_blocks * sms) {
         s = gk_ceil_div((int64_t)small->min_blocks * sms, t_small);
         if (s > GK_GEMM_MAX_SPLITS) s = GK_GEMM_MAX_SPLITS;
@@ -808,7 +1031,7 @@ GK_IMPL gk_gemm_plan gk_gemm_plan_for(int64_t m, int64_t n, int64_t k, int trans
     if (gk_sm_count(&sms) != cudaSuccess) sms = 132;
     if (m <= 0 || n <= 0 || k <= 0) return pl;
     gk_gemm_plan_impl(m, n, k, trans_a ? k : m, trans_a ? m : k, lda % 8 == 0, trans_b ? n : k, trans_b ? k : n,
-                      ldb % 8 == 0, sms, &pl);
+                      ldb % 8 == 0, sms, gk_gemm_wg_ready(), &pl);
     return pl;
 }
 
@@ -906,8 +1129,13 @@ GK_IMPL cudaError_t gk_gemm_ex(int config, int splits, int in_dtype, void *d, in
 
     int sms;
     GK_TRY(gk_sm_count(&sms));
+    const int wg_ready = gk_gemm_wg_ready();
+    if (config >= 0 && gk_gemm_config_table[config]->wgmma && !wg_ready)
+        return gk__fail(cudaErrorInvalidValue, fn,
+                        "configuration %s needs a build with sm_90a code running on a compute capability 9.0 GPU",
+                        gk_gemm_config_table[config]->name);
     gk_gemm_plan pl;
-    gk_gemm_plan_impl(m, n, k, rows_a, cols_a, aligned_a, rows_b, cols_b, aligned_b, sms, &pl);
+    gk_gemm_plan_impl(m, n, k, rows_a, cols_a, aligned_a, rows_b, cols_b, aligned_b, sms, wg_ready, &pl);
     if (config < 0) config = elementwise ? GK_GEMM_ELEM_CONFIG : pl.config;
     const gk_gemm_config *cfg = gk_gemm_config_table[config];
     if (splits == 0) splits = config == pl.config || (elementwise && pl.config == 1) ? pl.splits : 1;
@@ -943,21 +1171,28 @@ GK_IMPL cudaError_t gk_gemm_ex(int config, int splits, int in_dtype, void *d, in
     p.tiles_n = (int)gk_ceil_div(n, cfg->bn);
 
     const int layout = (trans_a ? 2 : 0) + (trans_b ? 1 : 0);
-    const gk_gemm_kernel kern = gk_gemm_kernel_table[in_dtype == GK_F16][config][layout];
+    const void *kern = cfg->wgmma ? (const void *)gk_gemm_wg_kernel_table[in_dtype == GK_F16][config - GK_GEMM_NMMA][layout]
+                                  : (const void *)gk_gemm_kernel_table[in_dtype == GK_F16][config][layout];
     /* the shared-memory opt-in, once per kernel and device (the first 32 devices; others every call) */
     static unsigned attr_set[2][GK_GEMM_NCONFIG][4];
     int dev = 0;
     GK_TRY(cudaGetDevice(&dev));
     unsigned *set = &attr_set[in_dtype == GK_F16][config][layout];
     if (dev >= 32 || !(*set >> dev & 1u)) {
-        const cudaError_t e =
-            cudaFuncSetAttribute((const void *)kern, cudaFuncAttributeMaxDynamicSharedMemorySize, cfg->smem_bytes);
+        const cudaError_t e = cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize, cfg->smem_bytes);
         if (e != cudaSuccess)
             return gk__fail(e, fn, "cannot set %d bytes of shared memory: %s", cfg->smem_bytes, cudaGetErrorString(e));
         if (dev < 32) *set |= 1u << dev;
     }
     dim3 grid((unsigned)((int64_t)p.tiles_m * p.tiles_n), (unsigned)splits);
-    kern<<<grid, cfg->threads, cfg->smem_bytes, stream>>>(p);
+    if (cfg->wgmma) {
+        CUtensorMap ma, mb;
+        GK_TRY(gk_gemm_tensor_map(fn, &ma, a, in_dtype, rows_a, cols_a, lda, trans_a ? 64 : cfg->bm));
+        GK_TRY(gk_gemm_tensor_map(fn, &mb, b, in_dtype, rows_b, cols_b, ldb, trans_b ? cfg->bn : 64));
+        ((gk_gemm_wg_kernel)kern)<<<grid, cfg->threads, cfg->smem_bytes, stream>>>(p, ma, mb);
+    } else {
+        ((gk_gemm_kernel)kern)<<<grid, cfg->threads, cfg->smem_bytes, stream>>>(p);
+    }
     GK_TRY(gk_check_launch(fn));
     if (splits > 1) {
         int blocks;

@@ -1,5 +1,6 @@
 /* gk_mma.cuh - gk tensor-core tile level v0.1: mma.sync, ldmatrix and cp.async wrappers, the
-   fragment layouts as index maps, and XOR-swizzled shared-memory layouts.
+   fragment layouts as index maps, XOR-swizzled shared-memory layouts, and the sm_90a wgmma, TMA
+   and mbarrier wrappers.
 
    Needs gk_core.cuh. Header only, nothing to define: every function is static inline. GEMM,
    attention and quantized kernels build on it; it launches nothing itself.
@@ -40,8 +41,24 @@
      gk_bank_conflicts(addr, n)         the bank model itself: worst-case ways of n 16-byte accesses
                                         (n <= 32, processed 8 at a time)
 
+   SM_90A (Hopper; compile with -gencode arch=compute_90a,code=sm_90a, guard callers with
+   __CUDA_ARCH_FEAT_SM90_ALL)
+     gk_mbar_init(bar, count), gk_mbar_init_fence(), gk_mbar_arrive(bar),
+     gk_mbar_arrive_expect_tx(bar, bytes), gk_mbar_wait(bar, parity)
+                                        mbarrier.{init, arrive, arrive.expect_tx, try_wait.parity}
+     gk_tma_load_2d(dst, map, bar, c0, c1)
+                                        cp.async.bulk.tensor.2d ... mbarrier::complete_tx::bytes
+     gk_setmaxnreg_dec_40(), gk_setmaxnreg_inc_232()
+                                        setmaxnreg: a producer warpgroup's registers to consumers
+     gk_wgmma_desc_sw128(smem, leading_bytes)
+                                        the shared-memory matrix descriptor of a 128-byte-swizzled
+                                        tile (the layout TMA's CU_TENSOR_MAP_SWIZZLE_128B writes)
+     gk_wgmma_m64k16(d, da, db, dt, n, ta, tb)
+                                        wgmma.mma_async.sync.aligned.m64n{128,256}k16.f32.{bf16,f16}
+     gk_wgmma_fence(), gk_wgmma_commit(), gk_wgmma_wait_0/1(), gk_wgmma_fence_regs(d, n)
+
    DOES NOT
-     launch kernels, pick tile sizes (the GEMM header does), use wgmma (sm_90a) or TMA.
+     launch kernels or pick tile sizes (the GEMM header does).
 */
 #ifndef GK_MMA_CUH
 #define GK_MMA_CUH
@@ -183,5 +200,121 @@ GK_DEV void gk_cp_async_wait_1(void) { asm volatile("cp.async.wait_group 1;" :::
 GK_DEV void gk_cp_async_wait_2(void) { asm volatile("cp.async.wait_group 2;" ::: "memory"); }
 GK_DEV void gk_cp_async_wait_3(void) { asm volatile("cp.async.wait_group 3;" ::: "memory"); }
 GK_DEV void gk_cp_async_wait_all(void) { asm volatile("cp.async.wait_all;" ::: "memory"); }
+
+/* ---------------------------------------------------------------- sm_90a: mbarrier, TMA, wgmma
+
+   These need a build for sm_90a (-gencode arch=compute_90a,code=sm_90a); callers guard their use
+   with __CUDA_ARCH_FEAT_SM90_ALL. An mbarrier is 8 bytes of shared memory; its phase flips when
+   the expected arrivals and transaction bytes have all come in, and waiters name the parity of
+   the phase they wait for. */
+GK_DEV void gk_mbar_init(void *bar, int count)
+{
+    asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;" ::"r"(gk_smem_addr(bar)), "r"(count) : "memory");
+}
+/* makes the initialized barriers visible to the async proxy (TMA) */
+GK_DEV void gk_mbar_init_fence(void) { asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory"); }
+GK_DEV void gk_mbar_arrive(void *bar)
+{
+    asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];" ::"r"(gk_smem_addr(bar)) : "memory");
+}
+/* one arrival that also expects `bytes` more from TMA copies (complete_tx) */
+GK_DEV void gk_mbar_arrive_expect_tx(void *bar, int bytes)
+{
+    asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" ::"r"(gk_smem_addr(bar)), "r"(bytes)
+                 : "memory");
+}
+GK_DEV void gk_mbar_wait(void *bar, int parity)
+{
+    const unsigned a = gk_smem_addr(bar);
+    unsigned done = 0;
+    while (!done)
+        asm volatile("{ .reg .pred p; mbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2; selp.u32 %0, 1, 0, p; }"
+                     : "=r"(done)
+                     : "r"(a), "r"(parity)
+                     : "memory");
+}
+
+/* TMA: a 2-D box of a tensor map (c0 the contiguous coordinate) into shared memory; the bytes
+   count against bar's transaction. Boxes past the tensor's edge are zero-filled. */
+GK_DEV void gk_tma_load_2d(void *dst, const void *tensor_map, void *bar, int c0, int c1)
+{
+    asm volatile("cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3}], [%4];"
+                 ::"r"(gk_smem_addr(dst)), "l"(tensor_map), "r"(c0), "r"(c1), "r"(gk_smem_addr(bar))
+                 : "memory");
+}
+
+/* Register budget of the calling warpgroup (setmaxnreg): a producer gives registers back, the
+   consumers take them. */
+GK_DEV void gk_setmaxnreg_dec_40(void) { asm volatile("setmaxnreg.dec.sync.aligned.u32 40;"); }
+GK_DEV void gk_setmaxnreg_inc_232(void) { asm volatile("setmaxnreg.inc.sync.aligned.u32 232;"); }
+
+/* wgmma shared-memory descriptor for a tile laid out with the 128-byte swizzle (TMA's
+   CU_TENSOR_MAP_SWIZZLE_128B: 16-byte chunk c of row r at chunk c ^ (r % 8), 1024-byte aligned
+   groups of 8 rows). Fields (PTX ISA, "Matrix Descriptor Format"): start address >> 4 in bits
+   0-13, leading byte offset >> 4 in 16-29, stride byte offset >> 4 in 32-45, swizzle mode in
+   62-63 (1: 128 bytes). K-major operands: the stride is 1024 (8 rows of 128 bytes), the
+   leading offset unused (1). MN-major: stride 1024 (8 k-rows), leading = bytes between
+   64-wide MN panels. Adding 2 to the descriptor moves its start 32 bytes (16 K values of a
+   K-major tile); 128 moves it 2048 bytes (16 k-rows of an MN-major panel). */
+GK_DEV unsigned long long gk_wgmma_desc_sw128(const void *smem, int leading_bytes)
+{
+    return (unsigned long long)((gk_smem_addr(smem) & 0x3FFFF) >> 4) | (unsigned long long)(leading_bytes >> 4) << 16 |
+           (unsigned long long)(1024 >> 4) << 32 | 1ull << 62;
+}
+
+GK_DEV void gk_wgmma_fence(void) { asm volatile("wgmma.fence.sync.aligned;" ::: "memory"); }
+GK_DEV void gk_wgmma_commit(void) { asm volatile("wgmma.commit_group.sync.aligned;" ::: "memory"); }
+GK_DEV void gk_wgmma_wait_0(void) { asm volatile("wgmma.wait_group.sync.aligned 0;" ::: "memory"); }
+GK_DEV void gk_wgmma_wait_1(void) { asm volatile("wgmma.wait_group.sync.aligned 1;" ::: "memory"); }
+
+/* Keeps the compiler from moving accumulator reads or writes across a wgmma wait. */
+GK_DEV void gk_wgmma_fence_regs(float *d, int n)
+{
+#pragma unroll
+    for (int i = 0; i < n; i++) asm volatile("" : "+f"(d[i])::"memory");
+}
+
+#define GK_WG_D8(i)                                                                                             \
+    "+f"(d[i]), "+f"(d[i + 1]), "+f"(d[i + 2]), "+f"(d[i + 3]), "+f"(d[i + 4]), "+f"(d[i + 5]), "+f"(d[i + 6]), \
+        "+f"(d[i + 7])
+#define GK_WG_D64 GK_WG_D8(0), GK_WG_D8(8), GK_WG_D8(16), GK_WG_D8(24), GK_WG_D8(32), GK_WG_D8(40), GK_WG_D8(48), GK_WG_D8(56)
+#define GK_WG_D128 GK_WG_D64, GK_WG_D8(64), GK_WG_D8(72), GK_WG_D8(80), GK_WG_D8(88), GK_WG_D8(96), GK_WG_D8(104), \
+                   GK_WG_D8(112), GK_WG_D8(120)
+/* one wgmma, D += A B: TYPE bf16 or f16, TA / TB 1 for an MN-major operand (imm-trans) */
+#define GK_WGMMA_N256(TYPE, TA, TB)                                                                             \
+    asm volatile("{ .reg .pred p; setp.ne.b32 p, %130, 0;\n"                                                    \
+                 "wgmma.mma_async.sync.aligned.m64n256k16.f32." TYPE "." TYPE " {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, %48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63, %64, %65, %66, %67, %68, %69, %70, %71, %72, %73, %74, %75, %76, %77, %78, %79, %80, %81, %82, %83, %84, %85, %86, %87, %88, %89, %90, %91, %92, %93, %94, %95, %96, %97, %98, %99, %100, %101, %102, %103, %104, %105, %106, %107, %108, %109, %110, %111, %112, %113, %114, %115, %116, %117, %118, %119, %120, %121, %122, %123, %124, %125, %126, %127}, %128, %129, p, 1, 1, " \
+                 #TA ", " #TB "; }"                                                                             \
+                 : GK_WG_D128                                                                                   \
+                 : "l"(da), "l"(db), "r"(1))
+#define GK_WGMMA_N128(TYPE, TA, TB)                                                                             \
+    asm volatile("{ .reg .pred p; setp.ne.b32 p, %66, 0;\n"                                                     \
+                 "wgmma.mma_async.sync.aligned.m64n128k16.f32." TYPE "." TYPE " {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, %48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63}, %64, %65, p, 1, 1, "   \
+                 #TA ", " #TB "; }"                                                                             \
+                 : GK_WG_D64                                                                                    \
+                 : "l"(da), "l"(db), "r"(1))
+#define GK_WGMMA_LAYOUTS(N, TYPE)                      \
+    do {                                               \
+        if (!ta && !tb) GK_WGMMA_##N(TYPE, 0, 0);      \
+        else if (!ta) GK_WGMMA_##N(TYPE, 0, 1);        \
+        else if (!tb) GK_WGMMA_##N(TYPE, 1, 0);        \
+        else GK_WGMMA_##N(TYPE, 1, 1);                 \
+    } while (0)
+
+/* wgmma.mma_async.sync.aligned.m64nNk16.f32.{bf16,f16}: a warpgroup's D (64 x N fp32, N / 2
+   registers a thread: value 4 j + i at row 16 (warp % 4) + lane / 4 + 8 (i / 2), column 8 j +
+   2 (lane % 4) + i % 2) += A (64 x 16, descriptor da) B (16 x N, descriptor db), both from
+   shared memory; ta / tb: the operand is MN-major. Asynchronous: commit, then wait before D is
+   read. dt, n, ta, tb must be constants after inlining. */
+GK_DEV void gk_wgmma_m64k16(float *d, unsigned long long da, unsigned long long db, int dt, int n, int ta, int tb)
+{
+    if (n == 256) {
+        if (dt == GK_BF16) GK_WGMMA_LAYOUTS(N256, "bf16");
+        else GK_WGMMA_LAYOUTS(N256, "f16");
+    } else {
+        if (dt == GK_BF16) GK_WGMMA_LAYOUTS(N128, "bf16");
+        else GK_WGMMA_LAYOUTS(N128, "f16");
+    }
+}
 
 #endif /* GK_MMA_CUH */

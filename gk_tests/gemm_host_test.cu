@@ -405,13 +405,32 @@ TEST(GemmConfig, DerivedSizesAndRules)
 {
     const int count = gk_gemm_config_count();
     ASSERT_GE(count, 2);
-    int vec_kinds = 0;
+    int vec_kinds = 0, wgmma_configs = 0;
     for (int i = 0; i < count; i++) {
         const gk_gemm_config g = gk_gemm_config_info(i);
         ASSERT_NE(g.name, nullptr) << i;
         SCOPED_TRACE(g.name);
         EXPECT_EQ(std::string(g.name).rfind("gk_gemm_bf16_", 0), 0u);
         EXPECT_NE(std::string(g.name).find(std::to_string(g.bm) + "x" + std::to_string(g.bn)), std::string::npos);
+        if (g.wgmma) {
+            // a producer warpgroup and two consumers of 64 x BN (wgmma m64nBNk16) over a 128-row
+            // tile; 64-wide k-tiles (one 128-byte swizzle row); 1 KB of alignment slack and two
+            // 8-byte mbarriers a stage besides the stages; TMA needs 16-byte aligned rows
+            EXPECT_EQ(g.threads, 384);
+            EXPECT_EQ(g.bm, 128);
+            EXPECT_EQ(g.wm, 64);
+            EXPECT_EQ(g.wn, g.bn);
+            EXPECT_TRUE(g.bn == 128 || g.bn == 256) << g.bn;
+            EXPECT_EQ(g.bk, 64);
+            EXPECT_EQ(g.smem_bytes, 1024 + g.stages * ((g.bm + g.bn) * g.bk * 2 + 16));
+            EXPECT_LE(g.smem_bytes, 227 * 1024);
+            EXPECT_GE(g.stages, 2);
+            EXPECT_EQ(g.min_blocks, 1);
+            EXPECT_EQ(g.vec, 1);
+            wgmma_configs++;
+            continue;
+        }
+        EXPECT_LT(i, GK_GEMM_NMMA) << "the mma.sync configurations come first";
         EXPECT_EQ(g.bm % g.wm, 0);
         EXPECT_EQ(g.bn % g.wn, 0);
         EXPECT_EQ(g.threads, (g.bm / g.wm) * (g.bn / g.wn) * 32);
@@ -449,6 +468,8 @@ TEST(GemmConfig, DerivedSizesAndRules)
     }
     // cp.async kernels, and element-wise-load kernels for operands that are not 16-byte aligned
     EXPECT_EQ(vec_kinds, 3);
+    EXPECT_EQ(wgmma_configs, count - GK_GEMM_NMMA);
+    EXPECT_GE(wgmma_configs, 1);
     EXPECT_EQ(gk_gemm_config_info(-1).name, nullptr);
     EXPECT_EQ(gk_gemm_config_info(-2).name, nullptr);
     EXPECT_EQ(gk_gemm_config_info(count).name, nullptr);

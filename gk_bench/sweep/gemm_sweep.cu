@@ -1,21 +1,18 @@
 // GEMM tuning sweep: every tensor-core configuration and layout checked against a CPU reference
 // on small odd shapes, then timed at the benchmark's shapes next to cuBLAS in the same process;
 // the fp32 ladder at 4096^3 next to cuBLAS SGEMM. Plain nvcc, so it builds on the GPU host:
-//   nvcc -std=c++17 -O3 -arch=sm_90 -I. gk_bench/sweep/gemm_sweep.cu -lcublas -o gemm_sweep
+//   nvcc -std=c++17 -O3 -gencode arch=compute_90a,code=sm_90a -I. gk_bench/sweep/gemm_sweep.cu -lcublas -o gemm_sweep
 // The candidates: the shipped configurations first (the dispatcher's large, medium and small
 // tiles), then the ones under trial.
-#define GK_GEMM_CONFIGS(X)                                          \
-    X(128x128x32_w32x64, 128, 128, 32, 32, 64, 4, 2, 0, 1)          \
-    X(64x64x64_s4, 64, 64, 64, 32, 32, 4, 3, 1, 1)                  \
-    X(64x64x64_s4_elem, 64, 64, 64, 32, 32, 4, 3, 1, 0)             \
-    X(128x128x32_w64x32, 128, 128, 32, 64, 32, 4, 1, 1, 1)          \
-    X(128x128x32_w64x32_b2_single, 128, 128, 32, 64, 32, 4, 2, 0, 1) \
-    X(128x128x64_w64x32_s3_b2_single, 128, 128, 64, 64, 32, 3, 2, 0, 1) \
-    X(128x128x64_w64x32_s3, 128, 128, 64, 64, 32, 3, 1, 1, 1)       \
-    X(128x256x32_s4_single, 128, 256, 32, 64, 64, 4, 1, 0, 1)       \
-    X(128x256x32_s4, 128, 256, 32, 64, 64, 4, 1, 1, 1)              \
-    X(128x128x32_s4_b2, 128, 128, 32, 64, 64, 4, 2, 1, 1)           \
-    X(64x128x32_w32x32_b3, 64, 128, 32, 32, 32, 4, 3, 1, 1)
+#define GK_GEMM_CONFIGS(X)                                 \
+    X(128x128x32_w32x64, 128, 128, 32, 32, 64, 4, 2, 0, 1) \
+    X(64x64x64_s4, 64, 64, 64, 32, 32, 4, 3, 1, 1)         \
+    X(64x64x64_s4_elem, 64, 64, 64, 32, 32, 4, 3, 1, 0)
+#define GK_GEMM_WG_CONFIGS(X)  \
+    X(wg128x256x64_s4, 256, 4) \
+    X(wg128x256x64_s3, 256, 3) \
+    X(wg128x128x64_s6, 128, 6) \
+    X(wg128x128x64_s4, 128, 4)
 #define GK_IMPLEMENTATION
 #include "gk/gk_gemm.cuh"
 
@@ -116,6 +113,21 @@ int main()
     for (int cfg = 0; cfg < gk_gemm_config_count(); cfg++) {
         row(gk_gemm_config_info(cfg).name, 4096, 4096, 4096, 0, 1, cfg);
         row(gk_gemm_config_info(cfg).name, 8192, 8192, 8192, 0, 1, cfg);
+        if (gk_gemm_config_info(cfg).wgmma) {
+            row(gk_gemm_config_info(cfg).name, 4096, 4096, 4096, 0, 0, cfg);
+            row(gk_gemm_config_info(cfg).name, 8192, 8192, 8192, 0, 0, cfg);
+            row(gk_gemm_config_info(cfg).name, 2048, 28672, 8192, 0, 1, cfg);
+            for (int mm : {16, 128})
+                for (int splits : {4, 8}) {
+                    const int64_t lda = 8192, ldb = 8192;
+                    const double t = median_s([&] {
+                        return gk_gemm_ex(cfg, splits, GK_BF16, d, GK_BF16, 8192, a, lda, 0, b, ldb, 1, NULL, 0, NULL, mm,
+                                          8192, 8192, 1.0f, 0.0f, GK_ACT_NONE, ws, G, 0);
+                    });
+                    printf("%-28s %dx8192x8192 NT splits %d: %.1f us, %.0f GB/s\n", gk_gemm_config_info(cfg).name, mm,
+                           splits, t * 1e6, (8192.0 * 8192 * 2 + mm * 8192.0 * 4) / t * 1e-9);
+                }
+        }
     }
     row("dispatch", 4096, 4096, 4096, 0, 0, -1);
     row("dispatch", 4096, 4096, 4096, 1, 0, -1);
