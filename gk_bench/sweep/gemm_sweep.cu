@@ -17,6 +17,7 @@
 #include "gk/gk_gemm.cuh"
 
 #include <cmath>
+#include <cstring>
 #include <cublas_v2.h>
 
 #include "gk_bench/sweep/sweep_util.h"
@@ -69,7 +70,7 @@ static double check(int config, int splits, int ta, int tb, int m, int n, int k,
 
 
 
-int main()
+int main(int argc, char **argv)
 {
     CB(cublasCreate(&handle));
     const size_t G = (size_t)1 << 30;
@@ -81,6 +82,17 @@ int main()
     fill<<<2048, 256>>>((unsigned *)a, G / 4, 1);
     fill<<<2048, 256>>>((unsigned *)b, G / 4, 2);
     CK(cudaDeviceSynchronize());
+
+    // "gemm_sweep one CONFIG M N K TA TB": three launches of one configuration (for ncu)
+    if (argc == 8 && !strcmp(argv[1], "one")) {
+        const int cfg = atoi(argv[2]), m = atoi(argv[3]), n = atoi(argv[4]), k = atoi(argv[5]), ta = atoi(argv[6]),
+                  tb = atoi(argv[7]);
+        for (int i = 0; i < 3; i++)
+            CK(gk_gemm_ex(cfg, 0, GK_BF16, d, GK_BF16, n, a, ta ? m : k, ta, b, tb ? k : n, tb, NULL, 0, NULL, m, n, k,
+                          1.0f, 0.0f, GK_ACT_NONE, ws, G, 0));
+        CK(cudaDeviceSynchronize());
+        return 0;
+    }
 
     printf("correctness (max error / sum|a b|, bf16 out: < 8e-3 passes)\n");
     const int shapes[][3] = {{1, 1, 1}, {17, 33, 65}, {127, 255, 63}, {200, 300, 1000}};
