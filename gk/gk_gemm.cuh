@@ -154,6 +154,7 @@ typedef struct gk_gemm_config {
     int smem_bytes; /* STAGES (BM + BN) BK 2 */
     int vec;        /* 1: cp.async or TMA, operand rows must be 16-byte aligned; 0: element-wise loads */
     int wgmma;      /* 1: sm_90a wgmma fed by TMA (a producer warpgroup and two consumers) */
+    int persistent; /* 1: one block per SM walks the tiles (the producer runs ahead into the next) */
 } gk_gemm_config;
 
 GK_DECL int gk_gemm_config_count(void);
@@ -231,17 +232,54 @@ GK_DEV void gk_gemm_store2(const gk_gemm_args *p, int row, int col, float v0, fl
     }
 }
 
+/* Eight neighbouring outputs (row, col .. col + 7), those past N skipped: one 16-byte store (two
+   for fp32) where D's row allows it. */
+GK_DEV void gk_gemm_store8(const gk_gemm_args *p, int row, int col, const float *v, int split)
+{
+    if (row >= p->m || col >= p->n) return;
+    const int cnt = min(8, p->n - col);
+    if (p->partial) {
+        float *q = p->partial + ((int64_t)split * p->m + row) * p->n + col;
+        if (cnt == 8 && gk_is_aligned(q, 16)) {
+            ((float4 *)q)[0] = make_float4(v[0], v[1], v[2], v[3]);
+            ((float4 *)q)[1] = make_float4(v[4], v[5], v[6], v[7]);
+        } else {
+            for (int e = 0; e < cnt; e++) q[e] = v[e];
+        }
+        return;
+    }
+    float y[8];
+#pragma unroll
+    for (int e = 0; e < 8; e++) y[e] = e < cnt ? gk_gemm_epilogue(p, v[e], row, col + e) : 0.0f;
+    const int64_t i = (int64_t)row * p->ldd + col;
+    const int es = gk_dtype_size(p->d_dtype);
+    char *dst = (char *)p->d + i * es;
+    if (cnt == 8 && gk_is_aligned(dst, 8 * es)) {
+        if (p->d_dtype == GK_F32) {
+            ((float4 *)dst)[0] = make_float4(y[0], y[1], y[2], y[3]);
+            ((float4 *)dst)[1] = make_float4(y[4], y[5], y[6], y[7]);
+        } else {
+            *(uint4 *)dst = make_uint4(gk_pack2_f32(y, p->d_dtype), gk_pack2_f32(y + 2, p->d_dtype),
+                                       gk_pack2_f32(y + 4, p->d_dtype), gk_pack2_f32(y + 6, p->d_dtype));
+        }
+    } else {
+        for (int e = 0; e < cnt; e++) gk_store1_f32(p->d, i + e, p->d_dtype, y[e]);
+    }
+}
+
 /* Block tile of this block, in a rasterized order: groups of GK_GEMM_GROUP_M tile rows walk the
    N tiles column by column, so consecutive blocks share B panels and a group's A panels stay in
    L2 (launch order follows blockIdx.x). */
-GK_DEV void gk_gemm_tile(const gk_gemm_args *p, int *tm, int *tn)
+GK_DEV void gk_gemm_tile_of(const gk_gemm_args *p, int id, int *tm, int *tn)
 {
-    const int id = blockIdx.x, per_group = GK_GEMM_GROUP_M * p->tiles_n;
+    const int per_group = GK_GEMM_GROUP_M * p->tiles_n;
     const int first = id / per_group * GK_GEMM_GROUP_M;
     const int rows = min(p->tiles_m - first, GK_GEMM_GROUP_M);
     *tm = first + (id % per_group) % rows;
     *tn = (id % per_group) / rows;
 }
+
+GK_DEV void gk_gemm_tile(const gk_gemm_args *p, int *tm, int *tn) { gk_gemm_tile_of(p, blockIdx.x, tm, tn); }
 
 /* Shared-memory byte offset of the 8-value chunk at (mn, k) of an operand tile.
    K-contiguous tiles (A not transposed, B transposed) are [BMN][BK], rows of BK * 2 bytes
@@ -502,10 +540,44 @@ GK_DEV void gk_gemm_mma_run(const gk_gemm_args *p, int dt, int ta, int tb, int b
 #define GK_GEMM_WG_BM 128
 #define GK_GEMM_WG_BK 64
 #define GK_GEMM_WG_THREADS 384
-#define gk_gemm_wg_smem_bytes_c(BN, STAGES) (1024 + (STAGES) * ((GK_GEMM_WG_BM + (BN)) * GK_GEMM_WG_BK * 2 + 16))
+/* 1 KB of alignment slack, the stages and their two mbarriers, and a persistent kernel's
+   epilogue buffer (128 rows of BN + 8 floats) */
+#define gk_gemm_wg_epi_bytes_c(BN) (GK_GEMM_WG_BM * ((BN) + 8) * 4)
+#define gk_gemm_wg_smem_bytes_c(BN, STAGES, PERSIST) \
+    (1024 + (STAGES) * ((GK_GEMM_WG_BM + (BN)) * GK_GEMM_WG_BK * 2 + 16) + ((PERSIST) ? gk_gemm_wg_epi_bytes_c(BN) : 0))
+
+/* Consumer warpgroup wr's 64 x bn accumulators out through shared memory: written as they sit
+   in registers (rows of bn + 8 floats, so the float2 writes of a half warp, 4 rows by 4 lanes,
+   fall in 32 distinct banks), then read back in rows of 8 values for gk_gemm_store8: 16-byte
+   global stores, and one loop body instead of bn / 4 inlined epilogues (that unrolled form
+   missed the instruction cache: ncu, 45% of stall cycles at 128 x 256). buf: the stages, free
+   once every consumer is past its last wgmma (barrier 1), or a buffer of its own when the
+   kernel is persistent (the producer is already filling the stages for the next tile). */
+GK_DEV void gk_gemm_wg_store(const gk_gemm_args *p, const float *acc, float *buf, int persistent, int wr, int bn, int m0,
+                             int n0, int split)
+{
+    const int t = threadIdx.x & 127, lane = t & 31, ld = bn + 8;
+    float *mine = buf + wr * 64 * ld;
+    const int r = (t >> 5) * 16 + (lane >> 2);
+    if (persistent) gk_named_barrier(2 + wr, 128); /* this warpgroup is done reading the last tile's */
+    else gk_named_barrier(1, 256);
+#pragma unroll
+    for (int j = 0; j < bn / 8; j++) {
+        const int c = j * 8 + (lane & 3) * 2;
+        *(float2 *)(mine + r * ld + c) = make_float2(acc[4 * j], acc[4 * j + 1]);
+        *(float2 *)(mine + (r + 8) * ld + c) = make_float2(acc[4 * j + 2], acc[4 * j + 3]);
+    }
+    gk_named_barrier(2 + wr, 128);
+    for (int i = t; i < 64 * bn / 8; i += 128) {
+        const int row = i / (bn / 8), c8 = i % (bn / 8) * 8;
+        const float4 lo = *(const float4 *)(mine + row * ld + c8), hi = *(const float4 *)(mine + row * ld + c8 + 4);
+        const float v[8] = {lo.x, lo.y, lo.z, lo.w, hi.x, hi.y, hi.z, hi.w};
+        gk_gemm_store8(p, m0 + wr * 64 + row, n0 + c8, v, split);
+    }
+}
 
 GK_DEV void gk_gemm_wg_run(const gk_gemm_args *p, const CUtensorMap *tma, const CUtensorMap *tmb, int dt, int ta, int tb,
-                           int bn, int stages, float *acc)
+                           int bn, int stages, int persistent, float *acc)
 {
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
     extern __shared__ uint4 gk_gemm_smem[];
@@ -513,11 +585,12 @@ GK_DEV void gk_gemm_wg_run(const gk_gemm_args *p, const CUtensorMap *tma, const 
     char *smem = (char *)gk_gemm_smem + ((1024 - (gk_smem_addr(gk_gemm_smem) & 1023)) & 1023);
     const int a_bytes = GK_GEMM_WG_BM * GK_GEMM_WG_BK * 2, stage_bytes = a_bytes + bn * GK_GEMM_WG_BK * 2;
     unsigned long long *full = (unsigned long long *)(smem + stages * stage_bytes), *empty = full + stages;
-    int tm, tn;
-    gk_gemm_tile(p, &tm, &tn);
-    const int m0 = tm * GK_GEMM_WG_BM, n0 = tn * bn, split = blockIdx.y;
-    const int k_begin = split * p->k_per_split, k_end = min(p->k, k_begin + p->k_per_split);
-    const int ktiles = (k_end - k_begin + GK_GEMM_WG_BK - 1) / GK_GEMM_WG_BK;
+    float *epi = persistent ? (float *)(empty + stages) : (float *)smem;
+    /* work items: (split, tile) pairs, split-major so that each split walks the rasterized
+       tile order; a block takes items blockIdx .. step gridDim (one each when the grid has one
+       block per item, several when it is persistent) */
+    const int tiles = p->tiles_m * p->tiles_n, splits = (p->k + p->k_per_split - 1) / p->k_per_split;
+    const int first = blockIdx.y * gridDim.x + blockIdx.x, step = gridDim.x * gridDim.y, items = tiles * splits;
     const int wg = threadIdx.x >> 7;
 
     if (threadIdx.x == 0) {
@@ -529,12 +602,19 @@ GK_DEV void gk_gemm_wg_run(const gk_gemm_args *p, const CUtensorMap *tma, const 
     }
     __syncthreads();
 
+    /* it counts k-tiles over all of this block's items: stage it % stages, phase it / stages */
+    int it = 0;
     if (wg == 0) {
         gk_setmaxnreg_dec_40();
-        if (threadIdx.x == 0) {
-            for (int kt = 0; kt < ktiles; kt++) {
-                const int s = kt % stages, k = k_begin + kt * GK_GEMM_WG_BK;
-                if (kt >= stages) gk_mbar_wait(empty + s, (kt / stages - 1) & 1);
+        if (threadIdx.x != 0) return;
+        for (int item = first; item < items; item += step) {
+            int tm, tn;
+            gk_gemm_tile_of(p, item % tiles, &tm, &tn);
+            const int m0 = tm * GK_GEMM_WG_BM, n0 = tn * bn, k_begin = item / tiles * p->k_per_split;
+            const int ktiles = (min(p->k, k_begin + p->k_per_split) - k_begin + GK_GEMM_WG_BK - 1) / GK_GEMM_WG_BK;
+            for (int kt = 0; kt < ktiles; kt++, it++) {
+                const int s = it % stages, k = k_begin + kt * GK_GEMM_WG_BK;
+                if (it >= stages) gk_mbar_wait(empty + s, (it / stages - 1) & 1);
                 char *sa = smem + s * stage_bytes, *sb = sa + a_bytes;
                 gk_mbar_arrive_expect_tx(full + s, stage_bytes);
                 if (!ta) gk_tma_load_2d(sa, tma, full + s, k, m0);
@@ -550,36 +630,37 @@ GK_DEV void gk_gemm_wg_run(const gk_gemm_args *p, const CUtensorMap *tma, const 
 
     gk_setmaxnreg_inc_232();
     const int wr = wg - 1, nacc = bn / 2;
-#pragma unroll
-    for (int i = 0; i < nacc; i++) acc[i] = 0.0f;
-    gk_wgmma_fence_regs(acc, nacc);
     /* a K-major tile steps 32 bytes per k16 (descriptor + 2), an MN-major one 16 rows (+ 128) */
     const int a_step = ta ? 128 : 2, b_step = tb ? 2 : 128;
-    for (int kt = 0; kt < ktiles; kt++) {
-        const int s = kt % stages;
-        gk_mbar_wait(full + s, (kt / stages) & 1);
-        const char *sa = smem + s * stage_bytes, *sb = sa + a_bytes;
-        const unsigned long long da = gk_wgmma_desc_sw128(sa + wr * 8192, ta ? 8192 : 16);
-        const unsigned long long db = gk_wgmma_desc_sw128(sb, tb ? 16 : 8192);
-        gk_wgmma_fence();
+    for (int item = first; item < items; item += step) {
+        int tm, tn;
+        gk_gemm_tile_of(p, item % tiles, &tm, &tn);
+        const int m0 = tm * GK_GEMM_WG_BM, n0 = tn * bn, split = item / tiles, k_begin = split * p->k_per_split;
+        const int ktiles = (min(p->k, k_begin + p->k_per_split) - k_begin + GK_GEMM_WG_BK - 1) / GK_GEMM_WG_BK;
 #pragma unroll
-        for (int kk = 0; kk < GK_GEMM_WG_BK / 16; kk++)
-            gk_wgmma_m64k16(acc, da + a_step * kk, db + b_step * kk, dt, bn, ta, !tb);
-        gk_wgmma_commit();
-        /* the previous tile's wgmma has finished: its stage goes back to the producer */
-        gk_wgmma_wait_1();
+        for (int i = 0; i < nacc; i++) acc[i] = 0.0f;
         gk_wgmma_fence_regs(acc, nacc);
-        if (kt > 0 && (threadIdx.x & 127) == 0) gk_mbar_arrive(empty + (kt - 1) % stages);
-    }
-    gk_wgmma_wait_0();
-    gk_wgmma_fence_regs(acc, nacc);
-
-    const int lane = threadIdx.x & 31, row = m0 + wr * 64 + (threadIdx.x >> 5 & 3) * 16 + (lane >> 2);
+        for (int kt = 0; kt < ktiles; kt++, it++) {
+            const int s = it % stages;
+            gk_mbar_wait(full + s, (it / stages) & 1);
+            const char *sa = smem + s * stage_bytes, *sb = sa + a_bytes;
+            const unsigned long long da = gk_wgmma_desc_sw128(sa + wr * 8192, ta ? 8192 : 16);
+            const unsigned long long db = gk_wgmma_desc_sw128(sb, tb ? 16 : 8192);
+            gk_wgmma_fence();
 #pragma unroll
-    for (int j = 0; j < bn / 8; j++) {
-        const int col = n0 + j * 8 + (lane & 3) * 2;
-        gk_gemm_store2(p, row, col, acc[4 * j], acc[4 * j + 1], split);
-        gk_gemm_store2(p, row + 8, col, acc[4 * j + 2], acc[4 * j + 3], split);
+            for (int kk = 0; kk < GK_GEMM_WG_BK / 16; kk++)
+                gk_wgmma_m64k16(acc, da + a_step * kk, db + b_step * kk, dt, bn, ta, !tb);
+            gk_wgmma_commit();
+            /* the previous k-tile's wgmma has finished: its stage goes back to the producer */
+            gk_wgmma_wait_1();
+            gk_wgmma_fence_regs(acc, nacc);
+            if (kt > 0 && (threadIdx.x & 127) == 0) gk_mbar_arrive(empty + (it - 1) % stages);
+        }
+        gk_wgmma_wait_0();
+        gk_wgmma_fence_regs(acc, nacc);
+        if ((threadIdx.x & 127) == 0) gk_mbar_arrive(empty + (it - 1) % stages);
+
+        gk_gemm_wg_store(p, acc, epi, persistent, wr, bn, m0, n0, split);
     }
 #endif
 }
@@ -613,30 +694,35 @@ typedef void (*gk_gemm_kernel)(gk_gemm_args);
     static const gk_gemm_kernel name##_kernels[4] = {name##_nn, name##_nt, name##_tn, name##_tt};               \
     static const gk_gemm_config name##_config = {#name, BM, BN, BK, WM, WN, STAGES, MINB, DBUF,                  \
                                                  (BM) / (WM) * ((BN) / (WN)) * 32,                                 \
-                                                 gk_gemm_smem_bytes_c(BM, BN, BK, STAGES), VEC, 0};
+                                                 gk_gemm_smem_bytes_c(BM, BN, BK, STAGES), VEC, 0, 0};
 
 typedef void (*gk_gemm_wg_kernel)(gk_gemm_args, CUtensorMap, CUtensorMap);
 
-/* One wgmma configuration: a 128 x BN x 64 tile, STAGES TMA stages, kernels per layout. */
-#define GK_DEFINE_GEMM_WGMMA(name, dt, BN, STAGES)                                                            \
+/* One wgmma configuration: a 128 x BN x 64 tile, STAGES TMA stages, a block per tile or a
+   persistent grid of one block per SM (PERSIST), kernels per layout. */
+#define GK_DEFINE_GEMM_WGMMA(name, dt, BN, STAGES, PERSIST)                                                   \
     static_assert((BN) == 128 || (BN) == 256, #name ": BN is 128 or 256 (wgmma n, registers of a warpgroup)"); \
     static_assert((STAGES) >= 2, #name ": at least 2 stages");                                                 \
-    static_assert(gk_gemm_wg_smem_bytes_c(BN, STAGES) <= 227 * 1024, #name ": over 227 KB of shared memory");  \
-    GK_GEMM_WG_KERNEL(name##_nn, dt, 0, 0, BN, STAGES)                                                         \
-    GK_GEMM_WG_KERNEL(name##_nt, dt, 0, 1, BN, STAGES)                                                         \
-    GK_GEMM_WG_KERNEL(name##_tn, dt, 1, 0, BN, STAGES)                                                         \
-    GK_GEMM_WG_KERNEL(name##_tt, dt, 1, 1, BN, STAGES)                                                         \
+    static_assert(gk_gemm_wg_smem_bytes_c(BN, STAGES, PERSIST) <= 227 * 1024,                                  \
+                  #name ": over 227 KB of shared memory");                                                     \
+    static_assert((PERSIST) || gk_gemm_wg_epi_bytes_c(BN) <= (STAGES) * (GK_GEMM_WG_BM + (BN)) * GK_GEMM_WG_BK * 2, \
+                  #name ": the epilogue's accumulators must fit in the stages");                              \
+    GK_GEMM_WG_KERNEL(name##_nn, dt, 0, 0, BN, STAGES, PERSIST)                                                \
+    GK_GEMM_WG_KERNEL(name##_nt, dt, 0, 1, BN, STAGES, PERSIST)                                                \
+    GK_GEMM_WG_KERNEL(name##_tn, dt, 1, 0, BN, STAGES, PERSIST)                                                \
+    GK_GEMM_WG_KERNEL(name##_tt, dt, 1, 1, BN, STAGES, PERSIST)                                                \
     static const gk_gemm_wg_kernel name##_kernels[4] = {name##_nn, name##_nt, name##_tn, name##_tt};          \
     static const gk_gemm_config name##_config = {#name, GK_GEMM_WG_BM, BN, GK_GEMM_WG_BK, 64, BN, STAGES, 1, 0,  \
-                                                 GK_GEMM_WG_THREADS, gk_gemm_wg_smem_bytes_c(BN, STAGES), 1, 1};
+                                                 GK_GEMM_WG_THREADS, gk_gemm_wg_smem_bytes_c(BN, STAGES, PERSIST), \
+                                                 1, 1, PERSIST};
 
-#define GK_GEMM_WG_KERNEL(kname, dt, TA, TB, BN, STAGES)                                                       \
+#define GK_GEMM_WG_KERNEL(kname, dt, TA, TB, BN, STAGES, PERSIST)                                              \
     static __global__ void __launch_bounds__(GK_GEMM_WG_THREADS, 1)                                            \
         kname(const __grid_constant__ gk_gemm_args p, const __grid_constant__ CUtensorMap tma,                  \
               const __grid_constant__ CUtensorMap tmb)                                                         \
     {                                                                                                          \
         float acc[(BN) / 2];                                                                                   \
-        gk_gemm_wg_run(&p, &tma, &tmb, dt, TA, TB, BN, STAGES, acc);                                           \
+        gk_gemm_wg_run(&p, &tma, &tmb, dt, TA, TB, BN, STAGES, PERSIST, acc);                                  \
     }
 
 #define gk_gemm_smem_bytes_c(BM, BN, BK, STAGES) ((STAGES) * ((BM) + (BN)) * (BK) * 2)
@@ -855,13 +941,20 @@ static __global__ void __launch_bounds__(128) gk_sgemm_warptile_kernel(gk_sgemm_
 #endif
 
 /* The shipped wgmma configurations (sm_90a builds on compute capability 9.0 GPUs), as
-   X(tile name, BN, STAGES); the dispatcher uses the first for problems whose 128 x BN tiles
-   fill every SM.
-   - 128 x 128 x 64, 6 stages (192 KB), one block of 3 warpgroups per SM: 509 / 575 TFLOP/s at
-     4096^3 / 8192^3 NT on the H200. Rejected, same run: 4 stages 474 / 579; 128 x 256 (wgmma
-     n256, 128 accumulators a thread) with 4 stages 273 / 403, 3 stages 267 / 385. */
+   X(tile name, BN, STAGES, PERSIST); the dispatcher uses the first for problems whose tiles
+   fill every SM (and, K split, for decode-like ones), the second when only its tiles do.
+   Measured on the H200 (4096^3 / 8192^3 NT, TFLOP/s, gk_bench/sweep/gemm_sweep.cu):
+   - 128 x 256 x 64, 4 stages (192 KB), one block of 3 warpgroups per SM: 563 / 648.
+   - 128 x 128 x 64, 6 stages: 539 / 627; twice the blocks for shapes like M = 128, N = 28672.
+   Rejected, same run: 128 x 256 with 3 stages 523 / 573; 128 x 128 persistent (one block per
+   SM walks the tiles, the producer running ahead into the next while the consumers store; 4
+   stages and an epilogue buffer) 536 / 622. Before the epilogue went through shared memory the
+   128 x 256 tile ran at 273 / 403 (its 64 inlined store sequences per thread missed the
+   instruction cache: ncu, 45% of stall cycles waiting for instruction fetch). */
 #ifndef GK_GEMM_WG_CONFIGS
-#define GK_GEMM_WG_CONFIGS(X) X(wg128x128x64_s6, 128, 6)
+#define GK_GEMM_WG_CONFIGS(X)     \
+    X(wg128x256x64_s4, 256, 4, 0) \
+    X(wg128x128x64_s6, 128, 6, 0)
 #endif
 
 #define GK_GEMM_X_DEFINE(tile, BM, BN, BK, WM, WN, STAGES, MINB, DBUF, VEC)                           \
@@ -871,12 +964,12 @@ static __global__ void __launch_bounds__(128) gk_sgemm_warptile_kernel(gk_sgemm_
 #define GK_GEMM_X_F16(tile, BM, BN, BK, WM, WN, STAGES, MINB, DBUF, VEC) gk_gemm_f16_##tile##_kernels,
 #define GK_GEMM_X_CONFIG(tile, BM, BN, BK, WM, WN, STAGES, MINB, DBUF, VEC) &gk_gemm_bf16_##tile##_config,
 #define GK_GEMM_X_ONE(tile, BM, BN, BK, WM, WN, STAGES, MINB, DBUF, VEC) 1,
-#define GK_GEMM_WG_X_DEFINE(tile, BN, STAGES)                   \
-    GK_DEFINE_GEMM_WGMMA(gk_gemm_bf16_##tile, GK_BF16, BN, STAGES) \
-    GK_DEFINE_GEMM_WGMMA(gk_gemm_f16_##tile, GK_F16, BN, STAGES)
-#define GK_GEMM_WG_X_BF16(tile, BN, STAGES) gk_gemm_bf16_##tile##_kernels,
-#define GK_GEMM_WG_X_F16(tile, BN, STAGES) gk_gemm_f16_##tile##_kernels,
-#define GK_GEMM_WG_X_CONFIG(tile, BN, STAGES) &gk_gemm_bf16_##tile##_config,
+#define GK_GEMM_WG_X_DEFINE(tile, BN, STAGES, PERSIST)                   \
+    GK_DEFINE_GEMM_WGMMA(gk_gemm_bf16_##tile, GK_BF16, BN, STAGES, PERSIST) \
+    GK_DEFINE_GEMM_WGMMA(gk_gemm_f16_##tile, GK_F16, BN, STAGES, PERSIST)
+#define GK_GEMM_WG_X_BF16(tile, BN, STAGES, PERSIST) gk_gemm_bf16_##tile##_kernels,
+#define GK_GEMM_WG_X_F16(tile, BN, STAGES, PERSIST) gk_gemm_f16_##tile##_kernels,
+#define GK_GEMM_WG_X_CONFIG(tile, BN, STAGES, PERSIST) &gk_gemm_bf16_##tile##_config,
 GK_GEMM_CONFIGS(GK_GEMM_X_DEFINE)
 GK_GEMM_WG_CONFIGS(GK_GEMM_WG_X_DEFINE)
 
@@ -963,20 +1056,39 @@ GK_IMPL gk_gemm_config gk_gemm_config_info(int config)
 }
 
 /* Copies a [rows, cols] matrix of 2-byte values (stride ld) to stride ldp, a multiple of 8, so
-   that its rows are 16-byte aligned for cp.async. Costs one read and one write of the operand:
-   about 30 us for both operands at 4096^3, against the element-wise loads' loss of most of the
-   GEMM's speed. */
-static __global__ void __launch_bounds__(256) gk_gemm_pack(unsigned short *dst, int64_t ldp, const unsigned short *src,
+   that its rows are 16-byte aligned for cp.async and TMA. Each thread writes 8 values from the
+   two aligned 16-byte words that hold them, shifted into place (a source row starts at any even
+   byte offset); loads that would reach past the matrix's last value take one value at a time.
+   Costs one read and one write of the operand. */
+static __global__ void __launch_bounds__(128) gk_gemm_pack(unsigned short *dst, int64_t ldp, const unsigned short *src,
                                                            int64_t ld, int rows, int cols)
 {
-    const int64_t per_row = ldp / 8, total = rows * per_row;
-    for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < total; i += (int64_t)gridDim.x * blockDim.x) {
-        const int64_t r = i / per_row, c = i % per_row * 8;
-        unsigned short v[8];
+    /* x: 8-value chunks of a row (no 64-bit division per chunk), y: rows, grid-strided */
+    const int c = (blockIdx.x * blockDim.x + threadIdx.x) * 8;
+    if (c >= ldp) return;
+    const char *end = (const char *)(src + (int64_t)(rows - 1) * ld + cols);
+    for (int64_t r = blockIdx.y; r < rows; r += gridDim.y) {
+        const unsigned short *s = src + r * ld + c;
+        const int off = (int)((size_t)s & 15);
+        const uint4 *base = (const uint4 *)((const char *)s - off);
+        uint4 out;
+        if (c + 8 <= cols && (const char *)(base + 2) <= end) {
+            const uint4 lo = base[0], hi = base[1];
+            const unsigned x[8] = {lo.x, lo.y, lo.z, lo.w, hi.x, hi.y, hi.z, hi.w};
+            const int q = off >> 2, sh = (off & 3) * 8; /* off is even: sh is 0 or 16 */
+            unsigned y[5];
 #pragma unroll
-        for (int e = 0; e < 8; e++) v[e] = c + e < cols ? src[r * ld + c + e] : 0;
-        *(uint4 *)(dst + r * ldp + c) = make_uint4(v[0] | (unsigned)v[1] << 16, v[2] | (unsigned)v[3] << 16,
-                                                   v[4] | (unsigned)v[5] << 16, v[6] | (unsigned)v[7] << 16);
+            for (int j = 0; j < 5; j++) y[j] = q == 0 ? x[j] : q == 1 ? x[j + 1] : q == 2 ? x[j + 2] : x[min(j + 3, 7)];
+            out = make_uint4(__funnelshift_r(y[0], y[1], sh), __funnelshift_r(y[1], y[2], sh),
+                             __funnelshift_r(y[2], y[3], sh), __funnelshift_r(y[3], y[4], sh));
+        } else {
+            unsigned short v[8];
+#pragma unroll
+            for (int e = 0; e < 8; e++) v[e] = c + e < cols ? s[e] : 0;
+            out = make_uint4(v[0] | (unsigned)v[1] << 16, v[2] | (unsigned)v[3] << 16, v[4] | (unsigned)v[5] << 16,
+                             v[6] | (unsigned)v[7] << 16);
+        }
+        *(uint4 *)(dst + r * ldp + c) = out;
     }
 }
 
@@ -993,29 +1105,39 @@ static size_t gk_gemm_pack_bytes(int64_t rows, int64_t cols, int aligned)
 }
 
 /* The dispatcher.
-   - The large tile when its tiles fill every SM at least once.
-   - Else the small tile (4x the blocks), splitting K (from K >= 1024, each split >= 512 of K)
-     until 3 blocks per SM are resident: small M x N with long K is decode-like and
-     bandwidth-bound, and the resident blocks' cp.async stages are the bytes in flight.
+   - With the wgmma kernels (sm_90a build, compute capability 9.0): the 128 x 256 tile when its
+     tiles fill every SM, else the 128 x 128 tile when those do, else the 128 x 256 tile with K
+     split (from K >= 1024, each split >= 512 of K) into as many splits as one wave of blocks
+     holds: decode-like shapes (M = 16, 128) are bandwidth-bound, and one wave of 128 x 256
+     blocks with 4 stages of 48 KB in flight each read the weights fastest (H200: M = 16, N = K =
+     8192 in 52 us with 4 splits, 59 us with 8; the mma.sync path 63 us).
+   - Otherwise (mma.sync): the large tile when its tiles fill every SM at least once, else the
+     small tile (4x the blocks), splitting K (same bounds) until 3 blocks per SM are resident:
+     the resident blocks' cp.async stages are the bytes in flight.
    Operands whose rows are not 16-byte aligned are repacked into the workspace when it is large
    enough (gk_gemm_workspace_bytes), else run on the element-wise-load kernels. */
 static void gk_gemm_plan_impl(int64_t m, int64_t n, int64_t k, int64_t rows_a, int64_t cols_a, int aligned_a,
                               int64_t rows_b, int64_t cols_b, int aligned_b, int sms, int wg, gk_gemm_plan *pl)
 {
-    const gk_gemm_config *big = gk_gemm_config_table[0], *small = gk_gemm_config_table[1];
-    const int64_t t_big = gk_ceil_div(m, big->bm) * gk_ceil_div(n, big->bn);
-    const int64_t t_small = gk_ceil_div(m, small->bm) * gk_ceil_div(n, small->bn);
     int64_t s = 1;
-    pl->config = t_big >= sms ? 0 : 1;
     if (wg && GK_GEMM_NCONFIG > GK_GEMM_NMMA) {
-        const gk_gemm_config *w = gk_gemm_config_table[GK_GEMM_NMMA];
-        if (gk_ceil_div(m, w->bm) * gk_ceil_div(n, w->bn) >= sms) pl->config = GK_GEMM_NMMA;
+        const int second = GK_GEMM_NCONFIG > GK_GEMM_NMMA + 1 ? GK_GEMM_NMMA + 1 : GK_GEMM_NMMA;
+        const gk_gemm_config *w = gk_gemm_config_table[GK_GEMM_NMMA], *w2 = gk_gemm_config_table[second];
+        const int64_t t_w = gk_ceil_div(m, w->bm) * gk_ceil_div(n, w->bn);
+        pl->config = GK_GEMM_NMMA;
+        if (t_w < sms && gk_ceil_div(m, w2->bm) * gk_ceil_div(n, w2->bn) >= sms) pl->config = second;
+        else if (t_w < sms && k >= 1024) s = sms / t_w;
+    } else {
+        const gk_gemm_config *big = gk_gemm_config_table[0], *small = gk_gemm_config_table[1];
+        const int64_t t_big = gk_ceil_div(m, big->bm) * gk_ceil_div(n, big->bn);
+        const int64_t t_small = gk_ceil_div(m, small->bm) * gk_ceil_div(n, small->bn);
+        pl->config = t_big >= sms ? 0 : 1;
+        if (pl->config == 1 && k >= 1024 && t_small < (int64_t)small->min_blocks * sms)
+            s = gk_ceil_div((int64_t)small->min_blocks * sms, t_small);
     }
-    if (pl->config == 1 && k >= 1024 && t_small < (int64_t)small->min_blocks * sms) {
-        s = gk_ceil_div((int64_t)small->min_blocks * sms, t_small);
-        if (s > GK_GEMM_MAX_SPLITS) s = GK_GEMM_MAX_SPLITS;
-        if (s > k / 512) s = k / 512;
-    }
+    if (s > GK_GEMM_MAX_SPLITS) s = GK_GEMM_MAX_SPLITS;
+    if (s > k / 512) s = k / 512;
+    if (s < 1) s = 1;
     pl->splits = (int)s;
     pl->pack_a_bytes = gk_gemm_pack_bytes(rows_a, cols_a, aligned_a);
     pl->pack_b_bytes = gk_gemm_pack_bytes(rows_b, cols_b, aligned_b);
@@ -1070,10 +1192,9 @@ static cudaError_t gk_gemm_repack(const char *fn, char **ws, const void **x, int
                                   size_t bytes, cudaStream_t stream)
 {
     const int64_t ldp = gk_round_up(cols, 8);
-    int blocks;
-    GK_TRY(gk_grid_size(rows * ldp / 8, 256, 4, &blocks));
-    gk_gemm_pack<<<blocks, 256, 0, stream>>>((unsigned short *)*ws, ldp, (const unsigned short *)*x, *ld, (int)rows,
-                                             (int)cols);
+    const dim3 grid((unsigned)gk_ceil_div(ldp / 8, 128), (unsigned)(rows < 8192 ? rows : 8192));
+    gk_gemm_pack<<<grid, 128, 0, stream>>>((unsigned short *)*ws, ldp, (const unsigned short *)*x, *ld, (int)rows,
+                                           (int)cols);
     GK_TRY(gk_check_launch(fn));
     *x = *ws;
     *ld = ldp;
@@ -1135,7 +1256,7 @@ GK_IMPL cudaError_t gk_gemm_ex(int config, int splits, int in_dtype, void *d, in
                         "configuration %s needs a build with sm_90a code running on a compute capability 9.0 GPU",
                         gk_gemm_config_table[config]->name);
     gk_gemm_plan pl;
-    gk_gemm_plan_impl(m, n, k, rows_a, cols_a, aligned_a, rows_b, cols_b, aligned_b, sms, wg_ready, &pl);
+    gk_gemm_plan_impl(m, n, k, rows_a, cols_a, aligned_a, rows_b, cols_b, aligned_b, sms, wg_ready && !elementwise, &pl);
     if (config < 0) config = elementwise ? GK_GEMM_ELEM_CONFIG : pl.config;
     const gk_gemm_config *cfg = gk_gemm_config_table[config];
     if (splits == 0) splits = config == pl.config || (elementwise && pl.config == 1) ? pl.splits : 1;
@@ -1185,6 +1306,7 @@ GK_IMPL cudaError_t gk_gemm_ex(int config, int splits, int in_dtype, void *d, in
         if (dev < 32) *set |= 1u << dev;
     }
     dim3 grid((unsigned)((int64_t)p.tiles_m * p.tiles_n), (unsigned)splits);
+    if (cfg->persistent) grid = dim3((unsigned)((int64_t)grid.x * splits < sms ? (int64_t)grid.x * splits : sms), 1);
     if (cfg->wgmma) {
         CUtensorMap ma, mb;
         GK_TRY(gk_gemm_tensor_map(fn, &ma, a, in_dtype, rows_a, cols_a, lda, trans_a ? 64 : cfg->bm));

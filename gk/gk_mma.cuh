@@ -48,6 +48,7 @@
                                         mbarrier.{init, arrive, arrive.expect_tx, try_wait.parity}
      gk_tma_load_2d(dst, map, bar, c0, c1)
                                         cp.async.bulk.tensor.2d ... mbarrier::complete_tx::bytes
+     gk_named_barrier(id, threads)      bar.sync id, threads (sm_70 and newer)
      gk_setmaxnreg_dec_40(), gk_setmaxnreg_inc_232()
                                         setmaxnreg: a producer warpgroup's registers to consumers
      gk_wgmma_desc_sw128(smem, leading_bytes)
@@ -242,6 +243,10 @@ GK_DEV void gk_tma_load_2d(void *dst, const void *tensor_map, void *bar, int c0,
                  ::"r"(gk_smem_addr(dst)), "l"(tensor_map), "r"(c0), "r"(c1), "r"(gk_smem_addr(bar))
                  : "memory");
 }
+
+/* bar.sync on a named barrier (1..15; 0 is __syncthreads) for `threads` threads, a multiple of
+   32: a subset of the block, such as one warpgroup, synchronizes alone. */
+GK_DEV void gk_named_barrier(int id, int threads) { asm volatile("bar.sync %0, %1;" ::"r"(id), "r"(threads) : "memory"); }
 
 /* Register budget of the calling warpgroup (setmaxnreg): a producer gives registers back, the
    consumers take them. */

@@ -422,7 +422,8 @@ TEST(GemmConfig, DerivedSizesAndRules)
             EXPECT_EQ(g.wn, g.bn);
             EXPECT_TRUE(g.bn == 128 || g.bn == 256) << g.bn;
             EXPECT_EQ(g.bk, 64);
-            EXPECT_EQ(g.smem_bytes, 1024 + g.stages * ((g.bm + g.bn) * g.bk * 2 + 16));
+            EXPECT_EQ(g.smem_bytes, 1024 + g.stages * ((g.bm + g.bn) * g.bk * 2 + 16) + (g.persistent ? g.bm * (g.bn + 8) * 4 : 0));
+            EXPECT_TRUE(g.persistent == 0 || g.persistent == 1) << g.persistent;
             EXPECT_LE(g.smem_bytes, 227 * 1024);
             EXPECT_GE(g.stages, 2);
             EXPECT_EQ(g.min_blocks, 1);

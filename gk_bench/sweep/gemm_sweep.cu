@@ -8,11 +8,9 @@
     X(128x128x32_w32x64, 128, 128, 32, 32, 64, 4, 2, 0, 1) \
     X(64x64x64_s4, 64, 64, 64, 32, 32, 4, 3, 1, 1)         \
     X(64x64x64_s4_elem, 64, 64, 64, 32, 32, 4, 3, 1, 0)
-#define GK_GEMM_WG_CONFIGS(X)  \
-    X(wg128x256x64_s4, 256, 4) \
-    X(wg128x256x64_s3, 256, 3) \
-    X(wg128x128x64_s6, 128, 6) \
-    X(wg128x128x64_s4, 128, 4)
+#define GK_GEMM_WG_CONFIGS(X)     \
+    X(wg128x256x64_s4, 256, 4, 0) \
+    X(wg128x128x64_s6, 128, 6, 0)
 #define GK_IMPLEMENTATION
 #include "gk/gk_gemm.cuh"
 
