@@ -1063,32 +1063,38 @@ GK_IMPL gk_gemm_config gk_gemm_config_info(int config)
 static __global__ void __launch_bounds__(128) gk_gemm_pack(unsigned short *dst, int64_t ldp, const unsigned short *src,
                                                            int64_t ld, int rows, int cols)
 {
-    /* x: 8-value chunks of a row (no 64-bit division per chunk), y: rows, grid-strided */
+    /* x: 8-value chunks of a row, y: groups of 4 rows (4 loads in flight a thread), grid-strided */
     const int c = (blockIdx.x * blockDim.x + threadIdx.x) * 8;
     if (c >= ldp) return;
     const char *end = (const char *)(src + (int64_t)(rows - 1) * ld + cols);
-    for (int64_t r = blockIdx.y; r < rows; r += gridDim.y) {
-        const unsigned short *s = src + r * ld + c;
-        const int off = (int)((size_t)s & 15);
-        const uint4 *base = (const uint4 *)((const char *)s - off);
-        uint4 out;
-        if (c + 8 <= cols && (const char *)(base + 2) <= end) {
-            const uint4 lo = base[0], hi = base[1];
-            const unsigned x[8] = {lo.x, lo.y, lo.z, lo.w, hi.x, hi.y, hi.z, hi.w};
-            const int q = off >> 2, sh = (off & 3) * 8; /* off is even: sh is 0 or 16 */
-            unsigned y[5];
+    for (int64_t r0 = (int64_t)blockIdx.y * 4; r0 < rows; r0 += (int64_t)gridDim.y * 4) {
+        uint4 out[4];
 #pragma unroll
-            for (int j = 0; j < 5; j++) y[j] = q == 0 ? x[j] : q == 1 ? x[j + 1] : q == 2 ? x[j + 2] : x[min(j + 3, 7)];
-            out = make_uint4(__funnelshift_r(y[0], y[1], sh), __funnelshift_r(y[1], y[2], sh),
-                             __funnelshift_r(y[2], y[3], sh), __funnelshift_r(y[3], y[4], sh));
-        } else {
-            unsigned short v[8];
+        for (int u = 0; u < 4; u++) {
+            const int64_t r = r0 + u < rows ? r0 + u : r0;
+            const unsigned short *s = src + r * ld + c;
+            const int off = (int)((size_t)s & 15);
+            const uint4 *base = (const uint4 *)((const char *)s - off);
+            if (c + 8 <= cols && (const char *)(base + 2) <= end) {
+                const uint4 lo = base[0], hi = base[1];
+                const unsigned x[8] = {lo.x, lo.y, lo.z, lo.w, hi.x, hi.y, hi.z, hi.w};
+                const int q = off >> 2, sh = (off & 3) * 8; /* off is even: sh is 0 or 16 */
+                unsigned y[5];
 #pragma unroll
-            for (int e = 0; e < 8; e++) v[e] = c + e < cols ? s[e] : 0;
-            out = make_uint4(v[0] | (unsigned)v[1] << 16, v[2] | (unsigned)v[3] << 16, v[4] | (unsigned)v[5] << 16,
-                             v[6] | (unsigned)v[7] << 16);
+                for (int j = 0; j < 5; j++) y[j] = q == 0 ? x[j] : q == 1 ? x[j + 1] : q == 2 ? x[j + 2] : x[min(j + 3, 7)];
+                out[u] = make_uint4(__funnelshift_r(y[0], y[1], sh), __funnelshift_r(y[1], y[2], sh),
+                                    __funnelshift_r(y[2], y[3], sh), __funnelshift_r(y[3], y[4], sh));
+            } else {
+                unsigned short v[8];
+#pragma unroll
+                for (int e = 0; e < 8; e++) v[e] = c + e < cols ? s[e] : 0;
+                out[u] = make_uint4(v[0] | (unsigned)v[1] << 16, v[2] | (unsigned)v[3] << 16, v[4] | (unsigned)v[5] << 16,
+                                    v[6] | (unsigned)v[7] << 16);
+            }
         }
-        *(uint4 *)(dst + r * ldp + c) = out;
+#pragma unroll
+        for (int u = 0; u < 4; u++)
+            if (r0 + u < rows) *(uint4 *)(dst + (r0 + u) * ldp + c) = out[u];
     }
 }
 
@@ -1192,7 +1198,8 @@ static cudaError_t gk_gemm_repack(const char *fn, char **ws, const void **x, int
                                   size_t bytes, cudaStream_t stream)
 {
     const int64_t ldp = gk_round_up(cols, 8);
-    const dim3 grid((unsigned)gk_ceil_div(ldp / 8, 128), (unsigned)(rows < 8192 ? rows : 8192));
+    const int64_t groups = gk_ceil_div(rows, 4);
+    const dim3 grid((unsigned)gk_ceil_div(ldp / 8, 128), (unsigned)(groups < 2048 ? groups : 2048));
     gk_gemm_pack<<<grid, 128, 0, stream>>>((unsigned short *)*ws, ldp, (const unsigned short *)*x, *ld, (int)rows,
                                            (int)cols);
     GK_TRY(gk_check_launch(fn));
