@@ -35,9 +35,9 @@
          runs one configuration (0 .. gk_gemm_config_count() - 1, or -1: the dispatcher's pick)
          with a given number of K splits (0: the dispatcher's), for tuning and benchmarks.
      gk_gemm_config_info(config)             a configuration's tile, warps, stages, threads, bytes
-     The dispatcher takes the wgmma kernel (128 x 128 tiles, any layout) when the build has
-     sm_90a code, the GPU is compute capability 9.0, operand rows are 16-byte aligned (or
-     repacked) and the 128 x 128 tiles fill every SM; otherwise the mma.sync kernels.
+     The dispatcher takes the wgmma kernels (any layout) when the build has sm_90a code, the GPU
+     is compute capability 9.0 and operand rows are 16-byte aligned (or repacked); otherwise
+     the mma.sync kernels.
 
    FP32 SIMT LADDER (row-major NN: C = alpha A B + beta C; c is read only when beta != 0)
      gk_gemm_f32_naive(c, ldc, a, lda, b, ldb, m, n, k, alpha, beta, stream)     one thread per C
@@ -61,10 +61,10 @@
      aligned are repacked into the workspace or, without one, read by element-wise loads.
 
    MEASURED (H200, gk_bench/RESULTS.md; ceilings measured in the same process)
-     bf16 wgmma (sm_90a): 509 / 575 TFLOP/s at 4096^3 / 8192^3 NT, 0.63x / 0.72x cuBLAS;
-     2048 x 28672 x 8192 NT 562, 0.73x. bf16 mma.sync: 335 / 325 TFLOP/s, about 52% of the
-     register-only mma.sync rate (645). fp32 warp-tiled 4096^3: 40.7 TFLOP/s, 0.80x cuBLAS
-     SGEMM without TF32.
+     bf16 wgmma (sm_90a): about 590 / 630-680 TFLOP/s at 4096^3 / 8192^3 NT, 0.73-0.82x
+     cuBLAS; LLM shapes at M = 2048 0.73-0.83x. bf16 mma.sync (sm_80, sm_90 builds): 335 / 325
+     TFLOP/s, about 52% of the register-only mma.sync rate (645). fp32 warp-tiled 4096^3:
+     40.7 TFLOP/s, 0.80x cuBLAS SGEMM without TF32.
 
    CONFIGURATION MACROS
      GK_GEMM_GROUP_M (8)      tile rows per rasterization group: a group of 8 x N-tiles walks down
@@ -78,9 +78,10 @@
      double-buffered or not (DBUF), and cp.async (VEC 1) or element-wise (VEC 0) operand loads;
      threads, shared-memory bytes and swizzle follow from them and are checked at compile time
      in plain words.
-     GK_DEFINE_GEMM_WGMMA(name, dt, BN, STAGES) writes the sm_90a kernels (per layout) and the
-     config of a 128 x BN x 64 tile (BN 128 or 256) with STAGES TMA stages: a producer
-     warpgroup and two wgmma consumer warpgroups, one block per SM.
+     GK_DEFINE_GEMM_WGMMA(name, dt, BM, BN, STAGES, PERSIST) writes the sm_90a kernels (per
+     layout) and the config of a BM x BN x 64 tile (BM, BN 128 or 256, not both 256) with STAGES
+     TMA stages: a producer warpgroup and two wgmma consumer warpgroups, one block per SM (or a
+     persistent grid of them, PERSIST).
 
    EXAMPLE
        #define GK_IMPLEMENTATION
@@ -155,6 +156,7 @@ typedef struct gk_gemm_config {
     int vec;        /* 1: cp.async or TMA, operand rows must be 16-byte aligned; 0: element-wise loads */
     int wgmma;      /* 1: sm_90a wgmma fed by TMA (a producer warpgroup and two consumers) */
     int persistent; /* 1: one block per SM walks the tiles (the producer runs ahead into the next) */
+    int rate;       /* wgmma: TFLOP/s measured at 8192^3 NT on the H200, the dispatcher's time model */
 } gk_gemm_config;
 
 GK_DECL int gk_gemm_config_count(void);
@@ -531,20 +533,20 @@ GK_DEV void gk_gemm_mma_run(const gk_gemm_args *p, int dt, int ta, int tb, int b
 /* ---------------------------------------------------------------- sm_90a: wgmma fed by TMA
 
    One block: a producer warpgroup (one thread issues the TMA copies) and two consumer
-   warpgroups, each a 64 x BN slice of the 128 x BN tile through wgmma.m64nBNk16 with both
+   warpgroups, each a BM / 2 x BN slice of the BM x BN tile (BM 128: one 64-row wgmma.m64nBNk16
+   per k16, BM 256: two) with both
    operands read from shared memory (no fragment registers: the register-bound limit of the
    mma.sync kernels goes away). STAGES k-tiles of 64 ring through shared memory; each has a
    "full" mbarrier (TMA transaction bytes) and an "empty" one (one arrival per consumer when its
    wgmma on the tile has finished). Tiles are the TMA's 128-byte swizzle: K-major operands one
    [rows][64] box, MN-major operands [64][64] panels along MN. */
-#define GK_GEMM_WG_BM 128
 #define GK_GEMM_WG_BK 64
 #define GK_GEMM_WG_THREADS 384
 /* 1 KB of alignment slack, the stages and their two mbarriers, and a persistent kernel's
-   epilogue buffer (128 rows of BN + 8 floats) */
-#define gk_gemm_wg_epi_bytes_c(BN) (GK_GEMM_WG_BM * ((BN) + 8) * 4)
-#define gk_gemm_wg_smem_bytes_c(BN, STAGES, PERSIST) \
-    (1024 + (STAGES) * ((GK_GEMM_WG_BM + (BN)) * GK_GEMM_WG_BK * 2 + 16) + ((PERSIST) ? gk_gemm_wg_epi_bytes_c(BN) : 0))
+   epilogue buffer (BM rows of BN + 8 floats) */
+#define gk_gemm_wg_epi_bytes_c(BM, BN) ((BM) * ((BN) + 8) * 4)
+#define gk_gemm_wg_smem_bytes_c(BM, BN, STAGES, PERSIST) \
+    (1024 + (STAGES) * (((BM) + (BN)) * GK_GEMM_WG_BK * 2 + 16) + ((PERSIST) ? gk_gemm_wg_epi_bytes_c(BM, BN) : 0))
 
 /* Consumer warpgroup wr's 64 x bn accumulators out through shared memory: written as they sit
    in registers (rows of bn + 8 floats, so the float2 writes of a half warp, 4 rows by 4 lanes,
@@ -553,37 +555,40 @@ GK_DEV void gk_gemm_mma_run(const gk_gemm_args *p, int dt, int ta, int tb, int b
    missed the instruction cache: ncu, 45% of stall cycles at 128 x 256). buf: the stages, free
    once every consumer is past its last wgmma (barrier 1), or a buffer of its own when the
    kernel is persistent (the producer is already filling the stages for the next tile). */
-GK_DEV void gk_gemm_wg_store(const gk_gemm_args *p, const float *acc, float *buf, int persistent, int wr, int bn, int m0,
-                             int n0, int split)
+GK_DEV void gk_gemm_wg_store(const gk_gemm_args *p, const float *acc, float *buf, int persistent, int wr, int bm, int bn,
+                             int m0, int n0, int split)
 {
-    const int t = threadIdx.x & 127, lane = t & 31, ld = bn + 8;
-    float *mine = buf + wr * 64 * ld;
+    const int t = threadIdx.x & 127, lane = t & 31, ld = bn + 8, rows = bm / 2;
+    float *mine = buf + wr * rows * ld;
     const int r = (t >> 5) * 16 + (lane >> 2);
     if (persistent) gk_named_barrier(2 + wr, 128); /* this warpgroup is done reading the last tile's */
     else gk_named_barrier(1, 256);
 #pragma unroll
-    for (int j = 0; j < bn / 8; j++) {
-        const int c = j * 8 + (lane & 3) * 2;
-        *(float2 *)(mine + r * ld + c) = make_float2(acc[4 * j], acc[4 * j + 1]);
-        *(float2 *)(mine + (r + 8) * ld + c) = make_float2(acc[4 * j + 2], acc[4 * j + 3]);
-    }
+    for (int ms = 0; ms < rows / 64; ms++)
+#pragma unroll
+        for (int j = 0; j < bn / 8; j++) {
+            const int c = j * 8 + (lane & 3) * 2;
+            const float *a = acc + ms * (bn / 2) + 4 * j;
+            *(float2 *)(mine + (ms * 64 + r) * ld + c) = make_float2(a[0], a[1]);
+            *(float2 *)(mine + (ms * 64 + r + 8) * ld + c) = make_float2(a[2], a[3]);
+        }
     gk_named_barrier(2 + wr, 128);
-    for (int i = t; i < 64 * bn / 8; i += 128) {
+    for (int i = t; i < rows * bn / 8; i += 128) {
         const int row = i / (bn / 8), c8 = i % (bn / 8) * 8;
         const float4 lo = *(const float4 *)(mine + row * ld + c8), hi = *(const float4 *)(mine + row * ld + c8 + 4);
         const float v[8] = {lo.x, lo.y, lo.z, lo.w, hi.x, hi.y, hi.z, hi.w};
-        gk_gemm_store8(p, m0 + wr * 64 + row, n0 + c8, v, split);
+        gk_gemm_store8(p, m0 + wr * rows + row, n0 + c8, v, split);
     }
 }
 
 GK_DEV void gk_gemm_wg_run(const gk_gemm_args *p, const CUtensorMap *tma, const CUtensorMap *tmb, int dt, int ta, int tb,
-                           int bn, int stages, int persistent, float *acc)
+                           int bm, int bn, int stages, int persistent, float *acc)
 {
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
     extern __shared__ uint4 gk_gemm_smem[];
     /* the 128-byte swizzle repeats every 1024 bytes: tiles start on that boundary */
     char *smem = (char *)gk_gemm_smem + ((1024 - (gk_smem_addr(gk_gemm_smem) & 1023)) & 1023);
-    const int a_bytes = GK_GEMM_WG_BM * GK_GEMM_WG_BK * 2, stage_bytes = a_bytes + bn * GK_GEMM_WG_BK * 2;
+    const int a_bytes = bm * GK_GEMM_WG_BK * 2, stage_bytes = a_bytes + bn * GK_GEMM_WG_BK * 2;
     unsigned long long *full = (unsigned long long *)(smem + stages * stage_bytes), *empty = full + stages;
     float *epi = persistent ? (float *)(empty + stages) : (float *)smem;
     /* work items: (split, tile) pairs, split-major so that each split walks the rasterized
@@ -610,7 +615,7 @@ GK_DEV void gk_gemm_wg_run(const gk_gemm_args *p, const CUtensorMap *tma, const 
         for (int item = first; item < items; item += step) {
             int tm, tn;
             gk_gemm_tile_of(p, item % tiles, &tm, &tn);
-            const int m0 = tm * GK_GEMM_WG_BM, n0 = tn * bn, k_begin = item / tiles * p->k_per_split;
+            const int m0 = tm * bm, n0 = tn * bn, k_begin = item / tiles * p->k_per_split;
             const int ktiles = (min(p->k, k_begin + p->k_per_split) - k_begin + GK_GEMM_WG_BK - 1) / GK_GEMM_WG_BK;
             for (int kt = 0; kt < ktiles; kt++, it++) {
                 const int s = it % stages, k = k_begin + kt * GK_GEMM_WG_BK;
@@ -619,7 +624,7 @@ GK_DEV void gk_gemm_wg_run(const gk_gemm_args *p, const CUtensorMap *tma, const 
                 gk_mbar_arrive_expect_tx(full + s, stage_bytes);
                 if (!ta) gk_tma_load_2d(sa, tma, full + s, k, m0);
                 else
-                    for (int i = 0; i < GK_GEMM_WG_BM / 64; i++) gk_tma_load_2d(sa + i * 8192, tma, full + s, m0 + i * 64, k);
+                    for (int i = 0; i < bm / 64; i++) gk_tma_load_2d(sa + i * 8192, tma, full + s, m0 + i * 64, k);
                 if (tb) gk_tma_load_2d(sb, tmb, full + s, k, n0);
                 else
                     for (int i = 0; i < bn / 64; i++) gk_tma_load_2d(sb + i * 8192, tmb, full + s, n0 + i * 64, k);
@@ -629,13 +634,13 @@ GK_DEV void gk_gemm_wg_run(const gk_gemm_args *p, const CUtensorMap *tma, const 
     }
 
     gk_setmaxnreg_inc_232();
-    const int wr = wg - 1, nacc = bn / 2;
+    const int wr = wg - 1, nacc = bm * bn / 256;
     /* a K-major tile steps 32 bytes per k16 (descriptor + 2), an MN-major one 16 rows (+ 128) */
     const int a_step = ta ? 128 : 2, b_step = tb ? 2 : 128;
     for (int item = first; item < items; item += step) {
         int tm, tn;
         gk_gemm_tile_of(p, item % tiles, &tm, &tn);
-        const int m0 = tm * GK_GEMM_WG_BM, n0 = tn * bn, split = item / tiles, k_begin = split * p->k_per_split;
+        const int m0 = tm * bm, n0 = tn * bn, split = item / tiles, k_begin = split * p->k_per_split;
         const int ktiles = (min(p->k, k_begin + p->k_per_split) - k_begin + GK_GEMM_WG_BK - 1) / GK_GEMM_WG_BK;
 #pragma unroll
         for (int i = 0; i < nacc; i++) acc[i] = 0.0f;
@@ -644,12 +649,17 @@ GK_DEV void gk_gemm_wg_run(const gk_gemm_args *p, const CUtensorMap *tma, const 
             const int s = it % stages;
             gk_mbar_wait(full + s, (it / stages) & 1);
             const char *sa = smem + s * stage_bytes, *sb = sa + a_bytes;
-            const unsigned long long da = gk_wgmma_desc_sw128(sa + wr * 8192, ta ? 8192 : 16);
             const unsigned long long db = gk_wgmma_desc_sw128(sb, tb ? 16 : 8192);
             gk_wgmma_fence();
 #pragma unroll
-            for (int kk = 0; kk < GK_GEMM_WG_BK / 16; kk++)
-                gk_wgmma_m64k16(acc, da + a_step * kk, db + b_step * kk, dt, bn, ta, !tb);
+            for (int ms = 0; ms < bm / 128; ms++) {
+                /* rows (wr bm / 128 + ms) 64: 8 KB apart in either layout (64 rows of 128 bytes,
+                   or a 64-wide MN panel) */
+                const unsigned long long da = gk_wgmma_desc_sw128(sa + (wr * bm / 128 + ms) * 8192, ta ? 8192 : 16);
+#pragma unroll
+                for (int kk = 0; kk < GK_GEMM_WG_BK / 16; kk++)
+                    gk_wgmma_m64k16(acc + ms * (bn / 2), da + a_step * kk, db + b_step * kk, dt, bn, ta, !tb);
+            }
             gk_wgmma_commit();
             /* the previous k-tile's wgmma has finished: its stage goes back to the producer */
             gk_wgmma_wait_1();
@@ -660,7 +670,7 @@ GK_DEV void gk_gemm_wg_run(const gk_gemm_args *p, const CUtensorMap *tma, const 
         gk_wgmma_fence_regs(acc, nacc);
         if ((threadIdx.x & 127) == 0) gk_mbar_arrive(empty + (it - 1) % stages);
 
-        gk_gemm_wg_store(p, acc, epi, persistent, wr, bn, m0, n0, split);
+        gk_gemm_wg_store(p, acc, epi, persistent, wr, bm, bn, m0, n0, split);
     }
 #endif
 }
@@ -694,35 +704,37 @@ typedef void (*gk_gemm_kernel)(gk_gemm_args);
     static const gk_gemm_kernel name##_kernels[4] = {name##_nn, name##_nt, name##_tn, name##_tt};               \
     static const gk_gemm_config name##_config = {#name, BM, BN, BK, WM, WN, STAGES, MINB, DBUF,                  \
                                                  (BM) / (WM) * ((BN) / (WN)) * 32,                                 \
-                                                 gk_gemm_smem_bytes_c(BM, BN, BK, STAGES), VEC, 0, 0};
+                                                 gk_gemm_smem_bytes_c(BM, BN, BK, STAGES), VEC, 0, 0, 0};
 
 typedef void (*gk_gemm_wg_kernel)(gk_gemm_args, CUtensorMap, CUtensorMap);
 
-/* One wgmma configuration: a 128 x BN x 64 tile, STAGES TMA stages, a block per tile or a
+/* One wgmma configuration: a BM x BN x 64 tile, STAGES TMA stages, a block per tile or a
    persistent grid of one block per SM (PERSIST), kernels per layout. */
-#define GK_DEFINE_GEMM_WGMMA(name, dt, BN, STAGES, PERSIST)                                                   \
-    static_assert((BN) == 128 || (BN) == 256, #name ": BN is 128 or 256 (wgmma n, registers of a warpgroup)"); \
+#define GK_DEFINE_GEMM_WGMMA(name, dt, BM, BN, STAGES, PERSIST, RATE)                                             \
+    static_assert((BM) == 128 || (BM) == 256, #name ": BM is 128 or 256 (one or two m64 slices a consumer)"); \
+    static_assert((BN) == 128 || (BN) == 256, #name ": BN is 128 or 256 (wgmma n)");                         \
+    static_assert((BM) * (BN) <= 128 * 256, #name ": at most 128 accumulators a consumer thread");           \
     static_assert((STAGES) >= 2, #name ": at least 2 stages");                                                 \
-    static_assert(gk_gemm_wg_smem_bytes_c(BN, STAGES, PERSIST) <= 227 * 1024,                                  \
+    static_assert(gk_gemm_wg_smem_bytes_c(BM, BN, STAGES, PERSIST) <= 227 * 1024,                              \
                   #name ": over 227 KB of shared memory");                                                     \
-    static_assert((PERSIST) || gk_gemm_wg_epi_bytes_c(BN) <= (STAGES) * (GK_GEMM_WG_BM + (BN)) * GK_GEMM_WG_BK * 2, \
+    static_assert((PERSIST) || gk_gemm_wg_epi_bytes_c(BM, BN) <= (STAGES) * ((BM) + (BN)) * GK_GEMM_WG_BK * 2, \
                   #name ": the epilogue's accumulators must fit in the stages");                              \
-    GK_GEMM_WG_KERNEL(name##_nn, dt, 0, 0, BN, STAGES, PERSIST)                                                \
-    GK_GEMM_WG_KERNEL(name##_nt, dt, 0, 1, BN, STAGES, PERSIST)                                                \
-    GK_GEMM_WG_KERNEL(name##_tn, dt, 1, 0, BN, STAGES, PERSIST)                                                \
-    GK_GEMM_WG_KERNEL(name##_tt, dt, 1, 1, BN, STAGES, PERSIST)                                                \
+    GK_GEMM_WG_KERNEL(name##_nn, dt, 0, 0, BM, BN, STAGES, PERSIST)                                            \
+    GK_GEMM_WG_KERNEL(name##_nt, dt, 0, 1, BM, BN, STAGES, PERSIST)                                            \
+    GK_GEMM_WG_KERNEL(name##_tn, dt, 1, 0, BM, BN, STAGES, PERSIST)                                            \
+    GK_GEMM_WG_KERNEL(name##_tt, dt, 1, 1, BM, BN, STAGES, PERSIST)                                            \
     static const gk_gemm_wg_kernel name##_kernels[4] = {name##_nn, name##_nt, name##_tn, name##_tt};          \
-    static const gk_gemm_config name##_config = {#name, GK_GEMM_WG_BM, BN, GK_GEMM_WG_BK, 64, BN, STAGES, 1, 0,  \
-                                                 GK_GEMM_WG_THREADS, gk_gemm_wg_smem_bytes_c(BN, STAGES, PERSIST), \
-                                                 1, 1, PERSIST};
+    static const gk_gemm_config name##_config = {#name, BM, BN, GK_GEMM_WG_BK, (BM) / 2, BN, STAGES, 1, 0,     \
+                                                 GK_GEMM_WG_THREADS, gk_gemm_wg_smem_bytes_c(BM, BN, STAGES, PERSIST), \
+                                                 1, 1, PERSIST, RATE};
 
-#define GK_GEMM_WG_KERNEL(kname, dt, TA, TB, BN, STAGES, PERSIST)                                              \
+#define GK_GEMM_WG_KERNEL(kname, dt, TA, TB, BM, BN, STAGES, PERSIST)                                          \
     static __global__ void __launch_bounds__(GK_GEMM_WG_THREADS, 1)                                            \
         kname(const __grid_constant__ gk_gemm_args p, const __grid_constant__ CUtensorMap tma,                  \
               const __grid_constant__ CUtensorMap tmb)                                                         \
     {                                                                                                          \
-        float acc[(BN) / 2];                                                                                   \
-        gk_gemm_wg_run(&p, &tma, &tmb, dt, TA, TB, BN, STAGES, PERSIST, acc);                                  \
+        float acc[(BM) * (BN) / 256];                                                                          \
+        gk_gemm_wg_run(&p, &tma, &tmb, dt, TA, TB, BM, BN, STAGES, PERSIST, acc);                              \
     }
 
 #define gk_gemm_smem_bytes_c(BM, BN, BK, STAGES) ((STAGES) * ((BM) + (BN)) * (BK) * 2)
@@ -941,20 +953,26 @@ static __global__ void __launch_bounds__(128) gk_sgemm_warptile_kernel(gk_sgemm_
 #endif
 
 /* The shipped wgmma configurations (sm_90a builds on compute capability 9.0 GPUs), as
-   X(tile name, BN, STAGES, PERSIST); the dispatcher uses the first for problems whose tiles
-   fill every SM (and, K split, for decode-like ones), the second when only its tiles do.
-   Measured on the H200 (4096^3 / 8192^3 NT, TFLOP/s, gk_bench/sweep/gemm_sweep.cu):
-   - 128 x 256 x 64, 4 stages (192 KB), one block of 3 warpgroups per SM: 563 / 648.
-   - 128 x 128 x 64, 6 stages: 539 / 627; twice the blocks for shapes like M = 128, N = 28672.
-   Rejected, same run: 128 x 256 with 3 stages 523 / 573; 128 x 128 persistent (one block per
-   SM walks the tiles, the producer running ahead into the next while the consumers store; 4
-   stages and an epilogue buffer) 536 / 622. Before the epilogue went through shared memory the
-   128 x 256 tile ran at 273 / 403 (its 64 inlined store sequences per thread missed the
-   instruction cache: ncu, 45% of stall cycles waiting for instruction fetch). */
+   X(tile name, BM, BN, STAGES, PERSIST, RATE: TFLOP/s at 8192^3 NT); the dispatcher picks among
+   those whose tiles fill every SM by waves x tile FLOPs / RATE, and takes the first, K split,
+   for decode-like shapes. Measured on the H200 (TFLOP/s at 4096^3 / 8192^3 NT, two runs of
+   gk_bench/sweep/gemm_sweep.cu; runs differ by up to 5%):
+   - 128 x 256 x 64, 4 stages (192 KB), one block of 3 warpgroups per SM: 591-592 / 631-650.
+   - 256 x 128 x 64, 4 stages: 554 / 678; fewer waves where N leaves a thin last tile column
+     (4095 x 4097: 528 tiles, 4 waves, against 544 and 5 for 128 x 256).
+   - 128 x 128 x 64, 6 stages: 495-522 / 588-597; twice the tiles for shapes like M = 128,
+     N = 28672 (224 tiles: 0.88x cuBLAS).
+   Rejected: 128 x 256 with 3 stages 523 / 573; 256 x 128 with 3 stages 462 / 541; 128 x 128
+   persistent (one block per SM walks the tiles, the producer running ahead into the next
+   while the consumers store; 4 stages and an epilogue buffer) 536 / 622 against 539 / 627 for
+   the same tile not persistent. Before the epilogue went through shared memory the 128 x 256
+   tile ran at 273 / 403 (its 64 inlined store sequences per thread missed the instruction
+   cache: ncu, 45% of stall cycles waiting for instruction fetch). */
 #ifndef GK_GEMM_WG_CONFIGS
-#define GK_GEMM_WG_CONFIGS(X)     \
-    X(wg128x256x64_s4, 256, 4, 0) \
-    X(wg128x128x64_s6, 128, 6, 0)
+#define GK_GEMM_WG_CONFIGS(X)               \
+    X(wg128x256x64_s4, 128, 256, 4, 0, 650) \
+    X(wg256x128x64_s4, 256, 128, 4, 0, 640) \
+    X(wg128x128x64_s6, 128, 128, 6, 0, 597)
 #endif
 
 #define GK_GEMM_X_DEFINE(tile, BM, BN, BK, WM, WN, STAGES, MINB, DBUF, VEC)                           \
@@ -964,12 +982,12 @@ static __global__ void __launch_bounds__(128) gk_sgemm_warptile_kernel(gk_sgemm_
 #define GK_GEMM_X_F16(tile, BM, BN, BK, WM, WN, STAGES, MINB, DBUF, VEC) gk_gemm_f16_##tile##_kernels,
 #define GK_GEMM_X_CONFIG(tile, BM, BN, BK, WM, WN, STAGES, MINB, DBUF, VEC) &gk_gemm_bf16_##tile##_config,
 #define GK_GEMM_X_ONE(tile, BM, BN, BK, WM, WN, STAGES, MINB, DBUF, VEC) 1,
-#define GK_GEMM_WG_X_DEFINE(tile, BN, STAGES, PERSIST)                   \
-    GK_DEFINE_GEMM_WGMMA(gk_gemm_bf16_##tile, GK_BF16, BN, STAGES, PERSIST) \
-    GK_DEFINE_GEMM_WGMMA(gk_gemm_f16_##tile, GK_F16, BN, STAGES, PERSIST)
-#define GK_GEMM_WG_X_BF16(tile, BN, STAGES, PERSIST) gk_gemm_bf16_##tile##_kernels,
-#define GK_GEMM_WG_X_F16(tile, BN, STAGES, PERSIST) gk_gemm_f16_##tile##_kernels,
-#define GK_GEMM_WG_X_CONFIG(tile, BN, STAGES, PERSIST) &gk_gemm_bf16_##tile##_config,
+#define GK_GEMM_WG_X_DEFINE(tile, BM, BN, STAGES, PERSIST, RATE)                   \
+    GK_DEFINE_GEMM_WGMMA(gk_gemm_bf16_##tile, GK_BF16, BM, BN, STAGES, PERSIST, RATE) \
+    GK_DEFINE_GEMM_WGMMA(gk_gemm_f16_##tile, GK_F16, BM, BN, STAGES, PERSIST, RATE)
+#define GK_GEMM_WG_X_BF16(tile, BM, BN, STAGES, PERSIST, RATE) gk_gemm_bf16_##tile##_kernels,
+#define GK_GEMM_WG_X_F16(tile, BM, BN, STAGES, PERSIST, RATE) gk_gemm_f16_##tile##_kernels,
+#define GK_GEMM_WG_X_CONFIG(tile, BM, BN, STAGES, PERSIST, RATE) &gk_gemm_bf16_##tile##_config,
 GK_GEMM_CONFIGS(GK_GEMM_X_DEFINE)
 GK_GEMM_WG_CONFIGS(GK_GEMM_WG_X_DEFINE)
 
@@ -1111,9 +1129,10 @@ static size_t gk_gemm_pack_bytes(int64_t rows, int64_t cols, int aligned)
 }
 
 /* The dispatcher.
-   - With the wgmma kernels (sm_90a build, compute capability 9.0): the 128 x 256 tile when its
-     tiles fill every SM, else the 128 x 128 tile when those do, else the 128 x 256 tile with K
-     split (from K >= 1024, each split >= 512 of K) into as many splits as one wave of blocks
+   - With the wgmma kernels (sm_90a build, compute capability 9.0): among the tiles that fill
+     every SM, the one with the least waves x tile FLOPs / its measured rate (4095 x 4097 takes
+     256 x 128: 528 tiles, 4 waves, where 128 x 256 needs 544, 5 waves); if none fills the
+     SMs, the first tile (128 x 256) with K split (from K >= 1024, each split >= 512 of K) into as many splits as one wave of blocks
      holds: decode-like shapes (M = 16, 128) are bandwidth-bound, and one wave of 128 x 256
      blocks with 4 stages of 48 KB in flight each read the weights fastest (H200: M = 16, N = K =
      8192 in 52 us with 4 splits, 59 us with 8; the mma.sync path 63 us).
@@ -1127,12 +1146,23 @@ static void gk_gemm_plan_impl(int64_t m, int64_t n, int64_t k, int64_t rows_a, i
 {
     int64_t s = 1;
     if (wg && GK_GEMM_NCONFIG > GK_GEMM_NMMA) {
-        const int second = GK_GEMM_NCONFIG > GK_GEMM_NMMA + 1 ? GK_GEMM_NMMA + 1 : GK_GEMM_NMMA;
-        const gk_gemm_config *w = gk_gemm_config_table[GK_GEMM_NMMA], *w2 = gk_gemm_config_table[second];
-        const int64_t t_w = gk_ceil_div(m, w->bm) * gk_ceil_div(n, w->bn);
-        pl->config = GK_GEMM_NMMA;
-        if (t_w < sms && gk_ceil_div(m, w2->bm) * gk_ceil_div(n, w2->bn) >= sms) pl->config = second;
-        else if (t_w < sms && k >= 1024) s = sms / t_w;
+        /* time ~ waves x tile FLOPs / the tile's measured rate, over the tiles that fill the SMs */
+        double best = 0.0;
+        pl->config = -1;
+        for (int c = GK_GEMM_NMMA; c < GK_GEMM_NCONFIG; c++) {
+            const gk_gemm_config *w = gk_gemm_config_table[c];
+            const int64_t t = gk_ceil_div(m, w->bm) * gk_ceil_div(n, w->bn);
+            const double cost = (double)gk_ceil_div(t, sms) * w->bm * w->bn / w->rate;
+            if (t >= sms && (pl->config < 0 || cost < best)) {
+                pl->config = c;
+                best = cost;
+            }
+        }
+        if (pl->config < 0) {
+            const gk_gemm_config *w = gk_gemm_config_table[GK_GEMM_NMMA];
+            pl->config = GK_GEMM_NMMA;
+            if (k >= 1024) s = sms / (gk_ceil_div(m, w->bm) * gk_ceil_div(n, w->bn));
+        }
     } else {
         const gk_gemm_config *big = gk_gemm_config_table[0], *small = gk_gemm_config_table[1];
         const int64_t t_big = gk_ceil_div(m, big->bm) * gk_ceil_div(n, big->bn);

@@ -413,21 +413,26 @@ TEST(GemmConfig, DerivedSizesAndRules)
         EXPECT_EQ(std::string(g.name).rfind("gk_gemm_bf16_", 0), 0u);
         EXPECT_NE(std::string(g.name).find(std::to_string(g.bm) + "x" + std::to_string(g.bn)), std::string::npos);
         if (g.wgmma) {
-            // a producer warpgroup and two consumers of 64 x BN (wgmma m64nBNk16) over a 128-row
-            // tile; 64-wide k-tiles (one 128-byte swizzle row); 1 KB of alignment slack and two
-            // 8-byte mbarriers a stage besides the stages; TMA needs 16-byte aligned rows
+            // a producer warpgroup and two consumers of BM / 2 x BN (one or two wgmma
+            // m64nBNk16 a k-step), at most 128 fp32 accumulators a consumer thread; 64-wide
+            // k-tiles (one 128-byte swizzle row); 1 KB of alignment slack and two 8-byte
+            // mbarriers a stage besides the stages; a persistent grid adds an epilogue buffer
+            // (BM rows of BN + 8 floats); TMA needs 16-byte aligned rows
             EXPECT_EQ(g.threads, 384);
-            EXPECT_EQ(g.bm, 128);
-            EXPECT_EQ(g.wm, 64);
-            EXPECT_EQ(g.wn, g.bn);
+            EXPECT_TRUE(g.bm == 128 || g.bm == 256) << g.bm;
             EXPECT_TRUE(g.bn == 128 || g.bn == 256) << g.bn;
+            EXPECT_LE(g.bm * g.bn / 256, 128);
+            EXPECT_EQ(g.wm, g.bm / 2);
+            EXPECT_EQ(g.wn, g.bn);
             EXPECT_EQ(g.bk, 64);
-            EXPECT_EQ(g.smem_bytes, 1024 + g.stages * ((g.bm + g.bn) * g.bk * 2 + 16) + (g.persistent ? g.bm * (g.bn + 8) * 4 : 0));
             EXPECT_TRUE(g.persistent == 0 || g.persistent == 1) << g.persistent;
+            EXPECT_EQ(g.smem_bytes, 1024 + g.stages * ((g.bm + g.bn) * g.bk * 2 + 16) + (g.persistent ? g.bm * (g.bn + 8) * 4 : 0));
+            if (!g.persistent) EXPECT_LE(g.bm * (g.bn + 8) * 4, g.stages * (g.bm + g.bn) * g.bk * 2);
             EXPECT_LE(g.smem_bytes, 227 * 1024);
             EXPECT_GE(g.stages, 2);
             EXPECT_EQ(g.min_blocks, 1);
             EXPECT_EQ(g.vec, 1);
+            EXPECT_GT(g.rate, 0);
             wgmma_configs++;
             continue;
         }

@@ -9,8 +9,10 @@
     X(64x64x64_s4, 64, 64, 64, 32, 32, 4, 3, 1, 1)         \
     X(64x64x64_s4_elem, 64, 64, 64, 32, 32, 4, 3, 1, 0)
 #define GK_GEMM_WG_CONFIGS(X)     \
-    X(wg128x256x64_s4, 256, 4, 0) \
-    X(wg128x128x64_s6, 128, 6, 0)
+    X(wg128x256x64_s4, 128, 256, 4, 0, 650) \
+    X(wg256x128x64_s4, 256, 128, 4, 0, 640) \
+    X(wg128x128x64_s6, 128, 128, 6, 0, 597) \
+    X(wg256x128x64_s3, 256, 128, 3, 0, 600)
 #define GK_IMPLEMENTATION
 #include "gk/gk_gemm.cuh"
 
@@ -127,6 +129,12 @@ int main(int argc, char **argv)
             row(gk_gemm_config_info(cfg).name, 4096, 4096, 4096, 0, 0, cfg);
             row(gk_gemm_config_info(cfg).name, 8192, 8192, 8192, 0, 0, cfg);
             row(gk_gemm_config_info(cfg).name, 2048, 28672, 8192, 0, 1, cfg);
+            const double t = median_s([&] {
+                return gk_gemm_ex(cfg, 0, GK_BF16, d, GK_BF16, 4097, a, 4096, 0, b, 4104, 0, NULL, 0, NULL, 4095, 4097,
+                                  4093, 1.0f, 0.0f, GK_ACT_NONE, ws, G, 0);
+            });
+            printf("%-28s %-18s %9.1f %8.1f\n", gk_gemm_config_info(cfg).name, "4095x4097x4093 NN al", t * 1e6,
+                   2.0 * 4095 * 4097 * 4093 / t * 1e-12);
             for (int mm : {16, 128})
                 for (int splits : {4, 8}) {
                     const int64_t lda = 8192, ldb = 8192;
