@@ -57,6 +57,7 @@
      gk_wgmma_m64k16(d, da, db, dt, n, ta, tb)
                                         wgmma.mma_async.sync.aligned.m64n{128,256}k16.f32.{bf16,f16}
      gk_wgmma_fence(), gk_wgmma_commit(), gk_wgmma_wait_0/1(), gk_wgmma_fence_regs(d, n)
+     gk_fence_proxy_async()             fence.proxy.async.shared::cta (st.shared before wgmma reads)
 
    DOES NOT
      launch kernels or pick tile sizes (the GEMM header does).
@@ -266,6 +267,9 @@ GK_DEV unsigned long long gk_wgmma_desc_sw128(const void *smem, int leading_byte
     return (unsigned long long)((gk_smem_addr(smem) & 0x3FFFF) >> 4) | (unsigned long long)(leading_bytes >> 4) << 16 |
            (unsigned long long)(1024 >> 4) << 32 | 1ull << 62;
 }
+
+/* orders this thread's ordinary shared-memory writes before later async-proxy reads (wgmma, TMA) */
+GK_DEV void gk_fence_proxy_async(void) { asm volatile("fence.proxy.async.shared::cta;" ::: "memory"); }
 
 GK_DEV void gk_wgmma_fence(void) { asm volatile("wgmma.fence.sync.aligned;" ::: "memory"); }
 GK_DEV void gk_wgmma_commit(void) { asm volatile("wgmma.commit_group.sync.aligned;" ::: "memory"); }

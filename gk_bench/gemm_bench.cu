@@ -3,9 +3,10 @@
 // NT as [N, K] (a Linear weight). Every row runs once untimed, its output compared with cuBLAS's
 // on the same inputs (counter err: max |gk - cuBLAS| / max |cuBLAS|, 0 on the reference rows),
 // then is timed with the L2 flushed before each call; a row past the tolerance says MISMATCH.
-//   ceilings  mma.sync m16n8k16 bf16 -> fp32 from registers (measured here, the peak of every
-//             bf16 row, cuBLAS's included: wgmma can pass it), FFMA (gk_bench_device(), the peak
-//             of every fp32 row), copy bandwidth (the byte side of the bound)
+//   ceilings  mma.sync m16n8k16 bf16 -> fp32 from registers (the peak of the mma.sync rows),
+//             wgmma m64n256k16 bf16 -> fp32 from shared memory (sm_90a builds on a compute
+//             capability 9.0 GPU: the peak of the wgmma rows and of cuBLAS's), FFMA
+//             (gk_bench_device(), the peak of every fp32 row), copy bandwidth (the byte side)
 //   baseline  vs_base = cuBLAS time / this row's time for the same shape: cublasGemmEx bf16 in
 //             and out, CUBLAS_COMPUTE_32F; cublasSgemm in CUBLAS_DEFAULT_MATH (no TF32, which
 //             the startup check would see as a 100x larger error)
@@ -81,6 +82,76 @@ static double mma_ceiling()
         best = std::max(best, r.flops / r.seconds);
     }
     return best;
+}
+
+// ------------------------------------------------------------------ wgmma ceiling
+
+// wgmma m64n256k16 bf16 -> fp32 from fixed shared-memory tiles (128-byte swizzled, filled with
+// random bf16 of magnitude 2^-6 .. 2^-5), two consumer warpgroups a block as in the GEMM, one
+// block per SM, each k-tile of 4 wgmma committed and the one before waited for: the rate the
+// wgmma GEMM kernels could reach with their operands already in shared memory. sm_90a only.
+constexpr int kWgSmem = 1024 + 2 * 8192 + 32768;
+
+static __global__ void __launch_bounds__(256, 1) wgmma_ceiling_kernel(float *out, int iters)
+{
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+    extern __shared__ uint4 wg_smem[];
+    char *sm = (char *)wg_smem + ((1024 - (gk_smem_addr(wg_smem) & 1023)) & 1023);
+    for (int i = threadIdx.x; i < (2 * 8192 + 32768) / 2; i += blockDim.x) {
+        unsigned h = (unsigned)i * 2654435761u;
+        h ^= h >> 15;
+        ((unsigned short *)sm)[i] = (unsigned short)(0x3c80u | (h & 0x7fu) | (h >> 8 & 1u) << 15);
+    }
+    gk_fence_proxy_async();
+    __syncthreads();
+    const int wg = threadIdx.x >> 7;
+    const unsigned long long da = gk_wgmma_desc_sw128(sm + wg * 8192, 16), db = gk_wgmma_desc_sw128(sm + 16384, 16);
+    float acc[128];
+#pragma unroll
+    for (int i = 0; i < 128; i++) acc[i] = 0.0f;
+    gk_wgmma_fence_regs(acc, 128);
+    for (int it = 0; it < iters; it++) {
+        gk_wgmma_fence();
+#pragma unroll
+        for (int kk = 0; kk < 4; kk++) gk_wgmma_m64k16(acc, da + 2 * kk, db + 2 * kk, GK_BF16, 256, 0, 0);
+        gk_wgmma_commit();
+        gk_wgmma_wait_1();
+        gk_wgmma_fence_regs(acc, 128);
+    }
+    gk_wgmma_wait_0();
+    gk_wgmma_fence_regs(acc, 128);
+    float s = 0.0f;
+#pragma unroll
+    for (int i = 0; i < 128; i++) s += acc[i];
+    if (s == 1234.5f) out[threadIdx.x] = s; // never true; keeps the results live
+#else
+    if (iters < 0) out[0] = 0.0f;
+#endif
+}
+
+// The wgmma bf16 rate of this device (FLOP/s), 0 where the wgmma kernels cannot run.
+static MmaRun wgmma_ceiling_run()
+{
+    static float *out = nullptr;
+    if (!gk_gemm_wg_ready()) return {0, 0};
+    if (!out) GK_BENCH_CUDA(cudaMalloc((void **)&out, 1024 * sizeof(float)));
+    GK_BENCH_CUDA(cudaFuncSetAttribute((const void *)wgmma_ceiling_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                       kWgSmem));
+    const int iters = 1 << 13, blocks = gk_bench_device().sms;
+    const double t = gk_bench_median_seconds([&](cudaStream_t s) {
+        wgmma_ceiling_kernel<<<blocks, 256, kWgSmem, s>>>(out, iters);
+        return cudaGetLastError();
+    }, 2, 7, false);
+    return {t, 2.0 * 64 * 256 * 16 * 4 * (double)iters * 2 * blocks};
+}
+
+static double wgmma_ceiling()
+{
+    static double rate = -1;
+    if (rate >= 0) return rate;
+    const MmaRun r = wgmma_ceiling_run();
+    rate = r.seconds > 0 ? r.flops / r.seconds : 0.0;
+    return rate;
 }
 
 // ------------------------------------------------------------------ cuBLAS
@@ -345,7 +416,13 @@ static void run_row(benchmark::State &state, Row r)
     const double err = r.kern == K_CUBLAS ? 0.0 : max_diff(f.d, f.ref, g.dt, g.m, g.n, g.ldd).rel();
 
     const gk_ledger l = gk_gemm_ledger(g.m, g.n, g.k, g.dt, g.dt, 0, 0);
-    const double peak = g.dt == GK_F32 ? gk_bench_device().ffma_flops_per_s : mma_ceiling();
+    // the matching ceiling: FFMA for fp32; for bf16 wgmma where the row runs on it (cuBLAS, the
+    // wgmma configurations), else mma.sync
+    int row_config = r.config;
+    if (r.kern == K_GK) pick_text(g, &row_config);
+    const bool on_wgmma = wgmma_ceiling() > 0 &&
+                          (r.kern == K_CUBLAS || (row_config >= 0 && gk_gemm_config_info(row_config).wgmma));
+    const double peak = g.dt == GK_F32 ? gk_bench_device().ffma_flops_per_s : on_wgmma ? wgmma_ceiling() : mma_ceiling();
     double t = 0;
     for (auto _ : state) {
         t = time_kernel(r, f);
@@ -365,7 +442,7 @@ static void run_row(benchmark::State &state, Row r)
     switch (r.kern) {
     case K_CUBLAS:
         label = g.dt == GK_F32 ? "baseline: cublasSgemm, default math (no TF32)"
-                               : "baseline: cublasGemmEx bf16, fp32 compute (wgmma: may pass the mma.sync ceiling)";
+                               : "baseline: cublasGemmEx bf16, fp32 compute (wgmma)";
         break;
     case K_GK: label = "gk_gemm_bf16, dispatcher: " + pick_text(g, &pick); break;
     case K_GK_CONFIG:
@@ -419,6 +496,17 @@ static void ceiling_row(benchmark::State &state)
                    " chains/warp, 8 or 16 warps/block; remeasured (the ceiling itself is measured at startup)");
 }
 
+static void wg_ceiling_row(benchmark::State &state)
+{
+    for (auto _ : state) {
+        const MmaRun r = wgmma_ceiling_run();
+        gk_bench_report(state, r.seconds, gk_ledger{r.flops, 0.0}, wgmma_ceiling(), r.seconds);
+        state.counters["err"] = 0.0;
+    }
+    state.SetLabel("ceiling: wgmma m64n256k16 bf16 -> fp32 from shared memory, 2 warpgroups/block, 1 block/SM; "
+                   "remeasured (the ceiling itself is measured at startup)");
+}
+
 static void register_all()
 {
     const double mma = mma_ceiling();
@@ -432,6 +520,15 @@ static void register_all()
     check_mappings();
 
     benchmark::RegisterBenchmark("ceiling/mma_sync_bf16", ceiling_row)->UseManualTime()->Iterations(1)->Unit(benchmark::kMicrosecond);
+    const double wg = wgmma_ceiling();
+    if (wg > 0) {
+        snprintf(buf, sizeof buf, "%.1f", wg * 1e-12);
+        benchmark::AddCustomContext("wgmma_bf16_TFLOPs", buf);
+        printf("gk_bench: measured ceiling: wgmma m64n256k16 bf16 %.1f TFLOP/s\n", wg * 1e-12);
+        benchmark::RegisterBenchmark("ceiling/wgmma_bf16", wg_ceiling_row)->UseManualTime()->Iterations(1)->Unit(benchmark::kMicrosecond);
+    } else {
+        printf("gk_bench: no wgmma ceiling (needs an sm_90a build on a compute capability 9.0 GPU)\n");
+    }
 
     // square bf16: cuBLAS, the dispatcher, then every configuration
     const struct {
