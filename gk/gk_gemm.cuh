@@ -264,6 +264,17 @@ GK_DEV void gk_gemm_store8(const gk_gemm_args *p, int row, int col, const float 
             *(uint4 *)dst = make_uint4(gk_pack2_f32(y, p->d_dtype), gk_pack2_f32(y + 2, p->d_dtype),
                                        gk_pack2_f32(y + 4, p->d_dtype), gk_pack2_f32(y + 6, p->d_dtype));
         }
+    } else if (cnt == 8 && es == 2 && gk_is_aligned(dst, 2)) {
+        /* rows of D that start off 4-byte alignment (odd ldd): one value, three pairs, one value */
+        if (gk_is_aligned(dst, 4)) {
+#pragma unroll
+            for (int e = 0; e < 8; e += 2) *(unsigned *)(dst + e * 2) = gk_pack2_f32(y + e, p->d_dtype);
+        } else {
+            gk_store1_f32(p->d, i, p->d_dtype, y[0]);
+#pragma unroll
+            for (int e = 1; e < 7; e += 2) *(unsigned *)(dst + e * 2) = gk_pack2_f32(y + e, p->d_dtype);
+            gk_store1_f32(p->d, i + 7, p->d_dtype, y[7]);
+        }
     } else {
         for (int e = 0; e < cnt; e++) gk_store1_f32(p->d, i + e, p->d_dtype, y[e]);
     }
@@ -1122,10 +1133,10 @@ static size_t gk_gemm_split_bytes(int64_t splits, int64_t m, int64_t n)
     return splits > 1 ? (size_t)gk_round_up(splits * m * n * 4, 256) : 0;
 }
 
-/* Workspace bytes of one repacked operand ([rows, cols], rows padded to 8 values). */
+/* Workspace bytes of one repacked operand ([rows, cols], rows padded to 64 values). */
 static size_t gk_gemm_pack_bytes(int64_t rows, int64_t cols, int aligned)
 {
-    return aligned ? 0 : (size_t)gk_round_up(rows * gk_round_up(cols, 8) * 2, 256);
+    return aligned ? 0 : (size_t)gk_round_up(rows * gk_round_up(cols, 64) * 2, 256);
 }
 
 /* The dispatcher.
@@ -1227,7 +1238,7 @@ static cudaError_t gk_gemm_check_operand(const char *fn, const char *arg, const 
 static cudaError_t gk_gemm_repack(const char *fn, char **ws, const void **x, int64_t *ld, int64_t rows, int64_t cols,
                                   size_t bytes, cudaStream_t stream)
 {
-    const int64_t ldp = gk_round_up(cols, 8);
+    const int64_t ldp = gk_round_up(cols, 64); /* 128-byte rows: a TMA box row is one L2 line pair, not three */
     const int64_t groups = gk_ceil_div(rows, 4);
     const dim3 grid((unsigned)gk_ceil_div(ldp / 8, 128), (unsigned)(groups < 2048 ? groups : 2048));
     gk_gemm_pack<<<grid, 128, 0, stream>>>((unsigned short *)*ws, ldp, (const unsigned short *)*x, *ld, (int)rows,
