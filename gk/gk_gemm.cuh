@@ -61,10 +61,11 @@
      aligned are repacked into the workspace or, without one, read by element-wise loads.
 
    MEASURED (H200, gk_bench/RESULTS.md; ceilings measured in the same process)
-     bf16 wgmma (sm_90a): about 590 / 630-680 TFLOP/s at 4096^3 / 8192^3 NT, 0.73-0.82x
-     cuBLAS; LLM shapes at M = 2048 0.73-0.83x. bf16 mma.sync (sm_80, sm_90 builds): 335 / 325
-     TFLOP/s, about 52% of the register-only mma.sync rate (645). fp32 warp-tiled 4096^3:
-     40.7 TFLOP/s, 0.80x cuBLAS SGEMM without TF32.
+     bf16 on wgmma (sm_90a): 569 / 677 TFLOP/s at 4096^3 / 8192^3 NT, 59% / 70% of the
+     measured wgmma rate (964) and 0.74x / 0.88x cuBLAS; LLM shapes at M = 2048 0.84x / 0.86x;
+     4095 x 4097 x 4093 with unaligned rows 0.82x of 4096^3 (3.0x cuBLAS). bf16 on mma.sync
+     (sm_80, sm_90 builds): 336 / 374, 52-58% of the register-only mma.sync rate (645). fp32
+     warp-tiled 4096^3: 40.7 TFLOP/s, 0.79x cuBLAS SGEMM without TF32.
 
    CONFIGURATION MACROS
      GK_GEMM_GROUP_M (8)      tile rows per rasterization group: a group of 8 x N-tiles walks down
@@ -966,13 +967,14 @@ static __global__ void __launch_bounds__(128) gk_sgemm_warptile_kernel(gk_sgemm_
 /* The shipped wgmma configurations (sm_90a builds on compute capability 9.0 GPUs), as
    X(tile name, BM, BN, STAGES, PERSIST, RATE: TFLOP/s at 8192^3 NT); the dispatcher picks among
    those whose tiles fill every SM by waves x tile FLOPs / RATE, and takes the first, K split,
-   for decode-like shapes. Measured on the H200 (TFLOP/s at 4096^3 / 8192^3 NT, two runs of
-   gk_bench/sweep/gemm_sweep.cu; runs differ by up to 5%):
-   - 128 x 256 x 64, 4 stages (192 KB), one block of 3 warpgroups per SM: 591-592 / 631-650.
-   - 256 x 128 x 64, 4 stages: 554 / 678; fewer waves where N leaves a thin last tile column
+   for decode-like shapes. Measured on the H200 (TFLOP/s at 4096^3 / 8192^3 NT, //gk_bench:gemm
+   at commit 7ceb8c4; gk_bench/sweep/gemm_sweep.cu runs, without the bench's idle pause between
+   rows, read up to 5% apart):
+   - 128 x 256 x 64, 4 stages (192 KB), one block of 3 warpgroups per SM: 569 / 679.
+   - 256 x 128 x 64, 4 stages: 563 / 670; fewer waves where N leaves a thin last tile column
      (4095 x 4097: 528 tiles, 4 waves, against 544 and 5 for 128 x 256).
-   - 128 x 128 x 64, 6 stages: 495-522 / 588-597; twice the tiles for shapes like M = 128,
-     N = 28672 (224 tiles: 0.88x cuBLAS).
+   - 128 x 128 x 64, 6 stages: 535 / 623; twice the tiles for shapes like M = 128, N = 28672
+     (224 tiles: 0.93x cuBLAS).
    Rejected: 128 x 256 with 3 stages 523 / 573; 256 x 128 with 3 stages 462 / 541; 128 x 128
    persistent (one block per SM walks the tiles, the producer running ahead into the next
    while the consumers store; 4 stages and an epilogue buffer) 536 / 622 against 539 / 627 for
@@ -981,9 +983,9 @@ static __global__ void __launch_bounds__(128) gk_sgemm_warptile_kernel(gk_sgemm_
    cache: ncu, 45% of stall cycles waiting for instruction fetch). */
 #ifndef GK_GEMM_WG_CONFIGS
 #define GK_GEMM_WG_CONFIGS(X)               \
-    X(wg128x256x64_s4, 128, 256, 4, 0, 650) \
-    X(wg256x128x64_s4, 256, 128, 4, 0, 640) \
-    X(wg128x128x64_s6, 128, 128, 6, 0, 597)
+    X(wg128x256x64_s4, 128, 256, 4, 0, 679) \
+    X(wg256x128x64_s4, 256, 128, 4, 0, 670) \
+    X(wg128x128x64_s6, 128, 128, 6, 0, 623)
 #endif
 
 #define GK_GEMM_X_DEFINE(tile, BM, BN, BK, WM, WN, STAGES, MINB, DBUF, VEC)                           \

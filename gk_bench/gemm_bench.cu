@@ -402,7 +402,7 @@ static std::string pick_text(const Gemm &g, int *config)
     }
     std::string s = config_text(*config);
     if (splits > 1) s += ", split-K " + std::to_string(splits);
-    if (pl.pack_a_bytes || pl.pack_b_bytes) s += ", operands repacked to 16-byte rows";
+    if (pl.pack_a_bytes || pl.pack_b_bytes) s += ", operands repacked to 128-byte rows";
     return s;
 }
 
