@@ -37,7 +37,9 @@
      gk_gemm_config_info(config)             a configuration's tile, warps, stages, threads, bytes
      The dispatcher takes the wgmma kernels (any layout) when the build has sm_90a code, the GPU
      is compute capability 9.0 and operand rows are 16-byte aligned (or repacked); otherwise
-     the mma.sync kernels.
+     the mma.sync kernels. Whether the build has sm_90a code is read from the device once per
+     device (a synchronous cudaMemcpyFromSymbol): make the first gk_gemm call (or
+     gk_gemm_plan_for) on a device outside CUDA graph capture.
 
    FP32 SIMT LADDER (row-major NN: C = alpha A B + beta C; c is read only when beta != 0)
      gk_gemm_f32_naive(c, ldc, a, lda, b, ldb, m, n, k, alpha, beta, stream)     one thread per C

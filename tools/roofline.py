@@ -5,7 +5,7 @@ usage: tools/roofline.py OUT.png RESULT.json [RESULT.json ...]
 
 Each JSON is a `--benchmark_out` file of a gk benchmark binary (gk_bench/results/ keeps the ones
 RESULTS.md quotes). The roofs are the ceilings that binary measured in its own process (copy
-bandwidth, FFMA rate and, from the GEMM binary, the mma.sync rate, from the JSON context); each point is one benchmark row at its
+bandwidth, FFMA rate and, from the GEMM binary, the mma.sync and wgmma rates, from the JSON context); each point is one benchmark row at its
 arithmetic intensity (FLOP per byte of its ledger) and achieved TFLOP/s.
 """
 import json
@@ -20,7 +20,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 def main(out, paths):
     fig, ax = plt.subplots(figsize=(9, 6))
     markers = "osD^v<>"
-    bw = ffma = mma = None
+    bw = ffma = mma = wgmma = None
     for k, path in enumerate(paths):
         with open(path) as f:
             data = json.load(f)
@@ -29,6 +29,8 @@ def main(out, paths):
         ffma = float(ctx["ffma_TFLOPs"]) * 1e12
         if "mma_bf16_TFLOPs" in ctx:
             mma = float(ctx["mma_bf16_TFLOPs"]) * 1e12
+        if "wgmma_bf16_TFLOPs" in ctx:
+            wgmma = float(ctx["wgmma_bf16_TFLOPs"]) * 1e12
         xs, ys, names = [], [], []
         for b in data["benchmarks"]:
             if b["name"].startswith(("copy_d2d", "ceiling")) or b.get("TFLOP/s", 0) <= 0 or b.get("GB/s", 0) <= 0:
@@ -46,6 +48,9 @@ def main(out, paths):
     if mma:
         ax.plot([lo, mma / bw, hi], [bw * lo / 1e12, mma / 1e12, mma / 1e12], "k--", lw=1.2,
                 label=f"roof: mma.sync bf16 {mma / 1e12:.0f} TFLOP/s (measured)")
+    if wgmma:
+        ax.plot([lo, wgmma / bw, hi], [bw * lo / 1e12, wgmma / 1e12, wgmma / 1e12], "k:", lw=1.2,
+                label=f"roof: wgmma bf16 {wgmma / 1e12:.0f} TFLOP/s (measured)")
     ax.set_xscale("log")
     ax.set_yscale("log")
     ax.set_xlim(lo, hi)
