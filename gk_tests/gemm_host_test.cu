@@ -531,6 +531,54 @@ TEST(GemmDispatch, PlanIsConsistent)
                 }
 }
 
+// The wgmma branch of the dispatcher (as on an H200: 132 SMs, the sm_90a kernels available),
+// called directly so that it runs without a GPU: among the tiles that fill the SMs the one with
+// the least waves x tile FLOPs / measured rate; K split on the first tile when none fills them.
+static gk_gemm_plan wg_plan(int64_t m, int64_t n, int64_t k)
+{
+    gk_gemm_plan pl = {};
+    gk_gemm_plan_impl(m, n, k, m, k, 1, n, k, 1, 132, 1, &pl);
+    return pl;
+}
+
+static std::string wg_name(const gk_gemm_plan &pl) { return gk_gemm_config_info(pl.config).name; }
+
+TEST(GemmDispatch, WgmmaTilesByWaves)
+{
+    // 4096^2: 512 tiles of 128 x 256 or 256 x 128 (4 waves each), 1024 of 128 x 128 (8 waves)
+    gk_gemm_plan pl = wg_plan(4096, 4096, 4096);
+    EXPECT_EQ(wg_name(pl), "gk_gemm_bf16_wg128x256x64_s4");
+    EXPECT_EQ(pl.splits, 1);
+    // 4095 x 4097: 544 tiles of 128 x 256 (5 waves), 528 of 256 x 128 (4 waves)
+    pl = wg_plan(4095, 4097, 4093);
+    EXPECT_EQ(wg_name(pl), "gk_gemm_bf16_wg256x128x64_s4");
+    EXPECT_EQ(pl.splits, 1);
+    // M = 128, N = 28672: 112 tiles of 128 x 256 do not fill 132 SMs, 224 of 128 x 128 do
+    pl = wg_plan(128, 28672, 8192);
+    EXPECT_EQ(wg_name(pl), "gk_gemm_bf16_wg128x128x64_s6");
+    EXPECT_EQ(pl.splits, 1);
+    // decode: M = 16, N = 8192 is 32 tiles of 128 x 256: K split into one wave of 4 x 32 blocks
+    pl = wg_plan(16, 8192, 8192);
+    EXPECT_EQ(wg_name(pl), "gk_gemm_bf16_wg128x256x64_s4");
+    EXPECT_EQ(pl.splits, 4);
+    EXPECT_GE(pl.split_bytes, (size_t)4 * 16 * 8192 * 4);
+    // short K is not split; one tile is one block
+    pl = wg_plan(16, 8192, 512);
+    EXPECT_EQ(pl.splits, 1);
+    pl = wg_plan(17, 33, 65);
+    EXPECT_EQ(wg_name(pl), "gk_gemm_bf16_wg128x256x64_s4");
+    EXPECT_EQ(pl.splits, 1);
+    // every wgmma pick is a wgmma configuration, with 1 .. GK_GEMM_MAX_SPLITS splits
+    for (int64_t m : {1, 100, 1030, 4096, 16384})
+        for (int64_t n : {1, 300, 4097, 28672})
+            for (int64_t k : {1, 1000, 8192}) {
+                pl = wg_plan(m, n, k);
+                EXPECT_EQ(gk_gemm_config_info(pl.config).wgmma, 1) << m << " " << n << " " << k;
+                EXPECT_GE(pl.splits, 1);
+                EXPECT_LE(pl.splits, GK_GEMM_MAX_SPLITS);
+            }
+}
+
 TEST(GemmDispatch, SplitsLongKOfFewTilesOnly)
 {
     // decode-like: 16 x 512 is a handful of tiles, K = 8192 long: K is split
