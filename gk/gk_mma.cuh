@@ -51,9 +51,11 @@
      gk_named_barrier(id, threads)      bar.sync id, threads (sm_70 and newer)
      gk_setmaxnreg_dec_40(), gk_setmaxnreg_inc_232()
                                         setmaxnreg: a producer warpgroup's registers to consumers
+     gk_wgmma_desc(addr, leading, stride, swizzle)
+                                        a shared-memory matrix descriptor (host and device)
      gk_wgmma_desc_sw128(smem, leading_bytes)
-                                        the shared-memory matrix descriptor of a 128-byte-swizzled
-                                        tile (the layout TMA's CU_TENSOR_MAP_SWIZZLE_128B writes)
+                                        the descriptor of a 128-byte-swizzled tile (the layout
+                                        TMA's CU_TENSOR_MAP_SWIZZLE_128B writes)
      gk_wgmma_m64k16(d, da, db, dt, n, ta, tb)
                                         wgmma.mma_async.sync.aligned.m64n{128,256}k16.f32.{bf16,f16}
      gk_wgmma_fence(), gk_wgmma_commit(), gk_wgmma_wait_0/1(), gk_wgmma_fence_regs(d, n)
@@ -254,18 +256,25 @@ GK_DEV void gk_named_barrier(int id, int threads) { asm volatile("bar.sync %0, %
 GK_DEV void gk_setmaxnreg_dec_40(void) { asm volatile("setmaxnreg.dec.sync.aligned.u32 40;"); }
 GK_DEV void gk_setmaxnreg_inc_232(void) { asm volatile("setmaxnreg.inc.sync.aligned.u32 232;"); }
 
-/* wgmma shared-memory descriptor for a tile laid out with the 128-byte swizzle (TMA's
-   CU_TENSOR_MAP_SWIZZLE_128B: 16-byte chunk c of row r at chunk c ^ (r % 8), 1024-byte aligned
-   groups of 8 rows). Fields (PTX ISA, "Matrix Descriptor Format"): start address >> 4 in bits
-   0-13, leading byte offset >> 4 in 16-29, stride byte offset >> 4 in 32-45, swizzle mode in
-   62-63 (1: 128 bytes). K-major operands: the stride is 1024 (8 rows of 128 bytes), the
-   leading offset unused (1). MN-major: stride 1024 (8 k-rows), leading = bytes between
-   64-wide MN panels. Adding 2 to the descriptor moves its start 32 bytes (16 K values of a
-   K-major tile); 128 moves it 2048 bytes (16 k-rows of an MN-major panel). */
+/* A wgmma shared-memory matrix descriptor (PTX ISA, "Matrix Descriptor Format"): start
+   address >> 4 in bits 0-13, leading dimension byte offset >> 4 in 16-29, stride dimension
+   byte offset >> 4 in 32-45, swizzle mode in 62-63 (0 none, 1 128-byte, 2 64-byte, 3 32-byte).
+   Host and device: mma_host_test checks the fields. */
+GK_HD unsigned long long gk_wgmma_desc(unsigned smem_addr, int leading_bytes, int stride_bytes, int swizzle)
+{
+    return (unsigned long long)((smem_addr & 0x3FFFF) >> 4) | (unsigned long long)((leading_bytes & 0x3FFFF) >> 4) << 16 |
+           (unsigned long long)((stride_bytes & 0x3FFFF) >> 4) << 32 | (unsigned long long)(swizzle & 3) << 62;
+}
+
+/* The descriptor of a tile laid out with the 128-byte swizzle (TMA's CU_TENSOR_MAP_SWIZZLE_128B:
+   16-byte chunk c of row r at chunk c ^ (r % 8), 1024-byte aligned groups of 8 rows of 128
+   bytes). K-major operands: the stride is 1024 (8 rows of 128 bytes), the leading offset unused
+   (16, encoded 1). MN-major: stride 1024 (8 k-rows), leading = bytes between 64-wide MN panels.
+   Adding 2 to the descriptor moves its start 32 bytes (16 K values of a K-major tile); 128
+   moves it 2048 bytes (16 k-rows of an MN-major panel). */
 GK_DEV unsigned long long gk_wgmma_desc_sw128(const void *smem, int leading_bytes)
 {
-    return (unsigned long long)((gk_smem_addr(smem) & 0x3FFFF) >> 4) | (unsigned long long)(leading_bytes >> 4) << 16 |
-           (unsigned long long)(1024 >> 4) << 32 | 1ull << 62;
+    return gk_wgmma_desc(gk_smem_addr(smem), leading_bytes, 1024, 1);
 }
 
 /* orders this thread's ordinary shared-memory writes before later async-proxy reads (wgmma, TMA) */

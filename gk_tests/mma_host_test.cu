@@ -154,3 +154,33 @@ TEST(Swizzle, CpAsyncFillIsConflictFree)
         }
     }
 }
+
+// ------------------------------------------------------------------ wgmma descriptors
+
+// The descriptor's fields as the PTX ISA lays them out ("Matrix Descriptor Format"), restated
+// bit by bit: start address >> 4 in bits 0-13, leading byte offset >> 4 in 16-29, stride byte
+// offset >> 4 in 32-45, bits 46-61 zero, swizzle mode in 62-63.
+TEST(WgmmaDescriptor, FieldsAsThePtxIsaLaysThemOut)
+{
+    const unsigned addrs[] = {0, 16, 1024, 0x12340, 0x3fff0};
+    const int leads[] = {16, 8192}, swizzles[] = {0, 1, 2, 3};
+    for (unsigned addr : addrs)
+        for (int lead : leads)
+            for (int sw : swizzles) {
+                const unsigned long long d = gk_wgmma_desc(addr, lead, 1024, sw);
+                EXPECT_EQ(d & 0x3fffull, (unsigned long long)(addr >> 4)) << addr;
+                EXPECT_EQ(d >> 14 & 3ull, 0ull);
+                EXPECT_EQ(d >> 16 & 0x3fffull, (unsigned long long)(lead >> 4)) << lead;
+                EXPECT_EQ(d >> 30 & 3ull, 0ull);
+                EXPECT_EQ(d >> 32 & 0x3fffull, 1024ull >> 4);
+                EXPECT_EQ(d >> 46 & 0xffffull, 0ull);
+                EXPECT_EQ(d >> 62, (unsigned long long)sw);
+            }
+    // the GEMM's k-steps: + 2 is the start 32 bytes on, + 128 is 2048 bytes on (no carry out of
+    // the 14-bit field for tiles inside 227 KB of shared memory)
+    for (unsigned addr = 0; addr + 2048 + 3 * 2048 < 227 * 1024; addr += 1024)
+        for (int k = 0; k < 4; k++) {
+            EXPECT_EQ(gk_wgmma_desc(addr, 16, 1024, 1) + 2 * k, gk_wgmma_desc(addr + 32 * k, 16, 1024, 1));
+            EXPECT_EQ(gk_wgmma_desc(addr, 8192, 1024, 1) + 128 * k, gk_wgmma_desc(addr + 2048 * k, 8192, 1024, 1));
+        }
+}
