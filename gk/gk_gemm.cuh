@@ -600,8 +600,7 @@ GK_DEV void gk_gemm_wg_run(const gk_gemm_args *p, const CUtensorMap *tma, const 
 {
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
     extern __shared__ uint4 gk_gemm_smem[];
-    /* the 128-byte swizzle repeats every 1024 bytes: tiles start on that boundary */
-    char *smem = (char *)gk_gemm_smem + ((1024 - (gk_smem_addr(gk_gemm_smem) & 1023)) & 1023);
+    char *smem = gk_smem_align_1024(gk_gemm_smem);
     const int a_bytes = bm * GK_GEMM_WG_BK * 2, stage_bytes = a_bytes + bn * GK_GEMM_WG_BK * 2;
     unsigned long long *full = (unsigned long long *)(smem + stages * stage_bytes), *empty = full + stages;
     float *epi = persistent ? (float *)(empty + stages) : (float *)smem;
@@ -1395,6 +1394,26 @@ GK_IMPL cudaError_t gk_gemm_f16(void *d, int d_dtype, int64_t ldd, const gk_f16 
                       beta, act, workspace, workspace_bytes, stream);
 }
 
+/* The fp32 rungs' arguments (validated by the caller); vec: A and B rows allow 16-byte loads. */
+static gk_sgemm_args gk_sgemm_args_of(float *c, int64_t ldc, const float *a, int64_t lda, const float *b, int64_t ldb,
+                                      int64_t m, int64_t n, int64_t k, float alpha, float beta)
+{
+    gk_sgemm_args p;
+    p.c = c;
+    p.a = a;
+    p.b = b;
+    p.lda = lda;
+    p.ldb = ldb;
+    p.ldc = ldc;
+    p.m = (int)m;
+    p.n = (int)n;
+    p.k = (int)k;
+    p.alpha = alpha;
+    p.beta = beta;
+    p.vec = gk_is_aligned(a, 16) && gk_is_aligned(b, 16) && lda % 4 == 0 && ldb % 4 == 0;
+    return p;
+}
+
 /* fp32 ladder: validation shared by every rung, then one launch. */
 static cudaError_t gk_sgemm_launch(const char *fn, int rung, float *c, int64_t ldc, const float *a, int64_t lda,
                                    const float *b, int64_t ldb, int64_t m, int64_t n, int64_t k, float alpha, float beta,
@@ -1413,19 +1432,7 @@ static cudaError_t gk_sgemm_launch(const char *fn, int rung, float *c, int64_t l
     GK_TRY(gk_check_fits_i32(fn, "lda", lda));
     GK_TRY(gk_check_fits_i32(fn, "ldb", ldb));
     GK_TRY(gk_check_fits_i32(fn, "ldc", ldc));
-    gk_sgemm_args p;
-    p.c = c;
-    p.a = a;
-    p.b = b;
-    p.lda = lda;
-    p.ldb = ldb;
-    p.ldc = ldc;
-    p.m = (int)m;
-    p.n = (int)n;
-    p.k = (int)k;
-    p.alpha = alpha;
-    p.beta = beta;
-    p.vec = gk_is_aligned(a, 16) && gk_is_aligned(b, 16) && lda % 4 == 0 && ldb % 4 == 0;
+    const gk_sgemm_args p = gk_sgemm_args_of(c, ldc, a, lda, b, ldb, m, n, k, alpha, beta);
     const unsigned gm32 = (unsigned)gk_ceil_div(m, 32), gn32 = (unsigned)gk_ceil_div(n, 32);
     const unsigned gm128 = (unsigned)gk_ceil_div(m, 128), gn128 = (unsigned)gk_ceil_div(n, 128);
     switch (rung) {

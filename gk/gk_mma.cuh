@@ -51,6 +51,7 @@
      gk_named_barrier(id, threads)      bar.sync id, threads (sm_70 and newer)
      gk_setmaxnreg_dec_40(), gk_setmaxnreg_inc_232()
                                         setmaxnreg: a producer warpgroup's registers to consumers
+     gk_smem_align_1024(p)              the first 1024-byte boundary of shared memory from p
      gk_wgmma_desc(addr, leading, stride, swizzle)
                                         a shared-memory matrix descriptor (host and device)
      gk_wgmma_desc_sw128(smem, leading_bytes)
@@ -255,6 +256,10 @@ GK_DEV void gk_named_barrier(int id, int threads) { asm volatile("bar.sync %0, %
    consumers take them. */
 GK_DEV void gk_setmaxnreg_dec_40(void) { asm volatile("setmaxnreg.dec.sync.aligned.u32 40;"); }
 GK_DEV void gk_setmaxnreg_inc_232(void) { asm volatile("setmaxnreg.inc.sync.aligned.u32 232;"); }
+
+/* The first 1024-byte boundary of shared memory at or after p: the 128-byte swizzle repeats
+   every 1024 bytes, so tiles in that layout (TMA writes, wgmma reads) start on one. */
+GK_DEV char *gk_smem_align_1024(void *p) { return (char *)p + ((1024 - (gk_smem_addr(p) & 1023)) & 1023); }
 
 /* A wgmma shared-memory matrix descriptor (PTX ISA, "Matrix Descriptor Format"): start
    address >> 4 in bits 0-13, leading dimension byte offset >> 4 in 16-29, stride dimension

@@ -98,7 +98,7 @@ static __global__ void __launch_bounds__(256, 1) wgmma_ceiling_kernel(float *out
 {
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
     extern __shared__ uint4 wg_smem[];
-    char *sm = (char *)wg_smem + ((1024 - (gk_smem_addr(wg_smem) & 1023)) & 1023);
+    char *sm = gk_smem_align_1024(wg_smem);
     for (int i = threadIdx.x; i < (2 * 8192 + 32768) / 2; i += blockDim.x) {
         unsigned h = (unsigned)i * 2654435761u;
         h ^= h >> 15;

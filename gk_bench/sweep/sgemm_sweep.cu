@@ -87,19 +87,7 @@ static __global__ void __launch_bounds__(256, 2) sg_256x8x8_kernel(gk_sgemm_args
 static cudaError_t sg_256x8x8(float *c, int64_t ldc, const float *a, int64_t lda, const float *b, int64_t ldb, int m,
                               int n, int k)
 {
-    gk_sgemm_args p;
-    p.c = c;
-    p.a = a;
-    p.b = b;
-    p.lda = lda;
-    p.ldb = ldb;
-    p.ldc = ldc;
-    p.m = m;
-    p.n = n;
-    p.k = k;
-    p.alpha = 1.0f;
-    p.beta = 0.0f;
-    p.vec = gk_is_aligned(a, 16) && gk_is_aligned(b, 16) && lda % 4 == 0 && ldb % 4 == 0;
+    const gk_sgemm_args p = gk_sgemm_args_of(c, ldc, a, lda, b, ldb, m, n, k, 1.0f, 0.0f);
     sg_256x8x8_kernel<<<dim3((unsigned)gk_ceil_div(n, SG_BN), (unsigned)gk_ceil_div(m, SG_BM)), 256>>>(p);
     return cudaGetLastError();
 }
