@@ -1,7 +1,7 @@
 /* gk_gemm.cuh - gk GEMM v0.1: the fp32 SIMT ladder (naive, shared-memory tiled, register-tiled,
-   warp-tiled), bf16/fp16 tensor-core GEMM on mma.sync with a multi-stage cp.async pipeline,
-   swizzled shared memory, block rasterization, split-K and a fused epilogue, and on Hopper
-   (sm_90a) wgmma kernels fed by TMA with the same epilogue.
+   warp-tiled, cp.async-pipelined), bf16/fp16 tensor-core GEMM on mma.sync with a multi-stage
+   cp.async pipeline, swizzled shared memory, block rasterization, split-K and a fused epilogue,
+   and on Hopper (sm_90a) wgmma kernels fed by TMA with the same epilogue.
 
    Needs gk_core.cuh and gk_mma.cuh (same folder), and <cuda.h> from the CUDA toolkit (the TMA
    descriptor type; no -lcuda: the encoder is found through the runtime). In ONE .cu file of
@@ -48,7 +48,9 @@
                                   transposed in shared memory
      gk_gemm_f32_warptile(...)    warp tiles over the block tile, each thread's outputs strided so a
                                   warp's shared-memory reads are broadcasts; double-buffered
-     gk_gemm_f32(...)             the fastest of these (warptile)
+     gk_gemm_f32_pipelined(...)   the warp tiles (128 x 256 block, 8 warps) fed by a 3-stage cp.async
+                                  pipeline that also transposes A: no staging registers
+     gk_gemm_f32(...)             the fastest of these (pipelined)
 
    LEDGER
      gk_gemm_ledger(m, n, k, in_dtype, d_dtype, has_c, has_bias)
@@ -146,6 +148,7 @@ GK_GEMM_F32_DECLARE(_naive)
 GK_GEMM_F32_DECLARE(_smem)
 GK_GEMM_F32_DECLARE(_regtile)
 GK_GEMM_F32_DECLARE(_warptile)
+GK_GEMM_F32_DECLARE(_pipelined)
 GK_GEMM_F32_DECLARE()
 
 /* A tensor-core configuration, as the generator derives it. */
@@ -947,6 +950,144 @@ static __global__ void __launch_bounds__(128) gk_sgemm_warptile_kernel(gk_sgemm_
 }
 
 
+/* Rung 5: rung 4's warp tiles fed by a cp.async pipeline. A 128 x 256 x 16 block of 8 warps of
+   64 x 64, each thread 8 x 16 outputs in 4 x 4 groups (rows 32 apart, columns 16 apart: every
+   fragment read is one conflict-free LDS.128, broadcast across the lanes sharing it). Both
+   operands go global -> shared by cp.async, 3 tiles in flight, with no staging registers and
+   no st.shared:
+   - A is transposed by the copy itself: 4-byte copies, 8 lanes reading one 32-byte sector of a
+     row, into as[k][m] rows of BM + 4 floats (bank 4 k + m: no conflict);
+   - B: one 16-byte copy per 4 columns when its rows are 16-byte aligned and N % 4 == 0 (vb),
+     else 4-byte copies;
+   - rows of A past M and columns of B past N are clamped, not zeroed (they feed outputs that are
+     never stored); only a partial last k-tile zero-fills, so full tiles carry no predicates;
+   - the wait and the barrier come before a tile's last k-step: the stage just read is refilled
+     and the next tile's first fragments load while that step's FFMAs run.
+   H200, 4096^3: 49.3 TFLOP/s, 0.96x cuBLAS SGEMM, where rung 4 (registers staging the next tile,
+   4 warps) reaches 40.7. Rejected, same run (gk_bench/sweep/sgemm_sweep.cu, RESULTS.md): BK 8
+   with 4 stages 48.0; 128 x 128 tiles of 8 warps of 8 x 8 a thread (BK 8 or 16) 46.9; rung 4's
+   4 warps on cp.async 45.2; 256 x 128 tiles of 16 x 8 a thread 41.4 (255 registers). */
+#define GK_SGEMM_PL_BM 128
+#define GK_SGEMM_PL_BN 256
+#define GK_SGEMM_PL_BK 16
+#define GK_SGEMM_PL_STAGES 3
+#define GK_SGEMM_PL_SA (GK_SGEMM_PL_BM + 4) /* floats a row of the transposed A tile */
+#define GK_SGEMM_PL_STAGE (GK_SGEMM_PL_BK * GK_SGEMM_PL_SA + GK_SGEMM_PL_BK * GK_SGEMM_PL_BN) /* floats */
+#define GK_SGEMM_PL_SMEM (GK_SGEMM_PL_STAGES * GK_SGEMM_PL_STAGE * 4)
+
+/* One k-tile's copies into stage s (full: k0 + BK <= K, a constant after inlining). Thread tid
+   copies A rows am + 32 r (r < 4), k ak and ak + 8, and B k-rows bk + 4 i (i < 4), columns
+   bcol .. bcol + 3; pa, pb: its A and B sources for this tile, moved on to the next. */
+GK_DEV void gk_sgemm_pl_copy(const gk_sgemm_args *p, float *smem, int s, int k0, int full, int vb, const float **pa,
+                             const int64_t *aoff, const float **pb, int bcol, int bc0)
+{
+    const int tid = threadIdx.x, ak = tid % 8, am = tid / 8, bk = tid / 64;
+    float *as = smem + s * GK_SGEMM_PL_STAGE, *bs = as + GK_SGEMM_PL_BK * GK_SGEMM_PL_SA;
+#pragma unroll
+    for (int r = 0; r < 4; r++)
+#pragma unroll
+        for (int g = 0; g < 2; g++) {
+            const int ok = full || k0 + ak + 8 * g < p->k;
+            gk_cp_async_4(as + (ak + 8 * g) * GK_SGEMM_PL_SA + am + 32 * r, ok ? *pa + aoff[r] + 8 * g : p->a, ok ? 4 : 0);
+        }
+#pragma unroll
+    for (int i = 0; i < 4; i++) {
+        const int ok = full || k0 + bk + 4 * i < p->k;
+        const float *q = *pb + (int64_t)4 * i * p->ldb;
+        float *d = bs + (bk + 4 * i) * GK_SGEMM_PL_BN + tid % 64 * 4;
+        if (vb) gk_cp_async_16(d, ok ? q : p->b, ok ? 16 : 0);
+        else
+#pragma unroll
+            for (int j = 0; j < 4; j++) gk_cp_async_4(d + j, ok ? q + (min(bcol + j, p->n - 1) - bc0) : p->b, ok ? 4 : 0);
+    }
+    *pa += GK_SGEMM_PL_BK;
+    *pb += (int64_t)GK_SGEMM_PL_BK * p->ldb;
+}
+
+/* A thread's fragments of k-step k of stage s: 8 A values (rows tr + 0..3, tr + 32 + 0..3) and
+   16 B values (columns tc + 16 h + 0..3). */
+GK_DEV void gk_sgemm_pl_frags(const float *smem, int s, int k, int tr, int tc, float *fa, float *fb)
+{
+    const float *as = smem + s * GK_SGEMM_PL_STAGE, *bs = as + GK_SGEMM_PL_BK * GK_SGEMM_PL_SA;
+#pragma unroll
+    for (int g = 0; g < 2; g++) *(float4 *)&fa[4 * g] = *(const float4 *)&as[k * GK_SGEMM_PL_SA + tr + 32 * g];
+#pragma unroll
+    for (int h = 0; h < 4; h++) *(float4 *)&fb[4 * h] = *(const float4 *)&bs[k * GK_SGEMM_PL_BN + tc + 16 * h];
+}
+
+GK_DEV void gk_sgemm_pl_run(const gk_sgemm_args *p, int vb)
+{
+    extern __shared__ float4 gk_sgemm_pl_smem[];
+    float *smem = (float *)gk_sgemm_pl_smem;
+    const int tid = threadIdx.x, warp = tid >> 5, lane = tid & 31;
+    const int m0 = blockIdx.y * GK_SGEMM_PL_BM, n0 = blockIdx.x * GK_SGEMM_PL_BN;
+    const int am = tid / 8, bcol = n0 + tid % 64 * 4;
+    int64_t aoff[4];
+#pragma unroll
+    for (int r = 0; r < 4; r++) aoff[r] = (int64_t)min(m0 + am + 32 * r, p->m - 1) * p->lda;
+    const int bc0 = vb ? min(bcol, p->n - 4) : min(bcol, p->n - 1);
+    const float *pa = p->a + tid % 8, *pb = p->b + (int64_t)(tid / 64) * p->ldb + bc0;
+    const int ktiles = (p->k + GK_SGEMM_PL_BK - 1) / GK_SGEMM_PL_BK;
+    /* STAGES tiles in flight; a group is committed even when empty so the wait counts hold */
+#pragma unroll
+    for (int s = 0; s < GK_SGEMM_PL_STAGES; s++) {
+        if (s < ktiles) {
+            if ((s + 1) * GK_SGEMM_PL_BK <= p->k) gk_sgemm_pl_copy(p, smem, s, s * GK_SGEMM_PL_BK, 1, vb, &pa, aoff, &pb, bcol, bc0);
+            else gk_sgemm_pl_copy(p, smem, s, s * GK_SGEMM_PL_BK, 0, vb, &pa, aoff, &pb, bcol, bc0);
+        }
+        gk_cp_async_commit();
+    }
+    gk_cp_async_wait_2(); /* STAGES - 1 */
+    __syncthreads();
+
+    const int wm0 = warp / 4 * 64, wn0 = warp % 4 * 64, tr = wm0 + lane / 4 * 4, tc = wn0 + lane % 4 * 4;
+    float acc[8][16];
+#pragma unroll
+    for (int i = 0; i < 8; i++)
+#pragma unroll
+        for (int j = 0; j < 16; j++) acc[i][j] = 0.0f;
+    float fa[2][8], fb[2][16];
+    gk_sgemm_pl_frags(smem, 0, 0, tr, tc, fa[0], fb[0]);
+    int rs = 0; /* the stage being read */
+    for (int kt = 0; kt < ktiles; kt++) {
+#pragma unroll
+        for (int k = 0; k < GK_SGEMM_PL_BK; k++) {
+            if (k < GK_SGEMM_PL_BK - 1) gk_sgemm_pl_frags(smem, rs, k + 1, tr, tc, fa[(k + 1) & 1], fb[(k + 1) & 1]);
+            else {
+                /* tile kt + 1 has landed for every thread and every thread has read tile kt:
+                   refill this stage with tile kt + STAGES, then read the next tile's first
+                   fragments */
+                gk_cp_async_wait_1(); /* STAGES - 2 */
+                __syncthreads();
+                const int nt = kt + GK_SGEMM_PL_STAGES;
+                if (nt < ktiles) {
+                    if ((nt + 1) * GK_SGEMM_PL_BK <= p->k) gk_sgemm_pl_copy(p, smem, rs, nt * GK_SGEMM_PL_BK, 1, vb, &pa, aoff, &pb, bcol, bc0);
+                    else gk_sgemm_pl_copy(p, smem, rs, nt * GK_SGEMM_PL_BK, 0, vb, &pa, aoff, &pb, bcol, bc0);
+                }
+                gk_cp_async_commit();
+                rs = rs + 1 == GK_SGEMM_PL_STAGES ? 0 : rs + 1;
+                gk_sgemm_pl_frags(smem, rs, 0, tr, tc, fa[0], fb[0]);
+            }
+#pragma unroll
+            for (int i = 0; i < 8; i++)
+#pragma unroll
+                for (int j = 0; j < 16; j++) acc[i][j] = fmaf(fa[k & 1][i], fb[k & 1][j], acc[i][j]);
+        }
+    }
+    gk_cp_async_wait_0();
+#pragma unroll
+    for (int i = 0; i < 8; i++) {
+        const int row = m0 + tr + i / 4 * 32 + i % 4;
+        if (row >= p->m) continue;
+#pragma unroll
+        for (int j = 0; j < 16; j++) gk_sgemm_store(p, row, n0 + tc + j / 4 * 16 + j % 4, acc[i][j]);
+    }
+}
+
+/* vb: 16-byte B copies (see above); a kernel each so the copies carry no runtime choice */
+static __global__ void __launch_bounds__(256, 1) gk_sgemm_pipelined_kernel(gk_sgemm_args p) { gk_sgemm_pl_run(&p, 0); }
+static __global__ void __launch_bounds__(256, 1) gk_sgemm_pipelined_vb_kernel(gk_sgemm_args p) { gk_sgemm_pl_run(&p, 1); }
+
 /* The shipped tensor-core configurations, as
    X(tile name, BM, BN, BK, WM, WN, STAGES, MINB, DBUF, VEC): MINB blocks per SM the registers
    are budgeted for, DBUF double-buffered fragments, VEC 0 element-wise loads. The dispatcher
@@ -1087,46 +1228,61 @@ GK_IMPL gk_gemm_config gk_gemm_config_info(int config)
     return *gk_gemm_config_table[config]; /* named after the bf16 kernels; f16 has the same tiles */
 }
 
-/* Copies a [rows, cols] matrix of 2-byte values (stride ld) to stride ldp, a multiple of 8, so
-   that its rows are 16-byte aligned for cp.async and TMA. Each thread writes 8 values from the
-   two aligned 16-byte words that hold them, shifted into place (a source row starts at any even
-   byte offset); loads that would reach past the matrix's last value take one value at a time.
-   Costs one read and one write of the operand. */
-static __global__ void __launch_bounds__(128) gk_gemm_pack(unsigned short *dst, int64_t ldp, const unsigned short *src,
-                                                           int64_t ld, int rows, int cols)
+/* One operand to repack: [rows, cols] 2-byte values at src, stride ld, to dst, stride ldp (a
+   multiple of 64); units: warp work items, 4 rows x 256 values each. */
+typedef struct gk_gemm_pack_job {
+    unsigned short *dst;
+    const unsigned short *src;
+    int64_t ld, ldp, units;
+    int rows, cols;
+} gk_gemm_pack_job;
+
+/* Copies one or two operands (one launch) to rows that start 16-byte aligned, for TMA. A warp
+   writes 256 values of 4 rows: each lane loads the aligned 16-byte word holding the start of
+   its 8 values, takes the next word from the lane above (lane 31 loads its own) and shifts the
+   pair into place (a source row starts at any even byte offset), so each source byte is read
+   once and 4 loads are in flight a lane. Only words holding a value of the row are read: no
+   load leaves the operand's pages. Values past cols are written as zeros. */
+static __global__ void __launch_bounds__(256) gk_gemm_pack(gk_gemm_pack_job j0, gk_gemm_pack_job j1)
 {
-    /* x: 8-value chunks of a row, y: groups of 4 rows (4 loads in flight a thread), grid-strided */
-    const int c = (blockIdx.x * blockDim.x + threadIdx.x) * 8;
-    if (c >= ldp) return;
-    const char *end = (const char *)(src + (int64_t)(rows - 1) * ld + cols);
-    for (int64_t r0 = (int64_t)blockIdx.y * 4; r0 < rows; r0 += (int64_t)gridDim.y * 4) {
-        uint4 out[4];
+    const int lane = threadIdx.x & 31;
+    for (int64_t w = (int64_t)blockIdx.x * 8 + (threadIdx.x >> 5); w < j0.units + j1.units; w += (int64_t)gridDim.x * 8) {
+        const gk_gemm_pack_job j = w < j0.units ? j0 : j1;
+        const int64_t u = w < j0.units ? w : w - j0.units, segs = j.ldp / 256 + (j.ldp % 256 != 0);
+        const int64_t r0 = u / segs * 4, c = u % segs * 256 + lane * 8;
+        uint4 lo[4], hi[4];
+        int off[4];
 #pragma unroll
-        for (int u = 0; u < 4; u++) {
-            const int64_t r = r0 + u < rows ? r0 + u : r0;
-            const unsigned short *s = src + r * ld + c;
-            const int off = (int)((size_t)s & 15);
-            const uint4 *base = (const uint4 *)((const char *)s - off);
-            if (c + 8 <= cols && (const char *)(base + 2) <= end) {
-                const uint4 lo = base[0], hi = base[1];
-                const unsigned x[8] = {lo.x, lo.y, lo.z, lo.w, hi.x, hi.y, hi.z, hi.w};
-                const int q = off >> 2, sh = (off & 3) * 8; /* off is even: sh is 0 or 16 */
-                unsigned y[5];
-#pragma unroll
-                for (int j = 0; j < 5; j++) y[j] = q == 0 ? x[j] : q == 1 ? x[j + 1] : q == 2 ? x[j + 2] : x[min(j + 3, 7)];
-                out[u] = make_uint4(__funnelshift_r(y[0], y[1], sh), __funnelshift_r(y[1], y[2], sh),
-                                    __funnelshift_r(y[2], y[3], sh), __funnelshift_r(y[3], y[4], sh));
-            } else {
-                unsigned short v[8];
-#pragma unroll
-                for (int e = 0; e < 8; e++) v[e] = c + e < cols ? s[e] : 0;
-                out[u] = make_uint4(v[0] | (unsigned)v[1] << 16, v[2] | (unsigned)v[3] << 16, v[4] | (unsigned)v[5] << 16,
-                                    v[6] | (unsigned)v[7] << 16);
-            }
+        for (int i = 0; i < 4; i++) {
+            const int64_t r = r0 + i < j.rows ? r0 + i : r0;
+            const char *row = (const char *)(j.src + r * j.ld), *end = row + 2 * (int64_t)j.cols;
+            off[i] = (int)((size_t)row & 15);
+            const uint4 *word = (const uint4 *)(row - off[i] + 2 * c);
+            lo[i] = (const char *)word < end ? word[0] : make_uint4(0, 0, 0, 0);
+            hi[i] = lane == 31 && (const char *)(word + 1) < end ? word[1] : make_uint4(0, 0, 0, 0);
         }
 #pragma unroll
-        for (int u = 0; u < 4; u++)
-            if (r0 + u < rows) *(uint4 *)(dst + (r0 + u) * ldp + c) = out[u];
+        for (int i = 0; i < 4; i++) {
+            const uint4 up = make_uint4(__shfl_down_sync(0xffffffffu, lo[i].x, 1), __shfl_down_sync(0xffffffffu, lo[i].y, 1),
+                                        __shfl_down_sync(0xffffffffu, lo[i].z, 1), __shfl_down_sync(0xffffffffu, lo[i].w, 1));
+            if (lane != 31) hi[i] = up;
+        }
+#pragma unroll
+        for (int i = 0; i < 4; i++) {
+            if (r0 + i >= j.rows || c >= j.ldp) continue;
+            const unsigned x[8] = {lo[i].x, lo[i].y, lo[i].z, lo[i].w, hi[i].x, hi[i].y, hi[i].z, hi[i].w};
+            const int q = off[i] >> 2, sh = (off[i] & 3) * 8; /* off is even: sh is 0 or 16 */
+            unsigned y[5], o[4];
+#pragma unroll
+            for (int e = 0; e < 5; e++) y[e] = q == 0 ? x[e] : q == 1 ? x[e + 1] : q == 2 ? x[e + 2] : x[min(e + 3, 7)];
+#pragma unroll
+            for (int e = 0; e < 4; e++) {
+                const int64_t keep = j.cols - c - 2 * e; /* values of this pair inside the row */
+                o[e] = __funnelshift_r(y[e], y[e + 1], sh);
+                o[e] = keep >= 2 ? o[e] : keep == 1 ? o[e] & 0xffffu : 0u;
+            }
+            *(uint4 *)(j.dst + (r0 + i) * j.ldp + c) = make_uint4(o[0], o[1], o[2], o[3]);
+        }
     }
 }
 
@@ -1237,20 +1393,22 @@ static cudaError_t gk_gemm_check_operand(const char *fn, const char *arg, const 
     return cudaSuccess;
 }
 
-/* Repacks one operand into the workspace (see gk_gemm_pack). */
-static cudaError_t gk_gemm_repack(const char *fn, char **ws, const void **x, int64_t *ld, int64_t rows, int64_t cols,
-                                  size_t bytes, cudaStream_t stream)
+/* One operand's repack job into the workspace; points x and ld at the copy. */
+static gk_gemm_pack_job gk_gemm_pack_job_of(char **ws, const void **x, int64_t *ld, int64_t rows, int64_t cols,
+                                            size_t bytes)
 {
-    const int64_t ldp = gk_round_up(cols, 64); /* 128-byte rows: a TMA box row is one L2 line pair, not three */
-    const int64_t groups = gk_ceil_div(rows, 4);
-    const dim3 grid((unsigned)gk_ceil_div(ldp / 8, 128), (unsigned)(groups < 2048 ? groups : 2048));
-    gk_gemm_pack<<<grid, 128, 0, stream>>>((unsigned short *)*ws, ldp, (const unsigned short *)*x, *ld, (int)rows,
-                                           (int)cols);
-    GK_TRY(gk_check_launch(fn));
+    gk_gemm_pack_job j;
+    j.dst = (unsigned short *)*ws;
+    j.src = (const unsigned short *)*x;
+    j.ld = *ld;
+    j.ldp = gk_round_up(cols, 64); /* 128-byte rows: a TMA box row is one L2 line pair, not three */
+    j.rows = (int)rows;
+    j.cols = (int)cols;
+    j.units = gk_ceil_div(rows, 4) * gk_ceil_div(j.ldp, 256);
     *x = *ws;
-    *ld = ldp;
+    *ld = j.ldp;
     *ws += bytes;
-    return cudaSuccess;
+    return j;
 }
 
 GK_IMPL cudaError_t gk_gemm_ex(int config, int splits, int in_dtype, void *d, int d_dtype, int64_t ldd, const void *a,
@@ -1321,8 +1479,16 @@ GK_IMPL cudaError_t gk_gemm_ex(int config, int splits, int in_dtype, void *d, in
     char *ws = (char *)workspace;
     p.partial = splits > 1 ? (float *)ws : NULL;
     ws += gk_gemm_split_bytes(splits, m, n);
-    if (repack && !aligned_a) GK_TRY(gk_gemm_repack(fn, &ws, &a, &lda, rows_a, cols_a, pl.pack_a_bytes, stream));
-    if (repack && !aligned_b) GK_TRY(gk_gemm_repack(fn, &ws, &b, &ldb, rows_b, cols_b, pl.pack_b_bytes, stream));
+    if (repack) {
+        gk_gemm_pack_job j[2] = {{0}, {0}};
+        int nj = 0;
+        if (!aligned_a) j[nj++] = gk_gemm_pack_job_of(&ws, &a, &lda, rows_a, cols_a, pl.pack_a_bytes);
+        if (!aligned_b) j[nj++] = gk_gemm_pack_job_of(&ws, &b, &ldb, rows_b, cols_b, pl.pack_b_bytes);
+        int blocks;
+        GK_TRY(gk_grid_size(j[0].units + j[1].units, 8, 4, &blocks)); /* 64 registers: 4 blocks an SM */
+        gk_gemm_pack<<<blocks, 256, 0, stream>>>(j[0], j[1]);
+        GK_TRY(gk_check_launch(fn));
+    }
     p.a = a;
     p.b = b;
     p.c = c;
@@ -1439,7 +1605,25 @@ static cudaError_t gk_sgemm_launch(const char *fn, int rung, float *c, int64_t l
     case 0: gk_sgemm_naive_kernel<<<dim3(gn32, (unsigned)gk_ceil_div(m, 8)), 256, 0, stream>>>(p); break;
     case 1: gk_sgemm_smem_kernel<<<dim3(gn32, gm32), 1024, 0, stream>>>(p); break;
     case 2: gk_sgemm_regtile_kernel<<<dim3(gn128, gm128), 256, 0, stream>>>(p); break;
-    default: gk_sgemm_warptile_kernel<<<dim3(gn128, gm128), 128, 0, stream>>>(p); break;
+    case 3: gk_sgemm_warptile_kernel<<<dim3(gn128, gm128), 128, 0, stream>>>(p); break;
+    default: {
+        /* 16-byte B copies need aligned rows and whole groups of 4 columns */
+        const int vb = p.vec && n % 4 == 0;
+        const void *kern = vb ? (const void *)gk_sgemm_pipelined_vb_kernel : (const void *)gk_sgemm_pipelined_kernel;
+        /* the shared-memory opt-in (over 48 KB), once per kernel and device (the first 32) */
+        static unsigned attr_set[2];
+        int dev = 0;
+        GK_TRY(cudaGetDevice(&dev));
+        if (dev >= 32 || !(attr_set[vb] >> dev & 1u)) {
+            const cudaError_t e = cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize, GK_SGEMM_PL_SMEM);
+            if (e != cudaSuccess)
+                return gk__fail(e, fn, "cannot set %d bytes of shared memory: %s", GK_SGEMM_PL_SMEM, cudaGetErrorString(e));
+            if (dev < 32) attr_set[vb] |= 1u << dev;
+        }
+        const dim3 grid((unsigned)gk_ceil_div(n, GK_SGEMM_PL_BN), (unsigned)gk_ceil_div(m, GK_SGEMM_PL_BM));
+        if (vb) gk_sgemm_pipelined_vb_kernel<<<grid, 256, GK_SGEMM_PL_SMEM, stream>>>(p);
+        else gk_sgemm_pipelined_kernel<<<grid, 256, GK_SGEMM_PL_SMEM, stream>>>(p);
+    } break;
     }
     return gk_check_launch(fn);
 }
@@ -1453,6 +1637,7 @@ GK_GEMM_F32_DEFINE(_naive, 0)
 GK_GEMM_F32_DEFINE(_smem, 1)
 GK_GEMM_F32_DEFINE(_regtile, 2)
 GK_GEMM_F32_DEFINE(_warptile, 3)
-GK_GEMM_F32_DEFINE(, 3)
+GK_GEMM_F32_DEFINE(_pipelined, 4)
+GK_GEMM_F32_DEFINE(, 4)
 
 #endif /* GK_GEMM_IMPLEMENTATION */

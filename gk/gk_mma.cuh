@@ -14,6 +14,7 @@
                                         p: this lane's row address in shared memory (lanes 8j..8j+7
                                         give rows 0..7 of matrix j); r: one register per matrix
      gk_cp_async_16(dst, src, bytes)    cp.async.cg.shared.global, 16 bytes; bytes < 16 zero-fills
+     gk_cp_async_4(dst, src, bytes)     cp.async.ca.shared.global, 4 bytes; bytes 0 zero-fills
                                         the rest (0: a predicated-off copy that writes zeros)
      gk_cp_async_commit()               cp.async.commit_group
      gk_cp_async_wait_N()               cp.async.wait_group N, N = 0..3; gk_cp_async_wait_all()
@@ -196,6 +197,13 @@ GK_DEV void gk_ldmatrix_x4_trans(unsigned *r, const void *p)
 GK_DEV void gk_cp_async_16(void *smem_dst, const void *gmem_src, int src_bytes)
 {
     asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;" ::"r"(gk_smem_addr(smem_dst)), "l"(gmem_src),
+                 "r"(src_bytes)
+                 : "memory");
+}
+/* cp.async.ca, 4 bytes (the smallest copy; .cg takes only 16): the same zero fill below 4. */
+GK_DEV void gk_cp_async_4(void *smem_dst, const void *gmem_src, int src_bytes)
+{
+    asm volatile("cp.async.ca.shared.global [%0], [%1], 4, %2;" ::"r"(gk_smem_addr(smem_dst)), "l"(gmem_src),
                  "r"(src_bytes)
                  : "memory");
 }

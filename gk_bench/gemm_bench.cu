@@ -224,7 +224,7 @@ static cudaError_t cublas_gemm(const Gemm &g, const void *a, const void *b, void
                         "cublasGemmEx");
 }
 
-enum Kern { K_CUBLAS, K_GK, K_GK_CONFIG, K_F32_NAIVE, K_F32_SMEM, K_F32_REGTILE, K_F32_WARPTILE };
+enum Kern { K_CUBLAS, K_GK, K_GK_CONFIG, K_F32_NAIVE, K_F32_SMEM, K_F32_REGTILE, K_F32_WARPTILE, K_F32_PIPELINED };
 
 struct Bufs {
     void *a, *b, *d, *ref, *ws;
@@ -266,7 +266,8 @@ static cudaError_t launch(const Gemm &g, Kern kern, int config, const Bufs &f, v
     case K_F32_NAIVE: return gk_gemm_f32_naive(c, g.ldd, a, g.lda, b, g.ldb, g.m, g.n, g.k, 1.0f, 0.0f, s);
     case K_F32_SMEM: return gk_gemm_f32_smem(c, g.ldd, a, g.lda, b, g.ldb, g.m, g.n, g.k, 1.0f, 0.0f, s);
     case K_F32_REGTILE: return gk_gemm_f32_regtile(c, g.ldd, a, g.lda, b, g.ldb, g.m, g.n, g.k, 1.0f, 0.0f, s);
-    default: return gk_gemm_f32_warptile(c, g.ldd, a, g.lda, b, g.ldb, g.m, g.n, g.k, 1.0f, 0.0f, s);
+    case K_F32_WARPTILE: return gk_gemm_f32_warptile(c, g.ldd, a, g.lda, b, g.ldb, g.m, g.n, g.k, 1.0f, 0.0f, s);
+    default: return gk_gemm_f32_pipelined(c, g.ldd, a, g.lda, b, g.ldb, g.m, g.n, g.k, 1.0f, 0.0f, s);
     }
 }
 
@@ -459,7 +460,8 @@ static void run_row(benchmark::State &state, Row r)
     case K_F32_NAIVE: label = "gk_gemm_f32_naive, median of 3"; break;
     case K_F32_SMEM: label = "gk_gemm_f32_smem"; break;
     case K_F32_REGTILE: label = "gk_gemm_f32_regtile"; break;
-    default: label = "gk_gemm_f32_warptile (= gk_gemm_f32)"; break;
+    case K_F32_WARPTILE: label = "gk_gemm_f32_warptile"; break;
+    default: label = "gk_gemm_f32_pipelined (= gk_gemm_f32)"; break;
     }
     if (r.kern != K_CUBLAS && !(err <= tolerance(g.dt))) {
         label += ", MISMATCH vs cuBLAS";
@@ -573,6 +575,7 @@ static void register_all()
         add({base + "/gk_smem", g, K_F32_SMEM, -1, ""});
         add({base + "/gk_regtile", g, K_F32_REGTILE, -1, ""});
         add({base + "/gk_warptile", g, K_F32_WARPTILE, -1, ""});
+        add({base + "/gk_pipelined", g, K_F32_PIPELINED, -1, ""});
     }
 }
 

@@ -645,7 +645,7 @@ struct SgemmRung {
 };
 static const SgemmRung kRungs[] = {
     {"naive", gk_gemm_f32_naive},       {"smem", gk_gemm_f32_smem}, {"regtile", gk_gemm_f32_regtile},
-    {"warptile", gk_gemm_f32_warptile}, {"f32", gk_gemm_f32},
+    {"warptile", gk_gemm_f32_warptile}, {"pipelined", gk_gemm_f32_pipelined}, {"f32", gk_gemm_f32},
 };
 
 struct SgRun {

@@ -297,7 +297,7 @@ struct SgemmCase {
 static const SgemmCase kSgemmCases[] = {
     {"gk_gemm_f32_naive", gk_gemm_f32_naive},       {"gk_gemm_f32_smem", gk_gemm_f32_smem},
     {"gk_gemm_f32_regtile", gk_gemm_f32_regtile},   {"gk_gemm_f32_warptile", gk_gemm_f32_warptile},
-    {"gk_gemm_f32", gk_gemm_f32},
+    {"gk_gemm_f32_pipelined", gk_gemm_f32_pipelined}, {"gk_gemm_f32", gk_gemm_f32},
 };
 
 struct SgemmArgs {

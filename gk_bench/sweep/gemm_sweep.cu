@@ -122,6 +122,23 @@ int main(int argc, char **argv)
         printf("%-28s %-18s %9.1f %8.1f %8.3f   (cuBLAS %.1f)\n", name, shape, t * 1e6, 2.0 * m * n * k / t * 1e-12,
                tc / t, 2.0 * m * n * k / tc * 1e-12);
     };
+    // "gemm_sweep odd": after the checks, only the unaligned shapes against 4096^3
+    if (argc == 2 && !strcmp(argv[1], "odd")) {
+        for (int l = 0; l < 4; l++) row("dispatch", 4096, 4096, 4096, l >> 1, l & 1, -1);
+        for (int l = 0; l < 4; l++) row("dispatch, unaligned", 4095, 4097, 4093, l >> 1, l & 1, -1);
+        for (int l = 0; l < 4; l++) row("dispatch, unaligned", 2048, 28672, 8191, l >> 1, l & 1, -1);
+        for (int cfg = 0; cfg < gk_gemm_config_count(); cfg++)
+            if (gk_gemm_config_info(cfg).wgmma) row(gk_gemm_config_info(cfg).name, 4095, 4097, 4093, 0, 0, cfg);
+        for (int l = 0; l < 2; l++) { // NN / NT with 16-byte aligned rows: the repack's cost is the difference
+            const double t = median_s([&] {
+                return gk_gemm_ex(-1, 0, GK_BF16, d, GK_BF16, 4097, a, 4096, 0, b, l ? 4096 : 4104, l, NULL, 0, NULL, 4095,
+                                  4097, 4093, 1.0f, 0.0f, GK_ACT_NONE, ws, G, 0);
+            });
+            printf("%-28s 4095x4097x4093 N%s %9.1f %8.1f\n", "dispatch, aligned lds", l ? "T" : "N", t * 1e6,
+                   2.0 * 4095 * 4097 * 4093 / t * 1e-12);
+        }
+        return bad != 0;
+    }
     for (int cfg = 0; cfg < gk_gemm_config_count(); cfg++) {
         row(gk_gemm_config_info(cfg).name, 4096, 4096, 4096, 0, 1, cfg);
         row(gk_gemm_config_info(cfg).name, 8192, 8192, 8192, 0, 1, cfg);
