@@ -281,6 +281,12 @@ static cudaError_t sg_cp(float *c, int64_t ldc, const float *a, int64_t lda, con
     return sg_cp_launch<NT, BM, BN, BK, TM, TN, LM, STAGES, MINB, SWZ, 0>(p);
 }
 
+static cudaError_t sg_shipped_pipelined(float *c, int64_t ldc, const float *a, int64_t lda, const float *b, int64_t ldb,
+                                        int m, int n, int k)
+{
+    return gk_gemm_f32_pipelined(c, ldc, a, lda, b, ldb, m, n, k, 1.0f, 0.0f, 0);
+}
+
 /* ---------------------------------------------------------------- checks and timing */
 typedef cudaError_t (*sg_fn)(float *, int64_t, const float *, int64_t, const float *, int64_t, int, int, int);
 static const struct {
@@ -288,6 +294,8 @@ static const struct {
     sg_fn fn;
 } sg_cands[] = {
     {"256x8x8", sg_256x8x8},
+    /* the shipped rung (gk_gemm_f32_pipelined): cp128x256k16 below, in the header */
+    {"shipped_pipelined", sg_shipped_pipelined},
     /* 128 x 128 x 8, 8 warps of 64 x 32, 8 x 8 a thread, 4 stages, 2 blocks an SM (128 registers) */
     {"cp128x128", sg_cp<256, 128, 128, 8, 8, 8, 8, 4, 2, 0>},
     /* same with BK 16: half the barriers and copy overhead a FFMA, 3 stages */
