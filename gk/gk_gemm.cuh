@@ -65,11 +65,11 @@
      aligned are repacked into the workspace or, without one, read by element-wise loads.
 
    MEASURED (H200, gk_bench/RESULTS.md; ceilings measured in the same process)
-     bf16 on wgmma (sm_90a): 569 / 677 TFLOP/s at 4096^3 / 8192^3 NT, 59% / 70% of the
-     measured wgmma rate (964) and 0.74x / 0.88x cuBLAS; LLM shapes at M = 2048 0.84x / 0.86x;
-     4095 x 4097 x 4093 with unaligned rows 0.82x of 4096^3 (3.0x cuBLAS). bf16 on mma.sync
+     bf16 on wgmma (sm_90a): 570 / 672 TFLOP/s at 4096^3 / 8192^3 NT, 59% / 69% of the
+     measured wgmma rate (968) and 0.74x / 0.87x cuBLAS; LLM shapes at M = 2048 0.85x / 0.87x;
+     4095 x 4097 x 4093 with unaligned rows 0.83x of 4096^3 (3.0x cuBLAS). bf16 on mma.sync
      (sm_80, sm_90 builds): 336 / 374, 52-58% of the register-only mma.sync rate (645). fp32
-     warp-tiled 4096^3: 40.7 TFLOP/s, 0.79x cuBLAS SGEMM without TF32.
+     4096^3: pipelined 49.0 TFLOP/s, 0.95x cuBLAS SGEMM without TF32 (warp-tiled 40.7).
 
    CONFIGURATION MACROS
      GK_GEMM_GROUP_M (8)      tile rows per rasterization group: a group of 8 x N-tiles walks down
