@@ -598,6 +598,20 @@ GK_DEV void gk_gemm_wg_store(const gk_gemm_args *p, const float *acc, float *buf
     }
 }
 
+/* A work item (split-major: item / tiles is its K split): its tile's origin, its first k and
+   its k-tiles. */
+GK_DEV void gk_gemm_wg_item(const gk_gemm_args *p, int item, int tiles, int bm, int bn, int *m0, int *n0, int *split,
+                            int *k_begin, int *ktiles)
+{
+    int tm, tn;
+    gk_gemm_tile_of(p, item % tiles, &tm, &tn);
+    *m0 = tm * bm;
+    *n0 = tn * bn;
+    *split = item / tiles;
+    *k_begin = *split * p->k_per_split;
+    *ktiles = (min(p->k, *k_begin + p->k_per_split) - *k_begin + GK_GEMM_WG_BK - 1) / GK_GEMM_WG_BK;
+}
+
 GK_DEV void gk_gemm_wg_run(const gk_gemm_args *p, const CUtensorMap *tma, const CUtensorMap *tmb, int dt, int ta, int tb,
                            int bm, int bn, int stages, int persistent, float *acc)
 {
@@ -629,10 +643,8 @@ GK_DEV void gk_gemm_wg_run(const gk_gemm_args *p, const CUtensorMap *tma, const 
         gk_setmaxnreg_dec_40();
         if (threadIdx.x != 0) return;
         for (int item = first; item < items; item += step) {
-            int tm, tn;
-            gk_gemm_tile_of(p, item % tiles, &tm, &tn);
-            const int m0 = tm * bm, n0 = tn * bn, k_begin = item / tiles * p->k_per_split;
-            const int ktiles = (min(p->k, k_begin + p->k_per_split) - k_begin + GK_GEMM_WG_BK - 1) / GK_GEMM_WG_BK;
+            int m0, n0, split, k_begin, ktiles;
+            gk_gemm_wg_item(p, item, tiles, bm, bn, &m0, &n0, &split, &k_begin, &ktiles);
             for (int kt = 0; kt < ktiles; kt++, it++) {
                 const int s = it % stages, k = k_begin + kt * GK_GEMM_WG_BK;
                 if (it >= stages) gk_mbar_wait(empty + s, (it / stages - 1) & 1);
@@ -654,10 +666,8 @@ GK_DEV void gk_gemm_wg_run(const gk_gemm_args *p, const CUtensorMap *tma, const 
     /* a K-major tile steps 32 bytes per k16 (descriptor + 2), an MN-major one 16 rows (+ 128) */
     const int a_step = ta ? 128 : 2, b_step = tb ? 2 : 128;
     for (int item = first; item < items; item += step) {
-        int tm, tn;
-        gk_gemm_tile_of(p, item % tiles, &tm, &tn);
-        const int m0 = tm * bm, n0 = tn * bn, split = item / tiles, k_begin = split * p->k_per_split;
-        const int ktiles = (min(p->k, k_begin + p->k_per_split) - k_begin + GK_GEMM_WG_BK - 1) / GK_GEMM_WG_BK;
+        int m0, n0, split, k_begin, ktiles;
+        gk_gemm_wg_item(p, item, tiles, bm, bn, &m0, &n0, &split, &k_begin, &ktiles);
 #pragma unroll
         for (int i = 0; i < nacc; i++) acc[i] = 0.0f;
         gk_wgmma_fence_regs(acc, nacc);
