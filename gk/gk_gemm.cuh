@@ -973,10 +973,11 @@ static __global__ void __launch_bounds__(128) gk_sgemm_warptile_kernel(gk_sgemm_
      never stored); only a partial last k-tile zero-fills, so full tiles carry no predicates;
    - the wait and the barrier come before a tile's last k-step: the stage just read is refilled
      and the next tile's first fragments load while that step's FFMAs run.
-   H200, 4096^3: 49.3 TFLOP/s, 0.96x cuBLAS SGEMM, where rung 4 (registers staging the next tile,
-   4 warps) reaches 40.7. Rejected, same run (gk_bench/sweep/sgemm_sweep.cu, RESULTS.md): BK 8
-   with 4 stages 48.0; 128 x 128 tiles of 8 warps of 8 x 8 a thread (BK 8 or 16) 46.9; rung 4's
-   4 warps on cp.async 45.2; 256 x 128 tiles of 16 x 8 a thread 41.4 (255 registers). */
+   H200, 4096^3: 49.0 TFLOP/s, 0.95x cuBLAS SGEMM (//gk_bench:gemm), where rung 4 (registers
+   staging the next tile, 4 warps) reaches 40.7. Rejected, same sweep (gk_bench/sweep/
+   sgemm_sweep.cu, RESULTS.md): BK 8 with 4 stages 48.0; 128 x 128 tiles of 8 warps of 8 x 8 a
+   thread (BK 8 or 16) 46.9; rung 4's 4 warps on cp.async 45.4; 256 x 128 tiles of 16 x 8 a
+   thread 41.5 (255 registers). */
 #define GK_SGEMM_PL_BM 128
 #define GK_SGEMM_PL_BN 256
 #define GK_SGEMM_PL_BK 16
@@ -993,8 +994,8 @@ GK_DEV void gk_sgemm_pl_copy(const gk_sgemm_args *p, float *smem, int s, int k0,
 {
     const int tid = threadIdx.x, ak = tid % 8, am = tid / 8, bk = tid / 64;
     /* this thread's first destinations, then constant steps: written so, the compiler spreads
-       the fragment reads between the FFMAs (as [k][m] from the whole-tile offsets clustered
-       them in pairs: 46.5 against 49.2 TFLOP/s) */
+       the fragment reads between the FFMAs; with each address computed from the stage base it
+       issued them in pairs, 46.5 TFLOP/s against 48.9 */
     float *as = smem + s * GK_SGEMM_PL_STAGE + ak * GK_SGEMM_PL_SA + am;
     float *bs = smem + s * GK_SGEMM_PL_STAGE + GK_SGEMM_PL_BK * GK_SGEMM_PL_SA + bk * GK_SGEMM_PL_BN + tid % 64 * 4;
     const int64_t bstep = (int64_t)4 * p->ldb;
