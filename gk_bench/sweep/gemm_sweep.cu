@@ -122,6 +122,15 @@ int main(int argc, char **argv)
         printf("%-28s %-18s %9.1f %8.1f %8.3f   (cuBLAS %.1f)\n", name, shape, t * 1e6, 2.0 * m * n * k / t * 1e-12,
                tc / t, 2.0 * m * n * k / tc * 1e-12);
     };
+    // "gemm_sweep odd2": after the checks, the odd NN / NT shape against 4096^3 NN, twice
+    if (argc == 2 && !strcmp(argv[1], "odd2")) {
+        for (int r = 0; r < 2; r++) {
+            row("dispatch", 4096, 4096, 4096, 0, 0, -1);
+            row("dispatch, unaligned", 4095, 4097, 4093, 0, 0, -1);
+            row("dispatch, unaligned", 4095, 4097, 4093, 0, 1, -1);
+        }
+        return bad != 0;
+    }
     // "gemm_sweep odd": after the checks, only the unaligned shapes against 4096^3
     if (argc == 2 && !strcmp(argv[1], "odd")) {
         for (int l = 0; l < 4; l++) row("dispatch", 4096, 4096, 4096, l >> 1, l & 1, -1);
