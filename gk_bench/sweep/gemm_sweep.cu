@@ -2,6 +2,9 @@
 // on small odd shapes, then timed at the benchmark's shapes next to cuBLAS in the same process;
 // the fp32 ladder at 4096^3 next to cuBLAS SGEMM. Plain nvcc, so it builds on the GPU host:
 //   nvcc -std=c++17 -O3 -gencode arch=compute_90a,code=sm_90a -I. gk_bench/sweep/gemm_sweep.cu -lcublas -o gemm_sweep
+//   ./gemm_sweep                         checks, then every row
+//   ./gemm_sweep odd | odd2              checks, then only the unaligned shapes against 4096^3
+//   ./gemm_sweep one CFG M N K TA TB     three launches of one configuration, no timing (for ncu)
 // The candidates: the shipped configurations first (the dispatcher's large, medium and small
 // tiles), then the ones under trial.
 #define GK_GEMM_CONFIGS(X)                                 \

@@ -1,7 +1,8 @@
-// fp32 SIMT candidates for the warp-tiled rung, next to the shipped gk_gemm_f32_warptile and
-// cublasSgemm (default math, no TF32) in one process: each checked against the shipped rung on
-// odd, aligned, padded-ld and unaligned shapes, then timed at 4096^3. Plain nvcc, so it builds on
-// the GPU host:
+// fp32 SIMT candidates after the warp-tiled rung, next to the shipped gk_gemm_f32_warptile and
+// cublasSgemm (default math, no TF32) in one process: each checked against the warp-tiled rung on
+// odd, aligned, padded-ld and unaligned shapes, then timed at 4096^3. The winner, cp128x256k16,
+// ships as gk_gemm_f32_pipelined (the "shipped_pipelined" row runs the header's copy, so a change
+// to either shows up here). Plain nvcc, so it builds on the GPU host:
 //   nvcc -std=c++17 -O3 -gencode arch=compute_90a,code=sm_90a -I. gk_bench/sweep/sgemm_sweep.cu -lcublas -o sgemm_sweep
 //   ./sgemm_sweep             all candidates
 //   ./sgemm_sweep cp128x256   one (its checks, then cuBLAS, the shipped rung and it timed)
