@@ -33,7 +33,8 @@
 #define UL_STAGES 4
 #define UL_THREADS 384
 
-/* One operand tile's segment source: row, first column, values inside the operand. */
+/* A segment's source: the address of its first value, and how many of its 64 values lie inside
+   the operand. */
 struct UlSeg {
     const unsigned short *src;
     int cnt; /* values of the segment inside the operand (0..64) */
@@ -57,7 +58,8 @@ static __device__ __forceinline__ UlSeg ul_seg(const unsigned short *x, int64_t 
     return s;
 }
 
-/* One round: segments c + 8 (3 round + lane / 9), lane % 9 their words; stored into dst. */
+/* Word j of a segment (the j-th aligned 16-byte word from the one holding its first value), or
+   zeros when that word holds none of its values. */
 static __device__ __forceinline__ uint4 ul_load(UlSeg s, int j, int live)
 {
     const char *b = (const char *)s.src;
@@ -66,6 +68,8 @@ static __device__ __forceinline__ uint4 ul_load(UlSeg s, int j, int live)
     return live && s.cnt > 0 && (const char *)w < b + 2 * s.cnt ? *w : make_uint4(0, 0, 0, 0);
 }
 
+/* Output chunk j of segment i from words j (lo) and j + 1 (hi), shifted by the segment's offset
+   in its word, values past s.cnt zeroed, at its swizzled place in the stage. */
 static __device__ __forceinline__ void ul_store(char *dst, int i, UlSeg s, int j, int live, uint4 lo, uint4 hi)
 {
     if (!live || j >= 8) return;
