@@ -77,14 +77,8 @@ int main(int argc, char **argv)
 {
     CB(cublasCreate(&handle));
     const size_t G = (size_t)1 << 30;
-    char *a, *b, *d, *ws;
-    CK(cudaMalloc(&a, G));
-    CK(cudaMalloc(&b, G));
-    CK(cudaMalloc(&d, G));
-    CK(cudaMalloc(&ws, G));
-    fill<<<2048, 256>>>((unsigned *)a, G / 4, 1);
-    fill<<<2048, 256>>>((unsigned *)b, G / 4, 2);
-    CK(cudaDeviceSynchronize());
+    const SweepGemmBuffers bufs = sweep_gemm_buffers(G);
+    char *a = bufs.a, *b = bufs.b, *d = bufs.d, *ws = bufs.ws;
 
     // "gemm_sweep one CONFIG M N K TA TB": three launches of one configuration (for ncu)
     if (argc == 8 && !strcmp(argv[1], "one")) {

@@ -283,14 +283,8 @@ static double check(int tb, int m, int n, int k, int64_t lda, int64_t ldb, const
 int main()
 {
     const size_t G = (size_t)1 << 30;
-    char *a, *b, *d, *ws;
-    CK(cudaMalloc(&a, G));
-    CK(cudaMalloc(&b, G));
-    CK(cudaMalloc(&d, G));
-    CK(cudaMalloc(&ws, G));
-    fill<<<2048, 256>>>((unsigned *)a, G / 4, 1);
-    fill<<<2048, 256>>>((unsigned *)b, G / 4, 2);
-    CK(cudaDeviceSynchronize());
+    const SweepGemmBuffers bufs = sweep_gemm_buffers(G);
+    char *a = bufs.a, *b = bufs.b, *d = bufs.d, *ws = bufs.ws;
     // m, n, k, lda, ldb (0: packed), tb, a offset in values (2-byte aligned base)
     const int shapes[][7] = {{1, 1, 1, 0, 0, 0, 0},        {17, 33, 65, 0, 0, 0, 0},     {17, 33, 65, 0, 0, 1, 1},
                              {127, 255, 63, 0, 0, 1, 0},   {300, 200, 1000, 1003, 0, 0, 3}, {300, 200, 1000, 0, 1001, 1, 0},

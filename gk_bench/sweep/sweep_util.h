@@ -41,4 +41,21 @@ template <class F> static double median_s(F f)
     return t[t.size() / 2];
 }
 
+// The GEMM sweeps' device buffers, `bytes` each: a and b filled with random bits, d and ws not.
+struct SweepGemmBuffers {
+    char *a, *b, *d, *ws;
+};
+static SweepGemmBuffers sweep_gemm_buffers(size_t bytes)
+{
+    SweepGemmBuffers m;
+    CK(cudaMalloc(&m.a, bytes));
+    CK(cudaMalloc(&m.b, bytes));
+    CK(cudaMalloc(&m.d, bytes));
+    CK(cudaMalloc(&m.ws, bytes));
+    fill<<<2048, 256>>>((unsigned *)m.a, bytes / 4, 1);
+    fill<<<2048, 256>>>((unsigned *)m.b, bytes / 4, 2);
+    CK(cudaDeviceSynchronize());
+    return m;
+}
+
 #endif // GK_SWEEP_UTIL_H
