@@ -576,19 +576,10 @@ TEST(GemmGpu, CpAsyncZeroFill)
 TEST(GemmGpu, Deterministic)
 {
     GK_REQUIRE_GPU();
-    MmaRun split;
-    split.m = 16;
-    split.n = 512;
-    split.k = 8192;
-    split.d_dt = GK_F32;
+    MmaRun split = mma_run(GK_BF16, GK_F32, 16, 512, 8192, 0);
     split.ws_plan = true;
     split.ws_expect = 1;
-    MmaRun whole;
-    whole.m = 300;
-    whole.n = 300;
-    whole.k = 1000;
-    whole.d_dt = GK_F32;
-    whole.in_dt = GK_F16;
+    MmaRun whole = mma_run(GK_F16, GK_F32, 300, 300, 1000, 0);
     set_epilogue(&whole, 3);
     for (const MmaRun &p : {split, whole}) {
         std::vector<unsigned char> d1, d2;
