@@ -67,7 +67,9 @@
    MEASURED (H200, gk_bench/RESULTS.md; ceilings measured in the same process)
      bf16 on wgmma (sm_90a): 570 / 672 TFLOP/s at 4096^3 / 8192^3 NT, 59% / 69% of the
      measured wgmma rate (968) and 0.74x / 0.87x cuBLAS; LLM shapes at M = 2048 0.85x / 0.87x;
-     4095 x 4097 x 4093 with unaligned rows 0.83x of 4096^3 (3.0x cuBLAS). bf16 on mma.sync
+     4095 x 4097 x 4093 with unaligned rows 0.83x of 4096^3 (3.0x cuBLAS): the repack, a
+     launch of its own, is ~45 of its ~291 us; reading the rows in place and copying them inside
+     the GEMM launch both measured slower (RESULTS.md, "The odd shape"). bf16 on mma.sync
      (sm_80, sm_90 builds): 336 / 374, 52-58% of the register-only mma.sync rate (645). fp32
      4096^3: pipelined 49.0 TFLOP/s, 0.95x cuBLAS SGEMM without TF32 (warp-tiled 40.7).
 
@@ -83,10 +85,11 @@
      double-buffered or not (DBUF), and cp.async (VEC 1) or element-wise (VEC 0) operand loads;
      threads, shared-memory bytes and swizzle follow from them and are checked at compile time
      in plain words.
-     GK_DEFINE_GEMM_WGMMA(name, dt, BM, BN, STAGES, PERSIST) writes the sm_90a kernels (per
+     GK_DEFINE_GEMM_WGMMA(name, dt, BM, BN, STAGES, PERSIST, RATE) writes the sm_90a kernels (per
      layout) and the config of a BM x BN x 64 tile (BM, BN 128 or 256, not both 256) with STAGES
      TMA stages: a producer warpgroup and two wgmma consumer warpgroups, one block per SM (or a
-     persistent grid of them, PERSIST).
+     persistent grid of them, PERSIST). RATE is the tile's measured TFLOP/s (8192^3 NT), which
+     the dispatcher's time model divides by.
 
    EXAMPLE
        #define GK_IMPLEMENTATION
