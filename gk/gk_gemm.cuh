@@ -69,7 +69,8 @@
      measured wgmma rate (968) and 0.74x / 0.87x cuBLAS; LLM shapes at M = 2048 0.85x / 0.87x;
      4095 x 4097 x 4093 with unaligned rows 0.83x of 4096^3 (3.0x cuBLAS): the repack, a
      launch of its own, is ~45 of its ~291 us; reading the rows in place and copying them inside
-     the GEMM launch both measured slower (RESULTS.md, "The odd shape"). bf16 on mma.sync
+     the GEMM launch both measured slower (RESULTS.md, "The odd shape"); leading dimensions
+     padded to a multiple of 8 run the same shape at 0.94-0.96x. bf16 on mma.sync
      (sm_80, sm_90 builds): 336 / 374, 52-58% of the register-only mma.sync rate (645). fp32
      4096^3: pipelined 49.0 TFLOP/s, 0.95x cuBLAS SGEMM without TF32 (warp-tiled 40.7).
 
