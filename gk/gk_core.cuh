@@ -20,12 +20,15 @@
                   GK_TRY(expr) returns the first error.
      memory       gk_ld16 / gk_st16, gk_ld8 / gk_st8: one 128- or 64-bit access each, aligned to
                   its size; _cs forms stream (evict-first), gk_ld16_nc takes the read-only path.
+     cp.async     gk_cp_async_16(dst, src, bytes) (cp.async.cg, 16 bytes; bytes < 16 zero-fills),
+                  gk_cp_async_4 (cp.async.ca, 4 bytes; bytes 0 zero-fills), gk_cp_async_commit,
+                  gk_cp_async_wait_0..3 (cp.async.wait_group N), gk_cp_async_wait_all; gk_smem_addr.
      elements     gk_load1_f32 / gk_store1_f32 (one element of any float dtype as fp32),
                   gk_unpack_f32 / gk_pack_f32 (a 16- or 8-byte vector of a dtype <-> fp32 values).
      reductions   gk_warp_sum, gk_warp_max (shfl.sync.bfly, deterministic butterfly),
                   gk_group_sum, gk_group_max (the same over aligned groups of 2..32 lanes),
                   gk_block_sum, gk_block_max (warp results through 32 floats of shared memory).
-     helpers      gk_ceil_div, gk_round_up, gk_is_aligned, gk_sm_count, gk_grid_size.
+     helpers      gk_ceil_div, gk_round_up, gk_is_aligned, gk_sm_count, gk_grid_size, gk_smem_opt_in.
      ledger       gk_ledger {flops, bytes}; gk_roofline_seconds(ledger, flop/s, byte/s).
 
    CONFIG MACROS (define before including)
@@ -264,6 +267,19 @@ GK_API cudaError_t gk_grid_size(int64_t items, int items_per_block, int blocks_p
     return cudaSuccess;
 }
 
+/* The dynamic shared-memory opt-in of kern (bytes over 48 KB), once per kernel and device: set
+   holds a bit per device done (the first 32 devices; others set it every call). */
+GK_API cudaError_t gk_smem_opt_in(const char *fn, const void *kern, int bytes, unsigned *set)
+{
+    int dev = 0;
+    GK_TRY(cudaGetDevice(&dev));
+    if (dev < 32 && (*set >> dev & 1u)) return cudaSuccess;
+    const cudaError_t e = cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes);
+    if (e != cudaSuccess) return gk__fail(e, fn, "cannot set %d bytes of shared memory: %s", bytes, cudaGetErrorString(e));
+    if (dev < 32) *set |= 1u << dev;
+    return cudaSuccess;
+}
+
 /* ---------------------------------------------------------------- 16- and 8-byte memory ops */
 
 /* One vector access each; the pointer must be aligned to the access size. _nc: the read-only
@@ -328,6 +344,31 @@ GK_DEV void gk_st8_cs(void *p, uint2 v)
 {
     asm volatile("st.global.cs.v2.u32 [%0], {%1, %2};" :: "l"(p), "r"(v.x), "r"(v.y) : "memory");
 }
+
+/* The shared-memory address of a generic pointer into shared memory (for PTX operands). */
+GK_DEV unsigned gk_smem_addr(const void *p) { return (unsigned)__cvta_generic_to_shared(p); }
+
+/* cp.async.cg (L2 only, 16 bytes): [shared dst], [global src], 16, src-size. A src-size below
+   16 fills the rest with zeros, which is how tails are predicated without branches. */
+GK_DEV void gk_cp_async_16(void *smem_dst, const void *gmem_src, int src_bytes)
+{
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;" ::"r"(gk_smem_addr(smem_dst)), "l"(gmem_src),
+                 "r"(src_bytes)
+                 : "memory");
+}
+/* cp.async.ca, 4 bytes (the smallest copy; .cg takes only 16): the same zero fill below 4. */
+GK_DEV void gk_cp_async_4(void *smem_dst, const void *gmem_src, int src_bytes)
+{
+    asm volatile("cp.async.ca.shared.global [%0], [%1], 4, %2;" ::"r"(gk_smem_addr(smem_dst)), "l"(gmem_src),
+                 "r"(src_bytes)
+                 : "memory");
+}
+GK_DEV void gk_cp_async_commit(void) { asm volatile("cp.async.commit_group;" ::: "memory"); }
+GK_DEV void gk_cp_async_wait_0(void) { asm volatile("cp.async.wait_group 0;" ::: "memory"); }
+GK_DEV void gk_cp_async_wait_1(void) { asm volatile("cp.async.wait_group 1;" ::: "memory"); }
+GK_DEV void gk_cp_async_wait_2(void) { asm volatile("cp.async.wait_group 2;" ::: "memory"); }
+GK_DEV void gk_cp_async_wait_3(void) { asm volatile("cp.async.wait_group 3;" ::: "memory"); }
+GK_DEV void gk_cp_async_wait_all(void) { asm volatile("cp.async.wait_all;" ::: "memory"); }
 
 /* ---------------------------------------------------------------- dtype-generic element access */
 

@@ -1431,19 +1431,6 @@ static gk_gemm_pack_job gk_gemm_pack_job_of(char **ws, const void **x, int64_t *
     return j;
 }
 
-/* The dynamic shared-memory opt-in of kern (bytes over 48 KB), once per kernel and device: set
-   holds a bit per device done (the first 32 devices; others set it every call). */
-static cudaError_t gk_gemm_smem_opt_in(const char *fn, const void *kern, int bytes, unsigned *set)
-{
-    int dev = 0;
-    GK_TRY(cudaGetDevice(&dev));
-    if (dev < 32 && (*set >> dev & 1u)) return cudaSuccess;
-    const cudaError_t e = cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes);
-    if (e != cudaSuccess) return gk__fail(e, fn, "cannot set %d bytes of shared memory: %s", bytes, cudaGetErrorString(e));
-    if (dev < 32) *set |= 1u << dev;
-    return cudaSuccess;
-}
-
 GK_IMPL cudaError_t gk_gemm_ex(int config, int splits, int in_dtype, void *d, int d_dtype, int64_t ldd, const void *a,
                                int64_t lda, int trans_a, const void *b, int64_t ldb, int trans_b, const void *c,
                                int64_t ldc, const float *bias, int64_t m, int64_t n, int64_t k, float alpha,
@@ -1545,7 +1532,7 @@ GK_IMPL cudaError_t gk_gemm_ex(int config, int splits, int in_dtype, void *d, in
     const void *kern = cfg->wgmma ? (const void *)gk_gemm_wg_kernel_table[in_dtype == GK_F16][config - GK_GEMM_NMMA][layout]
                                   : (const void *)gk_gemm_kernel_table[in_dtype == GK_F16][config][layout];
     static unsigned attr_set[2][GK_GEMM_NCONFIG][4];
-    GK_TRY(gk_gemm_smem_opt_in(fn, kern, cfg->smem_bytes, &attr_set[in_dtype == GK_F16][config][layout]));
+    GK_TRY(gk_smem_opt_in(fn, kern, cfg->smem_bytes, &attr_set[in_dtype == GK_F16][config][layout]));
     dim3 grid((unsigned)((int64_t)p.tiles_m * p.tiles_n), (unsigned)splits);
     if (cfg->persistent) grid = dim3((unsigned)((int64_t)grid.x * splits < sms ? (int64_t)grid.x * splits : sms), 1);
     if (cfg->wgmma) {
@@ -1635,7 +1622,7 @@ static cudaError_t gk_sgemm_launch(const char *fn, int rung, float *c, int64_t l
         const int vb = p.vec && n % 4 == 0;
         const void *kern = vb ? (const void *)gk_sgemm_pipelined_vb_kernel : (const void *)gk_sgemm_pipelined_kernel;
         static unsigned attr_set[2];
-        GK_TRY(gk_gemm_smem_opt_in(fn, kern, GK_SGEMM_PL_SMEM, &attr_set[vb]));
+        GK_TRY(gk_smem_opt_in(fn, kern, GK_SGEMM_PL_SMEM, &attr_set[vb]));
         const dim3 grid((unsigned)gk_ceil_div(n, GK_SGEMM_PL_BN), (unsigned)gk_ceil_div(m, GK_SGEMM_PL_BM));
         if (vb) gk_sgemm_pipelined_vb_kernel<<<grid, 256, GK_SGEMM_PL_SMEM, stream>>>(p);
         else gk_sgemm_pipelined_kernel<<<grid, 256, GK_SGEMM_PL_SMEM, stream>>>(p);

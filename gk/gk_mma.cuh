@@ -13,11 +13,8 @@
      gk_ldmatrix_x1/x2/x4_trans(r, p)   the same with .trans
                                         p: this lane's row address in shared memory (lanes 8j..8j+7
                                         give rows 0..7 of matrix j); r: one register per matrix
-     gk_cp_async_16(dst, src, bytes)    cp.async.cg.shared.global, 16 bytes; bytes < 16 zero-fills
-     gk_cp_async_4(dst, src, bytes)     cp.async.ca.shared.global, 4 bytes; bytes 0 zero-fills
-                                        the rest (0: a predicated-off copy that writes zeros)
-     gk_cp_async_commit()               cp.async.commit_group
-     gk_cp_async_wait_N()               cp.async.wait_group N, N = 0..3; gk_cp_async_wait_all()
+     cp.async                           gk_cp_async_16/_4, commit and wait: in gk_core.cuh (the
+                                        reduce header's streaming rows use them too)
 
    FRAGMENT LAYOUTS (PTX ISA, "Matrix Fragments for mma.m16n8k16 with floating point type")
      gk_mma_a_pos(lane, i, &row, &col)  value i (0..7) of the A fragment (16 x 16, row-major)
@@ -160,8 +157,6 @@ GK_DEV void gk_mma_m16n8k16_f16(float *d, const unsigned *a, const unsigned *b, 
                    "f"(c[2]), "f"(c[3]));
 }
 
-GK_DEV unsigned gk_smem_addr(const void *p) { return (unsigned)__cvta_generic_to_shared(p); }
-
 /* ldmatrix: operands {1, 2 or 4 x b32}, [this lane's row address in shared memory] */
 GK_DEV void gk_ldmatrix_x1(unsigned *r, const void *p)
 {
@@ -192,27 +187,6 @@ GK_DEV void gk_ldmatrix_x4_trans(unsigned *r, const void *p)
                  : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3]) : "r"(gk_smem_addr(p)));
 }
 
-/* cp.async.cg (L2 only, 16 bytes): [shared dst], [global src], 16, src-size. A src-size below
-   16 fills the rest with zeros, which is how tails are predicated without branches. */
-GK_DEV void gk_cp_async_16(void *smem_dst, const void *gmem_src, int src_bytes)
-{
-    asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;" ::"r"(gk_smem_addr(smem_dst)), "l"(gmem_src),
-                 "r"(src_bytes)
-                 : "memory");
-}
-/* cp.async.ca, 4 bytes (the smallest copy; .cg takes only 16): the same zero fill below 4. */
-GK_DEV void gk_cp_async_4(void *smem_dst, const void *gmem_src, int src_bytes)
-{
-    asm volatile("cp.async.ca.shared.global [%0], [%1], 4, %2;" ::"r"(gk_smem_addr(smem_dst)), "l"(gmem_src),
-                 "r"(src_bytes)
-                 : "memory");
-}
-GK_DEV void gk_cp_async_commit(void) { asm volatile("cp.async.commit_group;" ::: "memory"); }
-GK_DEV void gk_cp_async_wait_0(void) { asm volatile("cp.async.wait_group 0;" ::: "memory"); }
-GK_DEV void gk_cp_async_wait_1(void) { asm volatile("cp.async.wait_group 1;" ::: "memory"); }
-GK_DEV void gk_cp_async_wait_2(void) { asm volatile("cp.async.wait_group 2;" ::: "memory"); }
-GK_DEV void gk_cp_async_wait_3(void) { asm volatile("cp.async.wait_group 3;" ::: "memory"); }
-GK_DEV void gk_cp_async_wait_all(void) { asm volatile("cp.async.wait_all;" ::: "memory"); }
 
 /* ---------------------------------------------------------------- sm_90a: mbarrier, TMA, wgmma
 

@@ -51,7 +51,11 @@
      v <= 2048     the same with 512 threads;
      wider         a block of 1024 threads per row, two passes over the row: statistics first
                    (online max and sum for softmax; sum and sum of squares about the row's first
-                   element for LayerNorm), then the output, the second read served mostly by L2.
+                   element for LayerNorm), then the output. The second read comes from shared
+                   memory where the kernel runs two blocks an SM (RMSNorm, softmax, fp8
+                   quantization: pass 1 fetched that much of the row there by cp.async, ~112 KB
+                   a block on sm_90; each thread its own consecutive 16-byte vectors, so a warp's
+                   accesses are conflict-free), else from L2.
      Softmax takes a thread's max over all the values it holds, then one exp (ex2.approx) per
      value; in the register variants those exps replace the held values (rounded to T, at most
      one more rounding of T: within the tolerance), so the output pass only scales them. RMSNorm +
@@ -65,8 +69,6 @@
      GK_RD_MIN_BLOCKS     resident 256-thread blocks per SM to compile the block-per-row kernels
                           for, default 5 (48 registers; f16 forms other than RMSNorm and quant: 4)
      GK_RD_STREAM_THREADS threads of a streaming block, default 1024
-     GK_RD_STREAM_BLOCKS  resident streaming blocks per SM to compile for, default 2 for RMSNorm
-                          and softmax (not f16), else 1
 
    THE LEDGER (per call; n = rows * cols, s = sizeof(T))
      rmsnorm n(2s) + cols s; layernorm n(2s) + 2 cols s; softmax n(2s); residual_rmsnorm n(4s)
@@ -105,19 +107,22 @@
 #ifndef GK_RD_STREAM_BATCH
 #define GK_RD_STREAM_BATCH 2
 #endif
-/* Threads of a streaming block, and the resident blocks per SM it is compiled for: by default 2
-   (32 registers: twice the rows in flight) for RMSNorm and softmax (bf16 at [1024, 65536]: 63.0% ->
-   67.4% and 63.1% -> 65.0% of copy bandwidth); 1 for the rest, which spill at 32 registers (ptxas)
-   or measured no faster (fp8 quantization: 68.8% -> 67.6%, and 35.5% -> 31.6% at [64, 262144]).
-   Defining GK_RD_STREAM_BLOCKS sets it for all. */
+/* Threads of a streaming block. The streaming rows run on one of two kernels:
+   - stash: two blocks an SM (32 registers). Pass 1 fetches as much of the row as the block's
+     share of shared memory holds (the stash, ~112 KB on sm_90) by cp.async, all of it in flight
+     at once, and pass 2 reads it back from there;
+   - plain: one block an SM, GK_RD_STREAM_BATCH vectors a round through registers; pass 2 reads
+     the row again from L2.
+   The stash kernel runs when the stash holds at least half of the row. Two blocks an SM without
+   a stash thrash L2: the rows in flight (264 x 128 KB at [1024, 65536]) and their outputs outgrow
+   it, and ncu counted 1.6-1.8x the ledger's DRAM reads for RMSNorm and softmax there. bf16 at
+   [1024, 65536], % of copy bandwidth, plain -> stash: RMSNorm 67.6 -> 77.4, LayerNorm 51.3 ->
+   64.4, softmax 65.2 -> 78.4, residual add + RMSNorm 80.2 -> 87.9, RMSNorm + fp8 52.7 -> 55.2,
+   fp8 quantization 69.0 -> 83.3. At [64, 262144] (the stash holds 22% of a row, and 64 rows put
+   no two blocks on an SM) the stash kernel measured 2-10 points lower (RMSNorm 36.7 -> 33.0,
+   softmax 35.6 -> 30.3, residual 57.4 -> 47.7). */
 #ifndef GK_RD_STREAM_THREADS
 #define GK_RD_STREAM_THREADS 1024
-#endif
-#ifdef GK_RD_STREAM_BLOCKS
-#define GK_RD_STREAM_MIN_BLOCKS(op, dt) GK_RD_STREAM_BLOCKS
-#else
-#define GK_RD_STREAM_MIN_BLOCKS(op, dt)                                                                   \
-    ((dt) != GK_F16 && ((op) == GK_RD_RMSNORM || (op) == GK_RD_SOFTMAX) ? 2 : 1)
 #endif
 
 typedef enum gk_rd_op {
@@ -129,6 +134,7 @@ typedef enum gk_rd_op {
     GK_RD_RMSNORM_QUANT = 5,
     GK_RD_QUANT = 6
 } gk_rd_op;
+#define GK_RD_NOPS 7
 
 /* ---------------------------------------------------------------- public API */
 
@@ -237,6 +243,7 @@ typedef struct gk_rd_args {
     int vectorized;           /* every operand's row starts allow 16-byte vectors */
     int wvec;                 /* weight and bias allow 16-byte vectors */
     int group;                /* lanes per row in the group kernel */
+    int stash;                /* streaming: vectors of a row pass 1 keeps in shared memory for pass 2 */
 } gk_rd_args;
 
 
@@ -623,18 +630,43 @@ GK_DEV void gk_rd_regs_run(const gk_rd_args a, int op, int dt, int block_level)
     }
 }
 
+/* Pass 1 of the streaming variant on nk held vectors (vector k at column j + k * step; columns
+   from cols on are not counted). */
+GK_DEV void gk_rd_stream_stats(const gk_rd_args a, int op, int dt, uint4 *raw, int nk, int j, int step, int cols,
+                               float pivot, float *sa, float *sb)
+{
+    const int vec = 16 / gk_dtype_size(dt);
+    if (op == GK_RD_SOFTMAX) {
+        gk_rd_softmax_slots(raw, nk, j, step, cols, dt, vec, a.scale, 0, sa, sb);
+        return;
+    }
+#pragma unroll
+    for (int k = 0; k < nk; k++) {
+        const int j0 = j + k * step;
+        if (j0 >= cols) continue;
+        float x[8], w[8], unused[8];
+        gk_unpack_f32(raw[k], dt, vec, x);
+        if (op == GK_RD_RMSNORM_QUANT) gk_rd_params(a, op, dt, j0, vec, w, unused);
+        gk_rd_accumulate_vec(op, x, w, vec, cols - j0, pivot, sa, sb);
+    }
+}
+
 /* Streaming variant for rows too wide for registers: a block per row, two passes. Pass 1 reads
    the row once for its statistics (online max and sum for softmax, so one read suffices); pass 2
-   reads it again (from L2, mostly) and writes the output. GK_RD_STREAM_BATCH vectors per thread
-   are in flight per round. Each thread touches the same columns in both passes, so the residual
-   written in pass 1 is read back by its writer. */
-GK_DEV void gk_rd_stream_run(const gk_rd_args a, int op, int dt)
+   reads it again (from the stash, else L2) and writes the output. Each thread touches the same
+   columns in both passes, so what it stashed (or the residual it wrote) it reads back itself.
+   stashed: the two-block kernel (a.stash vectors held), one vector a round through registers;
+   else GK_RD_STREAM_BATCH. */
+GK_DEV void gk_rd_stream_run(const gk_rd_args a, int op, int dt, int stashed)
 {
     __shared__ float scratch[64];
+    extern __shared__ uint4 gk_rd_stash[]; /* vector j / vec of the row at [j / vec] */
     const int vec = 16 / gk_dtype_size(dt);
     const int G = blockDim.x, t = threadIdx.x, cols = a.cols;
     const int quant = op == GK_RD_RMSNORM_QUANT || op == GK_RD_QUANT, resid = op == GK_RD_RESIDUAL_RMSNORM;
+    const int stash = a.stash * vec; /* columns below this: pass 2 reads the vector its own thread stashed */
     const int stride = G * vec;
+    const int nb = stashed ? 1 : GK_RD_STREAM_BATCH; /* 32 registers hold one */
     for (int64_t r = blockIdx.x; r < a.rows; r += gridDim.x) {
         const void *xr = (const char *)a.x + r * a.ldx * gk_dtype_size(dt);
         const void *rr = resid ? (const char *)a.res + r * a.ldr * gk_dtype_size(dt) : 0;
@@ -644,37 +676,45 @@ GK_DEV void gk_rd_stream_run(const gk_rd_args a, int op, int dt)
            sits far from zero */
         const float pivot = op == GK_RD_LAYERNORM ? gk_load1_f32(xr, 0, dt) : 0.0f;
         float sa = gk_rd_init_a(op), sb = 0.0f;
-        for (int j = t * vec; j < cols; j += GK_RD_STREAM_BATCH * stride) {
+        /* the stashed part of the row comes by cp.async, all of it in flight at once and no
+           register holding it; the rest (and every row that cannot) through registers */
+        const int pre = a.vectorized && !resid ? min(a.stash, cols / vec) : 0; /* vectors */
+        for (int v = t; v < pre; v += G) gk_cp_async_16(gk_rd_stash + v, (const char *)xr + (int64_t)v * 16, 16);
+        gk_cp_async_commit();
+        const int v0 = t + (pre > t ? (pre - t + G - 1) / G * G : 0); /* this thread's first vector past pre */
+        for (int j = v0 * vec; j < cols; j += nb * stride) {
             uint4 raw[GK_RD_STREAM_BATCH], rawr[GK_RD_STREAM_BATCH];
 #pragma unroll
-            for (int k = 0; k < GK_RD_STREAM_BATCH; k++) {
+            for (int k = 0; k < nb; k++) {
                 const int j0 = j + k * stride;
                 raw[k] = make_uint4(0u, 0u, 0u, 0u);
                 if (j0 < cols) {
                     raw[k] = gk_rd_load_raw(xr, j0, cols, dt, vec, a.vectorized);
                     if (resid) rawr[k] = gk_rd_load_raw(rr, j0, cols, dt, vec, a.vectorized);
+                    else if (j0 < stash) gk_rd_stash[j0 / vec] = raw[k];
                 }
             }
-            if (op == GK_RD_SOFTMAX) {
-                gk_rd_softmax_slots(raw, GK_RD_STREAM_BATCH, j, stride, cols, dt, vec, a.scale, 0, &sa, &sb);
-                continue;
-            }
+            if (resid) {
 #pragma unroll
-            for (int k = 0; k < GK_RD_STREAM_BATCH; k++) {
-                const int j0 = j + k * stride;
-                if (j0 >= cols) continue;
-                float x[8], w[8], unused[8];
-                gk_unpack_f32(raw[k], dt, vec, x);
-                if (resid) {
-                    float h[8];
+                for (int k = 0; k < nb; k++) {
+                    const int j0 = j + k * stride;
+                    if (j0 >= cols) continue;
+                    float x[8], h[8];
+                    gk_unpack_f32(raw[k], dt, vec, x);
                     gk_unpack_f32(rawr[k], dt, vec, h);
 #pragma unroll
                     for (int e = 0; e < vec; e++) x[e] = gk_round_f32(h[e] + x[e], dt); /* h as stored */
                     gk_rd_store(ro, j0, cols, dt, vec, a.vectorized, x);
+                    if (j0 < stash) gk_rd_stash[j0 / vec] = gk_pack_f32(x, dt, vec);
+                    raw[k] = gk_pack_f32(x, dt, vec);
                 }
-                if (op == GK_RD_RMSNORM_QUANT) gk_rd_params(a, op, dt, j0, vec, w, unused);
-                gk_rd_accumulate_vec(op, x, w, vec, cols - j0, pivot, &sa, &sb);
             }
+            gk_rd_stream_stats(a, op, dt, raw, nb, j, stride, cols, pivot, &sa, &sb);
+        }
+        gk_cp_async_wait_all();
+        for (int j = t * vec; j < pre * vec; j += stride) { /* shared memory: one vector at a time */
+            uint4 raw = gk_rd_stash[j / vec];
+            gk_rd_stream_stats(a, op, dt, &raw, 1, j, stride, pre * vec, pivot, &sa, &sb);
         }
         const gk_rd_stats st = gk_rd_finish(a, op, sa, sb, pivot, r, t == 0, 1, G, scratch);
         /* softmax: exp(scale x - max) / sum = 2^(x c - kc), the division folded into the exponent
@@ -682,15 +722,16 @@ GK_DEV void gk_rd_stream_run(const gk_rd_args a, int op, int dt)
         const float c = a.scale * GK_RD_LOG2E, kc = st.a * GK_RD_LOG2E - __log2f(st.b);
 
         const void *src = resid ? (const void *)ro : xr;
-        for (int j = t * vec; j < cols; j += GK_RD_STREAM_BATCH * stride) {
+        for (int j = t * vec; j < cols; j += nb * stride) {
             uint4 raw[GK_RD_STREAM_BATCH];
 #pragma unroll
-            for (int k = 0; k < GK_RD_STREAM_BATCH; k++) {
+            for (int k = 0; k < nb; k++) {
                 const int j0 = j + k * stride;
-                if (j0 < cols) raw[k] = gk_rd_load_raw(src, j0, cols, dt, vec, a.vectorized);
+                if (j0 < stash) raw[k] = gk_rd_stash[j0 / vec];
+                else if (j0 < cols) raw[k] = gk_rd_load_raw(src, j0, cols, dt, vec, a.vectorized);
             }
 #pragma unroll
-            for (int k = 0; k < GK_RD_STREAM_BATCH; k++) {
+            for (int k = 0; k < nb; k++) {
                 const int j0 = j + k * stride;
                 if (j0 >= cols) continue;
                 float x[8], y[8], w[8], bias[8];
@@ -719,11 +760,13 @@ GK_DEV void gk_rd_stream_run(const gk_rd_args a, int op, int dt)
     { gk_rd_regs_run(a, op, dt, 1); }                                                                       \
     static __global__ void __launch_bounds__(512, 2) name##_b512(gk_rd_args a)                               \
     { gk_rd_regs_run(a, op, dt, 1); }                                                                       \
-    static __global__ void __launch_bounds__(GK_RD_STREAM_THREADS, GK_RD_STREAM_MIN_BLOCKS(op, dt)) name##_stream(gk_rd_args a) \
-    { gk_rd_stream_run(a, op, dt); }                                                                        \
+    static __global__ void __launch_bounds__(GK_RD_STREAM_THREADS, 1) name##_stream(gk_rd_args a)           \
+    { gk_rd_stream_run(a, op, dt, 0); }                                                                     \
+    static __global__ void __launch_bounds__(GK_RD_STREAM_THREADS, 2) name##_stash(gk_rd_args a)            \
+    { gk_rd_stream_run(a, op, dt, 1); }                                                                     \
     static cudaError_t name##_launch(const char *fn, gk_rd_args a, cudaStream_t stream)                     \
     {                                                                                                       \
-        void (*k[4])(gk_rd_args) = {name##_group, name##_b256, name##_b512, name##_stream};                  \
+        void (*k[5])(gk_rd_args) = {name##_group, name##_b256, name##_b512, name##_stream, name##_stash};     \
         return gk_rd_launch(fn, k, a, op, dt, stream);                                                      \
     }
 
@@ -738,7 +781,8 @@ GK_DEV void gk_rd_stream_run(const gk_rd_args a, int op, int dt)
 static int64_t gk_rd_extent(int64_t rows, int64_t cols, int64_t ld, int elem) { return ((rows - 1) * ld + cols) * elem; }
 
 /* Validates the arguments of op (the pointers a holds, the shape, the strides), then picks the
-   kernel: k[0] group of lanes, k[1] block of 256, k[2] block of 512, k[3] streaming. */
+   kernel: k[0] group of lanes, k[1] block of 256, k[2] block of 512, k[3] streaming, k[4] streaming
+   with the stash. */
 static cudaError_t gk_rd_launch(const char *fn, void (*const *k)(gk_rd_args), gk_rd_args a, int op, int dt,
                                 cudaStream_t stream)
 {
@@ -808,12 +852,24 @@ static cudaError_t gk_rd_launch(const char *fn, void (*const *k)(gk_rd_args), gk
         threads = 512;
         grid = a.rows;
     } else {
-        kernel = k[3];
         threads = GK_RD_STREAM_THREADS;
         grid = a.rows;
+        /* the stash: a block's share of shared memory with two an SM, in vectors (less 2 KB: the
+           static scratch and the per-block reserve) */
+        int dev = 0, per_sm = 0, per_block = 0;
+        GK_TRY(cudaGetDevice(&dev));
+        GK_TRY(cudaDeviceGetAttribute(&per_sm, cudaDevAttrMaxSharedMemoryPerMultiprocessor, dev));
+        GK_TRY(cudaDeviceGetAttribute(&per_block, cudaDevAttrMaxSharedMemoryPerBlockOptin, dev));
+        const int room = ((per_sm / 2 < per_block ? per_sm / 2 : per_block) - 2048) / 16;
+        kernel = nv <= 2 * (int64_t)room ? k[4] : k[3];
+        if (kernel == k[4]) {
+            static unsigned set[GK_RD_NOPS][3];
+            GK_TRY(gk_smem_opt_in(fn, (const void *)kernel, room * 16, &set[op][dt]));
+            a.stash = (int)(nv < room ? nv : room);
+        }
     }
     if (grid > grid_cap) grid = grid_cap;
-    kernel<<<(unsigned)grid, threads, 0, stream>>>(a);
+    kernel<<<(unsigned)grid, threads, a.stash * 16, stream>>>(a);
     return gk_check_launch(fn);
 }
 

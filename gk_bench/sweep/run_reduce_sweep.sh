@@ -6,7 +6,7 @@ set -u
 # against, e.g. "-I/tmp/base": it comes before -I. so it wins.
 configs=(
     ""
-    "-DGK_RD_STREAM_BLOCKS=1"
+    "-DGK_RD_STREAM_BATCH=4"
     "-DGK_RD_MIN_BLOCKS=4"
 )
 dir=$(mktemp -d)
