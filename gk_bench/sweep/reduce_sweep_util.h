@@ -43,7 +43,11 @@ static RdBuffers rd_buffers()
 // One bf16 call of op on [R, C] rows of the buffers (residual forms update r in place).
 static cudaError_t rd_launch_bf16(int op, const RdBuffers &m, int64_t R, int64_t C)
 {
+#ifdef RD_SWEEP_NO_WEIGHTS /* probe: the norms without weight and bias reads */
+    const gk_bf16 *x = (const gk_bf16 *)m.x, *w = NULL, *b = NULL;
+#else
     const gk_bf16 *x = (const gk_bf16 *)m.x, *w = (const gk_bf16 *)m.w, *b = (const gk_bf16 *)m.b;
+#endif
     gk_bf16 *o = (gk_bf16 *)m.o, *r = (gk_bf16 *)m.r;
     switch (op) {
     case GK_RD_RMSNORM: return gk_rmsnorm_bf16(o, C, x, C, w, R, C, 1e-6f, 0);
