@@ -51,11 +51,11 @@
      v <= 2048     the same with 512 threads;
      wider         a block of 1024 threads per row, two passes over the row: statistics first
                    (online max and sum for softmax; sum and sum of squares about the row's first
-                   element for LayerNorm), then the output. The second read comes from shared
-                   memory where the kernel runs two blocks an SM (RMSNorm, softmax, fp8
-                   quantization: pass 1 fetched that much of the row there by cp.async, ~112 KB
-                   a block on sm_90; each thread its own consecutive 16-byte vectors, so a warp's
-                   accesses are conflict-free), else from L2.
+                   element for LayerNorm), then the output. Where a block's share of shared
+                   memory with two blocks an SM (~112 KB on sm_90) holds at least half of the
+                   row, pass 1 fetches that much of it there by cp.async and pass 2 reads it
+                   back (each thread its own consecutive 16-byte vectors: a warp's accesses are
+                   conflict-free); wider rows run one block an SM and read the row again from L2.
      Softmax takes a thread's max over all the values it holds, then one exp (ex2.approx) per
      value; in the register variants those exps replace the held values (rounded to T, at most
      one more rounding of T: within the tolerance), so the output pass only scales them. RMSNorm +
@@ -65,7 +65,8 @@
 
    CONFIG MACROS
      GK_RD_SLOTS          16-byte vectors a thread holds in the register variants, default 4
-     GK_RD_STREAM_BATCH   16-byte vectors a thread has in flight in the streaming variant, default 2
+     GK_RD_STREAM_BATCH   16-byte vectors a thread has in flight a round in the one-block streaming
+                          kernel, default 2
      GK_RD_MIN_BLOCKS     resident 256-thread blocks per SM to compile the block-per-row kernels
                           for, default 5 (48 registers; f16 forms other than RMSNorm and quant: 4)
      GK_RD_STREAM_THREADS threads of a streaming block, default 1024
@@ -103,7 +104,7 @@
                                                                                         : GK_RD_MIN_BLOCKS)
 /* The group kernels spill at 48 registers: 4 blocks (64); softmax's at 64 on sm_80 (f16): 2. */
 #define GK_RD_GROUP_BLOCKS(op) ((op) == GK_RD_SOFTMAX ? 2 : 4)
-/* Vectors per thread in flight per round of the streaming variant (registers: 2 x 4 each). */
+/* Vectors per thread in flight per round of the one-block streaming kernel (registers: 2 x 4 each). */
 #ifndef GK_RD_STREAM_BATCH
 #define GK_RD_STREAM_BATCH 2
 #endif
