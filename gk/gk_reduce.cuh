@@ -683,6 +683,11 @@ GK_DEV void gk_rd_stream_run(const gk_rd_args a, int op, int dt, int stashed)
         for (int v = t; v < pre; v += G) gk_cp_async_16(gk_rd_stash + v, (const char *)xr + (int64_t)v * 16, 16);
         gk_cp_async_commit();
         const int v0 = t + (pre > t ? (pre - t + G - 1) / G * G : 0); /* this thread's first vector past pre */
+        /* the stash kernel keeps that vector in registers for pass 2 (65536 bf16 columns: the
+           stash and one vector a thread are the whole row); f16 and LayerNorm spill holding it */
+        const int hold = stashed && dt != GK_F16 && op != GK_RD_LAYERNORM;
+        uint4 held = make_uint4(0u, 0u, 0u, 0u);
+        int held_j = -1;
         for (int j = v0 * vec; j < cols; j += nb * stride) {
             uint4 raw[GK_RD_STREAM_BATCH], rawr[GK_RD_STREAM_BATCH];
 #pragma unroll
@@ -709,6 +714,10 @@ GK_DEV void gk_rd_stream_run(const gk_rd_args a, int op, int dt, int stashed)
                     if (j0 < stash) gk_rd_stash[j0 / vec] = gk_pack_f32(x, dt, vec);
                     raw[k] = gk_pack_f32(x, dt, vec);
                 }
+            }
+            if (hold && held_j < 0 && j >= stash) {
+                held = raw[0];
+                held_j = j;
             }
             gk_rd_stream_stats(a, op, dt, raw, nb, j, stride, cols, pivot, &sa, &sb);
         }
@@ -738,6 +747,7 @@ GK_DEV void gk_rd_stream_run(const gk_rd_args a, int op, int dt, int stashed)
             for (int k = 0; k < nb; k++) {
                 const int j0 = j + k * stride;
                 if (j0 < stash) raw[k] = gk_rd_stash[j0 / vec];
+                else if (j0 == held_j) raw[k] = held;
                 else if (j0 < cols) raw[k] = gk_rd_load_raw(src, j0, cols, dt, vec, a.vectorized);
             }
 #pragma unroll
