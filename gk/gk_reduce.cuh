@@ -809,6 +809,19 @@ GK_DEV void gk_rd_stream_run(const gk_rd_args a, int op, int dt, int stashed)
 /* Bytes a strided [rows, cols] operand spans. */
 static int64_t gk_rd_extent(int64_t rows, int64_t cols, int64_t ld, int elem) { return ((rows - 1) * ld + cols) * elem; }
 
+/* The streaming rows' stash, in 16-byte vectors, for a row of nv of them (0: the one-block
+   kernel), given the device's shared memory per SM and per block; room: the most any row gets
+   (a block's share with two an SM, less 2 KB: the static scratch and the per-block reserve). The
+   stash kernel takes rows it holds at least half of (RESULTS.md: at [64, 262144], 22%, it
+   measured slower). */
+static int gk_rd_stash_vectors(int64_t nv, int per_sm, int per_block, int *room)
+{
+    const int share = per_sm / 2 < per_block ? per_sm / 2 : per_block;
+    *room = share > 2048 ? (share - 2048) / 16 : 0;
+    if (*room == 0 || nv > 2 * (int64_t)*room) return 0;
+    return (int)(nv < *room ? nv : *room);
+}
+
 /* Validates the arguments of op (the pointers a holds, the shape, the strides), then picks the
    kernel: k[0] group of lanes, k[1] block of 256, k[2] block of 512, k[3] streaming, k[4] streaming
    with the stash. */
@@ -883,18 +896,16 @@ static cudaError_t gk_rd_launch(const char *fn, void (*const *k)(gk_rd_args), gk
     } else {
         threads = GK_RD_STREAM_THREADS;
         grid = a.rows;
-        /* the stash: a block's share of shared memory with two an SM, in vectors (less 2 KB: the
-           static scratch and the per-block reserve) */
         int dev = 0, per_sm = 0, per_block = 0;
         GK_TRY(cudaGetDevice(&dev));
         GK_TRY(cudaDeviceGetAttribute(&per_sm, cudaDevAttrMaxSharedMemoryPerMultiprocessor, dev));
         GK_TRY(cudaDeviceGetAttribute(&per_block, cudaDevAttrMaxSharedMemoryPerBlockOptin, dev));
-        const int room = ((per_sm / 2 < per_block ? per_sm / 2 : per_block) - 2048) / 16;
-        kernel = nv <= 2 * (int64_t)room ? k[4] : k[3];
-        if (kernel == k[4]) {
+        int room;
+        a.stash = gk_rd_stash_vectors(nv, per_sm, per_block, &room);
+        kernel = a.stash ? k[4] : k[3];
+        if (a.stash) {
             static unsigned set[GK_RD_NOPS][3];
             GK_TRY(gk_smem_opt_in(fn, (const void *)kernel, room * 16, &set[op][dt]));
-            a.stash = (int)(nv < room ? nv : room);
         }
     }
     if (grid > grid_cap) grid = grid_cap;

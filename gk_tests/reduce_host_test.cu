@@ -124,6 +124,27 @@ TEST(ReduceReference, E4m3QuantizationRoundTrip)
     EXPECT_EQ(gk_e4m3_to_f32(gk_f32_to_e4m3(-1e30f)), -448.0f);
 }
 
+// The streaming rows' stash: H200 (228 KB an SM, 227 KB a block) and A100 (164 / 163 KB) limits.
+TEST(ReduceDispatch, StashVectors)
+{
+    int room = -1;
+    // H200: a block's share with two an SM is 114 KB, less 2 KB: 7168 vectors
+    EXPECT_EQ(gk_rd_stash_vectors(8192, 233472, 232448, &room), 7168); // 65536 bf16: most of the row
+    EXPECT_EQ(room, 7168);
+    EXPECT_EQ(gk_rd_stash_vectors(2049, 233472, 232448, &room), 2049);   // narrowest streaming row: all of it
+    EXPECT_EQ(gk_rd_stash_vectors(14336, 233472, 232448, &room), 7168);  // exactly half: still stashed
+    EXPECT_EQ(gk_rd_stash_vectors(14337, 233472, 232448, &room), 0);     // less than half: one-block kernel
+    EXPECT_EQ(gk_rd_stash_vectors(32768, 233472, 232448, &room), 0);     // 262144 bf16
+    // A100: 80 KB a block
+    EXPECT_EQ(gk_rd_stash_vectors(8192, 167936, 166912, &room), 5120);
+    EXPECT_EQ(room, 5120);
+    // a per-block limit below half the SM's memory bounds the share (3072 vectors)
+    EXPECT_EQ(gk_rd_stash_vectors(6000, 233472, 50 * 1024, &room), 3072);
+    EXPECT_EQ(gk_rd_stash_vectors(8192, 233472, 50 * 1024, &room), 0);
+    // no usable shared memory: never the stash kernel
+    EXPECT_EQ(gk_rd_stash_vectors(8192, 2048, 2048, &room), 0);
+}
+
 TEST(ReduceLedger, Bytes)
 {
     gk_ledger l = gk_reduce_ledger(GK_RD_RMSNORM, GK_BF16, 16384, 8192);
