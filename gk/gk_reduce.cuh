@@ -122,9 +122,9 @@
    fp8 quantization 69.0 -> 83.3; with the weights a vector ahead and the first vector past the
    stash held in registers (the row read once), RMSNorm 80.7, softmax 81.4, fp8 quantization
    84.5 in the benchmark (gk_bench/RESULTS.md). The rest is L2 throughput: ncu puts L2 at
-   79-87% of its peak, the weight rows re-read from it by every row. At [64, 262144] (the stash holds 22% of a row, and 64 rows put
-   no two blocks on an SM) the stash kernel measured 2-10 points lower (RMSNorm 36.7 -> 33.0,
-   softmax 35.6 -> 30.3, residual 57.4 -> 47.7). */
+   79-87% of its peak, the weight rows re-read from it by every row. At [64, 262144] (the stash
+   holds 22% of a row, and 64 rows put no two blocks on an SM) the stash kernel measured 2-10
+   points lower (RMSNorm 36.7 -> 33.0, softmax 35.6 -> 30.3, residual 57.4 -> 47.7). */
 #ifndef GK_RD_STREAM_THREADS
 #define GK_RD_STREAM_THREADS 1024
 #endif
