@@ -21,8 +21,9 @@
          residual (in place); both use row stride ldr. The norm reads h as stored, so the fused
          result equals gk_residual_add then gk_rmsnorm exactly.
      gk_rmsnorm_quant_e4m3_T(out, ldo, scales, x, ldx, weight, rows, cols, eps, stream)
-         y = rmsnorm(x) * weight (fp32; bf16 and f32 rows held in registers take x * weight
-         rounded to T, so y and the scale can differ from the fp32 ones by one rounding of T);
+         y = rmsnorm(x) * weight (fp32; where the row is held, in registers for bf16 and f32 and
+         in the streaming kernels' shared memory for bf16, it is held as x * weight rounded to T,
+         so y and the scale can differ from the fp32 ones by one rounding of T);
          scales[r] = max|y| / 448 (1 if the row is all zero);
          out = e4m3(y / scales[r]), saturating at +-448: finite input never gives inf or NaN.
          Dequantize with out * scales[r]. out is gk_e4m3 (bytes), ldo in elements.
@@ -55,11 +56,17 @@
                    memory with two blocks an SM (~112 KB on sm_90) holds at least half of the
                    row, pass 1 fetches that much of it there by cp.async and pass 2 reads it
                    back (each thread its own consecutive 16-byte vectors: a warp's accesses are
-                   conflict-free); wider rows run one block an SM and read the row again from L2.
+                   conflict-free). Wider rows are split on sm_90 over a cluster of 2..8 such
+                   blocks, the fewest whose parts the stash and one vector a thread hold: each
+                   block takes an equal 16-byte-aligned part of the row as a row of its own, and
+                   the parts' statistics combine through distributed shared memory after one
+                   cluster barrier. Elsewhere (and f16 LayerNorm, whose split kernel spills) they
+                   run one block an SM and read the row again from L2.
      Softmax takes a thread's max over all the values it holds, then one exp (ex2.approx) per
      value; in the register variants those exps replace the held values (rounded to T, at most
      one more rounding of T: within the tolerance), so the output pass only scales them. RMSNorm +
-     fp8 (bf16, f32) likewise holds x * weight rounded to T, so it reads the weight once.
+     fp8 (bf16, f32; bf16 in the stash too) likewise holds x * weight rounded to T, so it reads the
+     weight once.
      Rows whose starts (of every operand) are 16-byte aligned move 16-byte vectors; otherwise
      every element moves alone, correct for any stride and offset.
 
@@ -124,10 +131,23 @@
    84.5 in the benchmark (gk_bench/RESULTS.md). The rest is L2 throughput: ncu puts L2 at
    79-87% of its peak, the weight rows re-read from it by every row. At [64, 262144] (the stash
    holds 22% of a row, and 64 rows put no two blocks on an SM) the stash kernel measured 2-10
-   points lower (RMSNorm 36.7 -> 33.0, softmax 35.6 -> 30.3, residual 57.4 -> 47.7). */
+   points lower (RMSNorm 36.7 -> 33.0, softmax 35.6 -> 30.3, residual 57.4 -> 47.7). Split over a
+   cluster of 4 stash kernels there: RMSNorm 36.5 -> 50.0, LayerNorm 27.2 -> 40.0, softmax 35.9 ->
+   44.6, residual 55.6 -> 59.7, RMSNorm + fp8 23.7 -> 33.0, quantization 34.3 -> 46.5. The split
+   kernel keeps its two statistics slots past the stash, not in static shared memory: 16 more
+   static bytes made the stash kernels 2-4 points slower at [1024, 65536] (identical PTX
+   otherwise). Rows spread over a cluster's registers or over a ring of row stages in each
+   block's shared memory measured slower than the stash at [1024, 65536] (RESULTS.md). */
 #ifndef GK_RD_STREAM_THREADS
 #define GK_RD_STREAM_THREADS 1024
 #endif
+/* Most blocks a row too wide for one stash is split over (a cluster; 8 is the portable most). */
+#ifndef GK_RD_SPLIT_MAX
+#define GK_RD_SPLIT_MAX 8
+#endif
+/* Whether op and dt split such rows: the f16 LayerNorm split kernel spills (16 bytes at 32
+   registers), so those rows stay on the one-block kernel. */
+#define GK_RD_SPLITS(op, dt) (!((dt) == GK_F16 && (op) == GK_RD_LAYERNORM))
 
 typedef enum gk_rd_op {
     GK_RD_RMSNORM = 0,
@@ -321,14 +341,66 @@ GK_DEV void gk_rd_combine(int kind, float *a, float *b, float a2, float b2)
     *b = kind == GK_RD_PAIR_SUM_MAX ? fmaxf(*b, b2) : *b + b2;
 }
 
+/* Thread-block clusters (sm_90; elsewhere every block is a cluster of one): which: 0 the block's
+   rank in its cluster, 1 the cluster's size, 2 the cluster's index in the grid, 3 their count. */
+GK_DEV int gk_rd_cluster_sreg(int which)
+{
+    unsigned v = 0;
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+    if (which == 0) asm("mov.u32 %0, %%cluster_ctarank;" : "=r"(v));
+    else if (which == 1) asm("mov.u32 %0, %%cluster_nctarank;" : "=r"(v));
+    else if (which == 2) asm("mov.u32 %0, %%clusterid.x;" : "=r"(v));
+    else asm("mov.u32 %0, %%nclusterid.x;" : "=r"(v));
+#else
+    v = which == 0 ? 0u : which == 1 ? 1u : which == 2 ? blockIdx.x : gridDim.x;
+#endif
+    return (int)v;
+}
+
+/* Every thread of the cluster arrives and waits: shared-memory writes before it are visible to
+   the whole cluster after it. */
+GK_DEV void gk_rd_cluster_sync(void)
+{
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+    asm volatile("barrier.cluster.arrive.release.aligned;\n\tbarrier.cluster.wait.acquire.aligned;" ::: "memory");
+#else
+    __syncthreads();
+#endif
+}
+
+/* The float at p in the shared memory of the cluster's block `rank`. */
+GK_DEV float gk_rd_ld_cluster(const float *p, int rank)
+{
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+    unsigned remote;
+    float v;
+    asm volatile("mapa.shared::cluster.u32 %0, %1, %2;" : "=r"(remote) : "r"(gk_smem_addr(p)), "r"(rank));
+    asm volatile("ld.shared::cluster.f32 %0, [%1];" : "=f"(v) : "r"(remote) : "memory");
+    return v;
+#else
+    (void)rank;
+    return *p;
+#endif
+}
+
+/* The pair of an empty part: (-inf, 0) for softmax, (0, -inf) for a sum and a max, (0, 0) for sums. */
+GK_DEV float gk_rd_empty_a(int kind) { return kind == GK_RD_PAIR_SOFTMAX ? -INFINITY : 0.0f; }
+GK_DEV float gk_rd_empty_b(int kind) { return kind == GK_RD_PAIR_SUM_MAX ? -INFINITY : 0.0f; }
+
+/* Lane i's pair combined with those of lanes i ^ 1 .. i ^ (width / 2): every lane of a width
+   gets the same bits (each combine is symmetric). */
+GK_DEV void gk_rd_butterfly(float *a, float *b, int kind, int width)
+{
+    for (int o = width >> 1; o > 0; o >>= 1)
+        gk_rd_combine(kind, a, b, __shfl_xor_sync(0xffffffffu, *a, o), __shfl_xor_sync(0xffffffffu, *b, o));
+}
+
 /* Two values reduced at once over the threads of one row (a group of lanes, or the whole
    block), every thread getting the row's pair: sums, a sum and a max, or an online softmax
    state. One reduction instead of two halves the barriers of the block variants. */
 GK_DEV void gk_rd_reduce_pair(float *a, float *b, int kind, int block_level, int group, float *scratch)
 {
-    const int width = block_level ? 32 : group;
-    for (int o = width >> 1; o > 0; o >>= 1)
-        gk_rd_combine(kind, a, b, __shfl_xor_sync(0xffffffffu, *a, o), __shfl_xor_sync(0xffffffffu, *b, o));
+    gk_rd_butterfly(a, b, kind, block_level ? 32 : group);
     if (!block_level) return;
     const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, nwarps = blockDim.x >> 5;
     if (lane == 0) {
@@ -336,13 +408,28 @@ GK_DEV void gk_rd_reduce_pair(float *a, float *b, int kind, int block_level, int
         scratch[32 + warp] = *b;
     }
     __syncthreads();
-    /* the pair of an empty part: (-inf, 0) for softmax, (0, -inf) for a max, (0, 0) for sums */
-    *a = lane < nwarps ? scratch[lane] : (kind == GK_RD_PAIR_SOFTMAX ? -INFINITY : 0.0f);
-    *b = lane < nwarps ? scratch[32 + lane] : (kind == GK_RD_PAIR_SUM_MAX ? -INFINITY : 0.0f);
-#pragma unroll
-    for (int o = 16; o > 0; o >>= 1)
-        gk_rd_combine(kind, a, b, __shfl_xor_sync(0xffffffffu, *a, o), __shfl_xor_sync(0xffffffffu, *b, o));
+    *a = lane < nwarps ? scratch[lane] : gk_rd_empty_a(kind);
+    *b = lane < nwarps ? scratch[32 + lane] : gk_rd_empty_b(kind);
+    gk_rd_butterfly(a, b, kind, 32);
     __syncthreads();
+}
+
+/* A block's pair (the same in all its threads) combined over its cluster of n <= 32 blocks, each
+   holding a part of the row: thread 0 puts it in slot (two floats of this block's shared memory),
+   a cluster barrier, then every block combines all n slots in the same order, so all get the
+   same bits. A row alternates between two slots: a slot is rewritten only after the next row's
+   barrier, which no block passes before every block has read it. */
+GK_DEV void gk_rd_cluster_pair(float *a, float *b, int kind, float *slot, int n)
+{
+    if (threadIdx.x == 0) {
+        slot[0] = *a;
+        slot[1] = *b;
+    }
+    gk_rd_cluster_sync();
+    const int lane = threadIdx.x & 31;
+    *a = lane < n ? gk_rd_ld_cluster(slot, lane) : gk_rd_empty_a(kind);
+    *b = lane < n ? gk_rd_ld_cluster(slot + 1, lane) : gk_rd_empty_b(kind);
+    gk_rd_butterfly(a, b, kind, 32);
 }
 
 /* Per-row statistics, turned into what the output pass needs. */
@@ -470,19 +557,21 @@ GK_DEV void gk_rd_softmax_slots(uint4 *raw, int nk, int j, int step, int cols, i
 /* Statistics' starting value: softmax's running max from -inf, everything else from 0. */
 GK_DEV float gk_rd_init_a(int op) { return op == GK_RD_SOFTMAX ? -INFINITY : 0.0f; }
 
-/* Reduces the per-thread statistics over the row into gk_rd_stats; the quant forms also write
-   the row's scale (writer: one thread of the row). */
-GK_DEV gk_rd_stats gk_rd_finish(const gk_rd_args a, int op, float sa, float sb, float pivot, int64_t r, int writer,
-                                int block_level, int group, float *scratch)
+/* How op's per-thread statistics combine. */
+GK_DEV int gk_rd_pair_kind(int op)
+{
+    return op == GK_RD_SOFTMAX ? GK_RD_PAIR_SOFTMAX : op == GK_RD_LAYERNORM ? GK_RD_PAIR_SUMS : GK_RD_PAIR_SUM_MAX;
+}
+
+/* The row's gk_rd_stats from its reduced pair; the quant forms also write the row's scale. */
+GK_DEV gk_rd_stats gk_rd_derive(const gk_rd_args a, int op, float sa, float sb, float pivot, int64_t r, int writer)
 {
     gk_rd_stats st;
     if (op == GK_RD_SOFTMAX) {
-        gk_rd_reduce_pair(&sa, &sb, GK_RD_PAIR_SOFTMAX, block_level, group, scratch);
         st.a = sa == -INFINITY ? 0.0f : sa;
         st.b = gk_rd_softmax_norm(sb, a.log);
         return st;
     }
-    gk_rd_reduce_pair(&sa, &sb, op == GK_RD_LAYERNORM ? GK_RD_PAIR_SUMS : GK_RD_PAIR_SUM_MAX, block_level, group, scratch);
     if (op == GK_RD_LAYERNORM) {
         const float d = sa / a.cols;
         st.a = rsqrtf(fmaxf(sb / a.cols - d * d, 0.0f) + a.eps);
@@ -497,6 +586,15 @@ GK_DEV gk_rd_stats gk_rd_finish(const gk_rd_args a, int op, float sa, float sb, 
         if (writer) a.scales[r] = amax > 0.0f ? amax / 448.0f : 1.0f;
     }
     return st;
+}
+
+/* Reduces the per-thread statistics over the row into gk_rd_stats; the quant forms also write
+   the row's scale (writer: one thread of the row). */
+GK_DEV gk_rd_stats gk_rd_finish(const gk_rd_args a, int op, float sa, float sb, float pivot, int64_t r, int writer,
+                                int block_level, int group, float *scratch)
+{
+    gk_rd_reduce_pair(&sa, &sb, gk_rd_pair_kind(op), block_level, group, scratch);
+    return gk_rd_derive(a, op, sa, sb, pivot, r, writer);
 }
 
 /* vec elements of a row from column j0 as one packed register vector of dtype dt: a 16-byte
@@ -660,25 +758,45 @@ GK_DEV void gk_rd_stream_stats(const gk_rd_args a, int op, int dt, uint4 *raw, i
    reads it again (from the stash, else L2) and writes the output. Each thread touches the same
    columns in both passes, so what it stashed (or the residual it wrote) it reads back itself.
    stashed: the two-block kernel (a.stash vectors held), one vector a round through registers;
-   else GK_RD_STREAM_BATCH. */
-GK_DEV void gk_rd_stream_run(const gk_rd_args a, int op, int dt, int stashed)
+   else GK_RD_STREAM_BATCH. split: launched as clusters, each block on one part of every row. */
+GK_DEV void gk_rd_stream_run(const gk_rd_args row, int op, int dt, int stashed, int split)
 {
     __shared__ float scratch[64];
-    extern __shared__ uint4 gk_rd_stash[]; /* vector j / vec of the row at [j / vec] */
-    const int vec = 16 / gk_dtype_size(dt);
-    const int G = blockDim.x, t = threadIdx.x, cols = a.cols;
+    extern __shared__ uint4 gk_rd_stash[]; /* vector j / vec of the row at [j / vec]; split: then 2 slots */
+    const int vec = 16 / gk_dtype_size(dt), es = gk_dtype_size(dt);
     const int quant = op == GK_RD_RMSNORM_QUANT || op == GK_RD_QUANT, resid = op == GK_RD_RESIDUAL_RMSNORM;
+    /* launched as clusters of n blocks (the stash kernel, rows too wide for one block's stash):
+       block `rank` takes the rank-th of n equal 16-byte-aligned parts of every row, as a row of
+       its own (a); the parts' statistics combine over the cluster */
+    const int n = split ? gk_rd_cluster_sreg(1) : 1;
+    gk_rd_args a = row;
+    if (n > 1) {
+        const int part = (int)gk_round_up(gk_ceil_div(row.cols, n), vec);
+        const int c0 = min(gk_rd_cluster_sreg(0) * part, row.cols);
+        a.cols = min(row.cols - c0, part);
+        a.x = (const char *)row.x + (int64_t)c0 * es;
+        a.out = (char *)row.out + (int64_t)c0 * (quant ? 1 : es);
+        if (resid) {
+            a.res = (const char *)row.res + (int64_t)c0 * es;
+            a.res_out = (char *)row.res_out + (int64_t)c0 * es;
+        }
+        if (row.w) a.w = (const char *)row.w + (int64_t)c0 * es;
+        if (row.b) a.b = (const char *)row.b + (int64_t)c0 * es;
+    }
+    const int G = blockDim.x, t = threadIdx.x, cols = a.cols;
     const int stash = a.stash * vec; /* columns below this: pass 2 reads the vector its own thread stashed */
     const int stride = G * vec;
     const int nb = stashed ? 1 : GK_RD_STREAM_BATCH; /* 32 registers hold one */
-    for (int64_t r = blockIdx.x; r < a.rows; r += gridDim.x) {
-        const void *xr = (const char *)a.x + r * a.ldx * gk_dtype_size(dt);
-        const void *rr = resid ? (const char *)a.res + r * a.ldr * gk_dtype_size(dt) : 0;
-        void *ro = resid ? (char *)a.res_out + r * a.ldr * gk_dtype_size(dt) : 0;
-        void *orow = (char *)a.out + r * a.ldo * (quant ? 1 : gk_dtype_size(dt));
+    int slot = 0;
+    const int64_t first = split ? gk_rd_cluster_sreg(2) : blockIdx.x, step = split ? gk_rd_cluster_sreg(3) : gridDim.x;
+    for (int64_t r = first; r < a.rows; r += step) {
+        const void *xr = (const char *)a.x + r * a.ldx * es;
+        const void *rr = resid ? (const char *)a.res + r * a.ldr * es : 0;
+        void *ro = resid ? (char *)a.res_out + r * a.ldr * es : 0;
+        void *orow = (char *)a.out + r * a.ldo * (quant ? 1 : es);
         /* LayerNorm sums deviations from the row's first element: no cancellation when the row
-           sits far from zero */
-        const float pivot = op == GK_RD_LAYERNORM ? gk_load1_f32(xr, 0, dt) : 0.0f;
+           sits far from zero (the whole row's, in every part) */
+        const float pivot = op == GK_RD_LAYERNORM ? gk_load1_f32((const char *)row.x + r * row.ldx * es, 0, dt) : 0.0f;
         float sa = gk_rd_init_a(op), sb = 0.0f;
         /* the stashed part of the row comes by cp.async, all of it in flight at once and no
            register holding it; the rest (and every row that cannot) through registers */
@@ -689,6 +807,7 @@ GK_DEV void gk_rd_stream_run(const gk_rd_args a, int op, int dt, int stashed)
         /* the stash kernel keeps that vector in registers for pass 2 (65536 bf16 columns: the
            stash and one vector a thread are the whole row); f16 and LayerNorm spill holding it */
         const int hold = stashed && dt != GK_F16 && op != GK_RD_LAYERNORM;
+        const int fold = stashed && op == GK_RD_RMSNORM_QUANT && dt == GK_BF16;
         uint4 held = make_uint4(0u, 0u, 0u, 0u);
         int held_j = -1;
         for (int j = v0 * vec; j < cols; j += nb * stride) {
@@ -700,7 +819,7 @@ GK_DEV void gk_rd_stream_run(const gk_rd_args a, int op, int dt, int stashed)
                 if (j0 < cols) {
                     raw[k] = gk_rd_load_raw(xr, j0, cols, dt, vec, a.vectorized);
                     if (resid) rawr[k] = gk_rd_load_raw(rr, j0, cols, dt, vec, a.vectorized);
-                    else if (j0 < stash) gk_rd_stash[j0 / vec] = raw[k];
+                    else if (j0 < stash && !fold) gk_rd_stash[j0 / vec] = raw[k];
                 }
             }
             if (resid) {
@@ -718,6 +837,15 @@ GK_DEV void gk_rd_stream_run(const gk_rd_args a, int op, int dt, int stashed)
                     raw[k] = gk_pack_f32(x, dt, vec);
                 }
             }
+            if (fold) { /* x w in place of x, stashed or held */
+                sb = fmaxf(sb, gk_rd_fold_w_bf16x2(a, raw, 1, j, stride, &sa));
+                if (j < stash) gk_rd_stash[j / vec] = raw[0];
+                else if (held_j < 0) {
+                    held = raw[0];
+                    held_j = j;
+                }
+                continue;
+            }
             if (hold && held_j < 0 && j >= stash) {
                 held = raw[0];
                 held_j = j;
@@ -727,9 +855,19 @@ GK_DEV void gk_rd_stream_run(const gk_rd_args a, int op, int dt, int stashed)
         gk_cp_async_wait_all();
         for (int j = t * vec; j < pre * vec; j += stride) { /* shared memory: one vector at a time */
             uint4 raw = gk_rd_stash[j / vec];
+            if (fold) { /* the stash then holds x w: pass 2 reads no weight */
+                sb = fmaxf(sb, gk_rd_fold_w_bf16x2(a, &raw, 1, j, stride, &sa));
+                gk_rd_stash[j / vec] = raw;
+                continue;
+            }
             gk_rd_stream_stats(a, op, dt, &raw, 1, j, stride, pre * vec, pivot, &sa, &sb);
         }
-        const gk_rd_stats st = gk_rd_finish(a, op, sa, sb, pivot, r, t == 0, 1, G, scratch);
+        gk_rd_reduce_pair(&sa, &sb, gk_rd_pair_kind(op), 1, 0, scratch);
+        if (n > 1) {
+            gk_rd_cluster_pair(&sa, &sb, gk_rd_pair_kind(op), (float *)(gk_rd_stash + a.stash) + 2 * slot, n);
+            slot ^= 1;
+        }
+        const gk_rd_stats st = gk_rd_derive(row, op, sa, sb, pivot, r, t == 0 && (n == 1 || gk_rd_cluster_sreg(0) == 0));
         /* softmax: exp(scale x - max) / sum = 2^(x c - kc), the division folded into the exponent
            (1 / sum = 0 for an all -inf row gives kc = inf, output 0; NaN stays NaN) */
         const float c = a.scale * GK_RD_LOG2E, kc = st.a * GK_RD_LOG2E - __log2f(st.b);
@@ -738,8 +876,7 @@ GK_DEV void gk_rd_stream_run(const gk_rd_args a, int op, int dt, int stashed)
         /* the stash kernel holds one vector a round: its weight loads go a vector ahead, so
            their L2 latency overlaps the current vector's work (RMSNorm at [1024, 65536] bf16:
            77.0 -> 78.7% of copy); the RMSNorm forms only: LayerNorm's bias as well spills */
-        const int ahead = stashed && a.w && a.wvec && (op == GK_RD_RMSNORM || op == GK_RD_RESIDUAL_RMSNORM || op == GK_RD_RMSNORM_QUANT);
-        const int es = gk_dtype_size(dt);
+        const int ahead = stashed && a.w && a.wvec && (op == GK_RD_RMSNORM || op == GK_RD_RESIDUAL_RMSNORM || (op == GK_RD_RMSNORM_QUANT && dt != GK_BF16));
         uint4 wn = make_uint4(0u, 0u, 0u, 0u);
         if (ahead && t * vec + vec <= cols) wn = gk_ld16((const char *)a.w + (int64_t)t * vec * es);
         for (int j = t * vec; j < cols; j += nb * stride) {
@@ -759,7 +896,10 @@ GK_DEV void gk_rd_stream_run(const gk_rd_args a, int op, int dt, int stashed)
                 if (j0 >= cols) continue;
                 float x[8], y[8], w[8], bias[8];
                 gk_unpack_f32(raw[k], dt, vec, x);
-                if (ahead && j0 + vec <= cols) { /* nb is 1 here: wc is j0's; no bias */
+                if (fold && (j0 < stash || j0 == held_j)) { /* x w held: weight 1 */
+#pragma unroll
+                    for (int e = 0; e < 8; e++) w[e] = 1.0f, bias[e] = 0.0f;
+                } else if (ahead && j0 + vec <= cols) { /* nb is 1 here: wc is j0's; no bias */
                     gk_unpack_f32(wc, dt, vec, w);
 #pragma unroll
                     for (int e = 0; e < 8; e++) bias[e] = 0.0f;
@@ -775,13 +915,15 @@ GK_DEV void gk_rd_stream_run(const gk_rd_args a, int op, int dt, int stashed)
             }
         }
     }
+    if (n > 1) gk_rd_cluster_sync(); /* no block leaves while another may still read its slots */
 }
 
 /* ---------------------------------------------------------------- generator macros */
 
-/* The four kernels of one op and dtype (a group of lanes per row, a block of 256 or 512 per
-   row with the row in registers, a streaming block of GK_RD_STREAM_THREADS) and name##_launch,
-   which picks one by the row width. Softmax and log-softmax share kernels (a.log). */
+/* The kernels of one op and dtype (a group of lanes per row, a block of 256 or 512 per row with
+   the row in registers, streaming blocks of GK_RD_STREAM_THREADS: one an SM, two with the stash,
+   two with the stash split over a cluster) and name##_launch, which picks one by the row width.
+   Softmax and log-softmax share kernels (a.log). */
 #define GK_DEFINE_REDUCE(name, op, dt)                                                                      \
     static __global__ void __launch_bounds__(256, GK_RD_GROUP_BLOCKS(op)) name##_group(gk_rd_args a)        \
     { gk_rd_regs_run(a, op, dt, 0); }                                                                       \
@@ -790,12 +932,15 @@ GK_DEV void gk_rd_stream_run(const gk_rd_args a, int op, int dt, int stashed)
     static __global__ void __launch_bounds__(512, 2) name##_b512(gk_rd_args a)                               \
     { gk_rd_regs_run(a, op, dt, 1); }                                                                       \
     static __global__ void __launch_bounds__(GK_RD_STREAM_THREADS, 1) name##_stream(gk_rd_args a)           \
-    { gk_rd_stream_run(a, op, dt, 0); }                                                                     \
+    { gk_rd_stream_run(a, op, dt, 0, 0); }                                                                  \
     static __global__ void __launch_bounds__(GK_RD_STREAM_THREADS, 2) name##_stash(gk_rd_args a)            \
-    { gk_rd_stream_run(a, op, dt, 1); }                                                                     \
+    { gk_rd_stream_run(a, op, dt, 1, 0); }                                                                  \
+    static __global__ void __launch_bounds__(GK_RD_STREAM_THREADS, 2) name##_split(gk_rd_args a)            \
+    { gk_rd_stream_run(a, op, dt, 1, GK_RD_SPLITS(op, dt)); }                                               \
     static cudaError_t name##_launch(const char *fn, gk_rd_args a, cudaStream_t stream)                     \
     {                                                                                                       \
-        void (*k[5])(gk_rd_args) = {name##_group, name##_b256, name##_b512, name##_stream, name##_stash};     \
+        void (*k[6])(gk_rd_args) = {name##_group, name##_b256, name##_b512, name##_stream, name##_stash,      \
+                                    name##_split};                                                          \
         return gk_rd_launch(fn, k, a, op, dt, stream);                                                      \
     }
 
@@ -822,9 +967,69 @@ static int gk_rd_stash_vectors(int64_t nv, int per_sm, int per_block, int *room)
     return (int)(nv < *room ? nv : *room);
 }
 
+/* The launch of kernel on a grid of clusters of n blocks (sm_90); attr is the cluster shape. */
+static cudaLaunchConfig_t gk_rd_cluster_config(cudaLaunchAttribute *attr, int64_t grid, int threads, int smem, int n,
+                                               cudaStream_t stream)
+{
+    cudaLaunchConfig_t cfg; /* every field set below (dim3 members: no memset) */
+    memset(attr, 0, sizeof *attr);
+    attr->id = cudaLaunchAttributeClusterDimension;
+    attr->val.clusterDim.x = (unsigned)n;
+    attr->val.clusterDim.y = 1;
+    attr->val.clusterDim.z = 1;
+    cfg.gridDim = dim3((unsigned)grid, 1, 1);
+    cfg.blockDim = dim3((unsigned)threads, 1, 1);
+    cfg.dynamicSmemBytes = (size_t)smem;
+    cfg.stream = stream;
+    cfg.attrs = attr;
+    cfg.numAttrs = 1;
+    return cfg;
+}
+
+/* Whether clusters of n blocks of kernel fit the device at all, asked once (fits: 0 not asked,
+   else the count resident at once, -1 none). */
+static int gk_rd_clusters_fit(void (*kernel)(gk_rd_args), int threads, int smem, int n, int *fits)
+{
+    if (*fits == 0) {
+        cudaLaunchAttribute attr;
+        const cudaLaunchConfig_t cfg = gk_rd_cluster_config(&attr, n, threads, smem, n, 0);
+        int count = 0;
+        const cudaError_t e = cudaOccupancyMaxActiveClusters(&count, (const void *)kernel, &cfg);
+        if (e != cudaSuccess) (void)cudaGetLastError(); /* a refusal, not a sticky error: counted as none */
+        *fits = e == cudaSuccess && count > 0 ? count : -1;
+    }
+    return *fits > 0;
+}
+
+static cudaError_t gk_rd_launch_clusters(const char *fn, void (*kernel)(gk_rd_args), gk_rd_args a, int64_t grid,
+                                         int threads, int smem, int n, cudaStream_t stream)
+{
+    cudaLaunchAttribute attr;
+    const cudaLaunchConfig_t cfg = gk_rd_cluster_config(&attr, grid, threads, smem, n, stream);
+    void *args[1] = {&a};
+    GK_TRY(cudaLaunchKernelExC(&cfg, (const void *)kernel, args));
+    return gk_check_launch(fn);
+}
+
+/* Vectors in each of the n parts of a row of cols (16-byte-aligned parts, as gk_rd_stream_run
+   cuts them). */
+static int64_t gk_rd_part_vectors(int64_t cols, int n, int vec)
+{
+    return gk_ceil_div(gk_ceil_div(cols, n), vec);
+}
+
+/* Blocks to split a row of cols over: the fewest (2..GK_RD_SPLIT_MAX) whose parts fit a stash of
+   room vectors plus one vector a thread, else GK_RD_SPLIT_MAX. */
+static int gk_rd_split(int64_t cols, int vec, int room, int threads)
+{
+    int n = 2;
+    while (n < GK_RD_SPLIT_MAX && gk_rd_part_vectors(cols, n, vec) > (int64_t)room + threads) n++;
+    return n;
+}
+
 /* Validates the arguments of op (the pointers a holds, the shape, the strides), then picks the
    kernel: k[0] group of lanes, k[1] block of 256, k[2] block of 512, k[3] streaming, k[4] streaming
-   with the stash. */
+   with the stash, k[5] the stash kernel split over a cluster. */
 static cudaError_t gk_rd_launch(const char *fn, void (*const *k)(gk_rd_args), gk_rd_args a, int op, int dt,
                                 cudaStream_t stream)
 {
@@ -900,8 +1105,28 @@ static cudaError_t gk_rd_launch(const char *fn, void (*const *k)(gk_rd_args), gk
         GK_TRY(cudaGetDevice(&dev));
         GK_TRY(cudaDeviceGetAttribute(&per_sm, cudaDevAttrMaxSharedMemoryPerMultiprocessor, dev));
         GK_TRY(cudaDeviceGetAttribute(&per_block, cudaDevAttrMaxSharedMemoryPerBlockOptin, dev));
-        int room;
+        int room, major = 0;
         a.stash = gk_rd_stash_vectors(nv, per_sm, per_block, &room);
+        GK_TRY(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev));
+        /* rows too wide for one block's stash: split over a cluster of n blocks (sm_90), the
+           fewest whose parts the stash and a vector a thread hold whole */
+        int n = 1;
+        if (!a.stash && major >= 9 && GK_RD_SPLITS(op, dt)) {
+            n = gk_rd_split(a.cols, vec, room, GK_RD_STREAM_THREADS);
+            a.stash = gk_rd_stash_vectors(gk_rd_part_vectors(a.cols, n, vec), per_sm, per_block, &room);
+            if (a.stash) {
+                /* the opt-in first: the count of resident clusters depends on it */
+                static unsigned split_set[GK_RD_NOPS][3];
+                static int fits[GK_RD_NOPS][3][GK_RD_SPLIT_MAX + 1];
+                GK_TRY(gk_smem_opt_in(fn, (const void *)k[5], room * 16 + 16, &split_set[op][dt]));
+                if (gk_rd_clusters_fit(k[5], threads, a.stash * 16 + 16, n, &fits[op][dt][n])) {
+                    const int64_t cap = ((int64_t)1 << 30) / n; /* clusters loop over rows past this */
+                    return gk_rd_launch_clusters(fn, k[5], a, (a.rows < cap ? a.rows : cap) * n, threads,
+                                                 a.stash * 16 + 16, n, stream);
+                }
+            }
+            a.stash = 0; /* no cluster of n fits (a partitioned GPU): the one-block kernel */
+        }
         kernel = a.stash ? k[4] : k[3];
         if (a.stash) {
             static unsigned set[GK_RD_NOPS][3];

@@ -176,7 +176,8 @@ TEST_P(RdGpu, SpecialRowsStridesInPlace)
     GK_REQUIRE_GPU();
     const RdCase &c = kRdCases[GetParam()];
     const bool softmax = c.op == GK_RD_SOFTMAX || c.op == GK_RD_LOG_SOFTMAX;
-    for (int64_t cols : {7, 100, 1000, 4096, 12345, 65536}) {
+    // 300001: split over a cluster (sm_90), the last part shorter and its last vector partial
+    for (int64_t cols : {7, 100, 1000, 4096, 12345, 65536, 300001}) {
         const int64_t rows = cols > 10000 ? 5 : 37;
         RdRun p;
         p.rows = rows;
@@ -214,7 +215,7 @@ INSTANTIATE_TEST_SUITE_P(All, RdGpu, ::testing::Range(0, kNumRdCases),
 TEST(RdGpuMisc, Deterministic)
 {
     GK_REQUIRE_GPU();
-    for (int64_t cols : {128, 8192, 65536}) {
+    for (int64_t cols : {128, 8192, 65536, 262144}) { // 262144: split over a cluster (sm_90)
         const int64_t rows = 64;
         GkRng rng(cols);
         HostTensor hx(GK_BF16, rows * cols);

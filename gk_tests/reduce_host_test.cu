@@ -145,6 +145,20 @@ TEST(ReduceDispatch, StashVectors)
     EXPECT_EQ(gk_rd_stash_vectors(8192, 2048, 2048, &room), 0);
 }
 
+// Rows too wide for one stash split over the fewest blocks whose parts the stash (7168 vectors
+// on H200) and one vector a thread (1024) hold.
+TEST(ReduceDispatch, Split)
+{
+    EXPECT_EQ(gk_rd_part_vectors(262144, 4, 8), 8192);
+    EXPECT_EQ(gk_rd_part_vectors(70001, 2, 8), 4376); // 35001 columns: the last vector partial
+    EXPECT_EQ(gk_rd_part_vectors(7, 8, 8), 1);
+    EXPECT_EQ(gk_rd_split(262144, 8, 7168, 1024), 4); // bf16: three parts are 10923 vectors
+    EXPECT_EQ(gk_rd_split(262144, 4, 7168, 1024), 8); // f32
+    EXPECT_EQ(gk_rd_split(300000, 8, 7168, 1024), 5);
+    EXPECT_EQ(gk_rd_split(131072, 8, 7168, 1024), 2);
+    EXPECT_EQ(gk_rd_split((int64_t)1 << 24, 8, 7168, 1024), GK_RD_SPLIT_MAX); // too wide for any: the most
+}
+
 TEST(ReduceLedger, Bytes)
 {
     gk_ledger l = gk_reduce_ledger(GK_RD_RMSNORM, GK_BF16, 16384, 8192);
