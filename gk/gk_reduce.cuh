@@ -613,6 +613,27 @@ GK_DEV uint4 gk_rd_load_raw(const void *row, int j0, int cols, int dt, int vec, 
    x^2 into sa, raw replaced by x w on bf16 pairs (one rounding of the exact product: the same bits
    as the fp32 product rounded to bf16), and max|x w| taken on pairs too (returned). Half the
    instructions of widening x and w: the form was issue-bound (82% of issue slots busy). */
+/* Vector j0 of a bf16 weight row (ones if there is none). */
+GK_DEV uint4 gk_rd_weight_bf16(const gk_rd_args a, int j0)
+{
+    return a.w ? gk_rd_load_raw(a.w, j0, a.cols, GK_BF16, 8, a.wvec) : make_uint4(0x3f803f80u, 0x3f803f80u, 0x3f803f80u, 0x3f803f80u);
+}
+
+/* One bf16 vector x replaced by x w on pairs, and m2, the running max|x w| on pairs. */
+GK_DEV __nv_bfloat162 gk_rd_fold_vec_bf16x2(uint4 *raw, uint4 w, __nv_bfloat162 m2)
+{
+    unsigned *rv = (unsigned *)raw;
+    const unsigned *wv = (const unsigned *)&w;
+#pragma unroll
+    for (int i = 0; i < 4; i++) {
+        __nv_bfloat162 p = __hmul2(*(const __nv_bfloat162 *)&rv[i], *(const __nv_bfloat162 *)&wv[i]);
+        rv[i] = *(const unsigned *)&p;
+        const unsigned ab = rv[i] & 0x7fff7fffu; /* |.| of both halves */
+        m2 = __hmax2(m2, *(const __nv_bfloat162 *)&ab); /* NaN ignored, as fmaxf does */
+    }
+    return m2;
+}
+
 GK_DEV float gk_rd_fold_w_bf16x2(const gk_rd_args a, uint4 *raw, int nk, int j, int step, float *sa)
 {
     const int cols = a.cols;
@@ -629,16 +650,7 @@ GK_DEV float gk_rd_fold_w_bf16x2(const gk_rd_args a, uint4 *raw, int nk, int j, 
     for (int k = 0; k < nk; k++) {
         const int j0 = j + k * step;
         if (j0 >= cols) continue;
-        const uint4 w = a.w ? gk_rd_load_raw(a.w, j0, cols, GK_BF16, 8, a.wvec) : make_uint4(0x3f803f80u, 0x3f803f80u, 0x3f803f80u, 0x3f803f80u);
-        unsigned *rv = (unsigned *)&raw[k];
-        const unsigned *wv = (const unsigned *)&w;
-#pragma unroll
-        for (int i = 0; i < 4; i++) {
-            __nv_bfloat162 p = __hmul2(*(const __nv_bfloat162 *)&rv[i], *(const __nv_bfloat162 *)&wv[i]);
-            rv[i] = *(const unsigned *)&p;
-            const unsigned ab = rv[i] & 0x7fff7fffu; /* |.| of both halves */
-            m2 = __hmax2(m2, *(const __nv_bfloat162 *)&ab); /* NaN ignored, as fmaxf does */
-        }
+        m2 = gk_rd_fold_vec_bf16x2(&raw[k], gk_rd_weight_bf16(a, j0), m2);
     }
     return fmaxf(__low2float(m2), __high2float(m2));
 }
@@ -853,13 +865,32 @@ GK_DEV void gk_rd_stream_run(const gk_rd_args row, int op, int dt, int stashed, 
             gk_rd_stream_stats(a, op, dt, raw, nb, j, stride, cols, pivot, &sa, &sb);
         }
         gk_cp_async_wait_all();
-        for (int j = t * vec; j < pre * vec; j += stride) { /* shared memory: one vector at a time */
-            uint4 raw = gk_rd_stash[j / vec];
-            if (fold) { /* the stash then holds x w: pass 2 reads no weight */
-                sb = fmaxf(sb, gk_rd_fold_w_bf16x2(a, &raw, 1, j, stride, &sa));
-                gk_rd_stash[j / vec] = raw;
-                continue;
+        /* RMSNorm + fp8 folds the stashed vectors with their weights, two vectors a step so two
+           weight loads share one wait on L2 */
+        if (fold) {
+            __nv_bfloat162 m2 = __float2bfloat162_rn(0.0f);
+#pragma unroll 1
+            for (int j = t * vec; j < pre * vec; j += 2 * stride) {
+                const int two = j + stride < pre * vec;
+                uint4 w[2], raw[2];
+                w[0] = gk_rd_weight_bf16(a, j);
+                if (two) w[1] = gk_rd_weight_bf16(a, j + stride);
+#pragma unroll
+                for (int k = 0; k < 2; k++) {
+                    if (k == 1 && !two) break;
+                    const int jk = j + k * stride;
+                    raw[k] = gk_rd_stash[jk / vec];
+                    float x[8];
+                    gk_unpack_f32(raw[k], GK_BF16, 8, x);
+                    gk_rd_accumulate_n(GK_RD_RMSNORM, x, x, 8, 8, 0.0f, &sa, &sa); /* stashed vectors are whole */
+                    m2 = gk_rd_fold_vec_bf16x2(&raw[k], w[k], m2);
+                    gk_rd_stash[jk / vec] = raw[k]; /* the stash then holds x w: pass 2 reads no weight */
+                }
             }
+            sb = fmaxf(sb, fmaxf(__low2float(m2), __high2float(m2)));
+        }
+        for (int j = t * vec; j < (fold ? 0 : pre * vec); j += stride) { /* shared memory: one vector at a time */
+            uint4 raw = gk_rd_stash[j / vec];
             gk_rd_stream_stats(a, op, dt, &raw, 1, j, stride, pre * vec, pivot, &sa, &sb);
         }
         gk_rd_reduce_pair(&sa, &sb, gk_rd_pair_kind(op), 1, 0, scratch);
