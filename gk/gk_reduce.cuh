@@ -145,6 +145,8 @@
 #ifndef GK_RD_SPLIT_MAX
 #define GK_RD_SPLIT_MAX 8
 #endif
+/* Bytes past the stash of a split block: its two statistics slots (a float pair each). */
+#define GK_RD_SPLIT_SLOTS 16
 /* Whether op and dt split such rows: the f16 LayerNorm split kernel spills (16 bytes at 32
    registers), so those rows stay on the one-block kernel. */
 #define GK_RD_SPLITS(op, dt) (!((dt) == GK_F16 && (op) == GK_RD_LAYERNORM))
@@ -774,7 +776,7 @@ GK_DEV void gk_rd_stream_stats(const gk_rd_args a, int op, int dt, uint4 *raw, i
 GK_DEV void gk_rd_stream_run(const gk_rd_args row, int op, int dt, int stashed, int split)
 {
     __shared__ float scratch[64];
-    extern __shared__ uint4 gk_rd_stash[]; /* vector j / vec of the row at [j / vec]; split: then 2 slots */
+    extern __shared__ uint4 gk_rd_stash[]; /* vector j / vec of the row at [j / vec]; split: then GK_RD_SPLIT_SLOTS */
     const int vec = 16 / gk_dtype_size(dt), es = gk_dtype_size(dt);
     const int quant = op == GK_RD_RMSNORM_QUANT || op == GK_RD_QUANT, resid = op == GK_RD_RESIDUAL_RMSNORM;
     /* launched as clusters of n blocks (the stash kernel, rows too wide for one block's stash):
@@ -1138,22 +1140,21 @@ static cudaError_t gk_rd_launch(const char *fn, void (*const *k)(gk_rd_args), gk
         GK_TRY(cudaDeviceGetAttribute(&per_block, cudaDevAttrMaxSharedMemoryPerBlockOptin, dev));
         int room, major = 0;
         a.stash = gk_rd_stash_vectors(nv, per_sm, per_block, &room);
-        GK_TRY(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev));
         /* rows too wide for one block's stash: split over a cluster of n blocks (sm_90), the
            fewest whose parts the stash and a vector a thread hold whole */
-        int n = 1;
-        if (!a.stash && major >= 9 && GK_RD_SPLITS(op, dt)) {
-            n = gk_rd_split(a.cols, vec, room, GK_RD_STREAM_THREADS);
+        if (!a.stash && GK_RD_SPLITS(op, dt)) GK_TRY(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev));
+        if (major >= 9) {
+            const int n = gk_rd_split(a.cols, vec, room, GK_RD_STREAM_THREADS);
             a.stash = gk_rd_stash_vectors(gk_rd_part_vectors(a.cols, n, vec), per_sm, per_block, &room);
             if (a.stash) {
                 /* the opt-in first: the count of resident clusters depends on it */
                 static unsigned split_set[GK_RD_NOPS][3];
                 static int fits[GK_RD_NOPS][3][GK_RD_SPLIT_MAX + 1];
-                GK_TRY(gk_smem_opt_in(fn, (const void *)k[5], room * 16 + 16, &split_set[op][dt]));
-                if (gk_rd_clusters_fit(k[5], threads, a.stash * 16 + 16, n, &fits[op][dt][n])) {
+                GK_TRY(gk_smem_opt_in(fn, (const void *)k[5], room * 16 + GK_RD_SPLIT_SLOTS, &split_set[op][dt]));
+                const int smem = a.stash * 16 + GK_RD_SPLIT_SLOTS;
+                if (gk_rd_clusters_fit(k[5], threads, smem, n, &fits[op][dt][n])) {
                     const int64_t cap = ((int64_t)1 << 30) / n; /* clusters loop over rows past this */
-                    return gk_rd_launch_clusters(fn, k[5], a, (a.rows < cap ? a.rows : cap) * n, threads,
-                                                 a.stash * 16 + 16, n, stream);
+                    return gk_rd_launch_clusters(fn, k[5], a, (a.rows < cap ? a.rows : cap) * n, threads, smem, n, stream);
                 }
             }
             a.stash = 0; /* no cluster of n fits (a partitioned GPU): the one-block kernel */
