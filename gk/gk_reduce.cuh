@@ -68,7 +68,10 @@
      fp8 (bf16, f32; bf16 in the stash too) likewise holds x * weight rounded to T, so it reads the
      weight once.
      Rows whose starts (of every operand) are 16-byte aligned move 16-byte vectors; otherwise
-     every element moves alone, correct for any stride and offset.
+     every element moves alone, correct for any stride and offset. Rows of whole vectors (aligned,
+     and cols a multiple of a vector) run copies of the register variants with no per-vector
+     checks, where GK_RD_WHOLE_ROWS measured them faster (RMSNorm + fp8 87% -> 94% of copy
+     bandwidth at [16384, 8192] bf16).
 
    CONFIG MACROS
      GK_RD_SLOTS          16-byte vectors a thread holds in the register variants, default 4
@@ -77,6 +80,7 @@
      GK_RD_MIN_BLOCKS     resident 256-thread blocks per SM to compile the block-per-row kernels
                           for, default 5 (48 registers; f16 forms other than RMSNorm and quant: 4)
      GK_RD_STREAM_THREADS threads of a streaming block, default 1024
+     GK_RD_WHOLE_ROWS(op, kind)  whether rows of whole vectors take the unchecked register kernels
 
    THE LEDGER (per call; n = rows * cols, s = sizeof(T))
      rmsnorm n(2s) + cols s; layernorm n(2s) + 2 cols s; softmax n(2s); residual_rmsnorm n(4s)
@@ -109,6 +113,20 @@
 #define GK_RD_ROW_BLOCKS(op, dt) \
     ((dt) == GK_F16 && (op) != GK_RD_RMSNORM && (op) != GK_RD_QUANT && GK_RD_MIN_BLOCKS > 1 ? GK_RD_MIN_BLOCKS - 1 \
                                                                                         : GK_RD_MIN_BLOCKS)
+/* Whether rows of whole vectors (gk_rd_end) take a kernel without per-vector checks, by kind of
+   kernel: 0 group of lanes, 1 block of 256, 2 block of 512 (a kernel not taken is left empty).
+   bf16, % of copy bandwidth, with checks -> without (gk_bench/RESULTS.md):
+   - groups, every op: [65536, 128] +2 to +8 (LayerNorm 44.1 -> 51.9), [262144, 64] +1 to +6;
+   - blocks of 256: LayerNorm 90.2 -> 93.9 at [16384, 8192] and 61.2 -> 67.8 at [4096, 4096];
+     RMSNorm + fp8 87.4 -> 93.9 and 54.0 -> 58.0; fp8 quantization level. RMSNorm 94.9 -> 94.2,
+     softmax 90.7 -> 89.6 at [16384, 8192] and residual add + RMSNorm 82.8 -> 80.9 at
+     [4096, 4096] lost, so those three keep the checks;
+   - blocks of 512 at [8192, 16384]: +2 to +8 (LayerNorm 80.8 -> 88.3), but softmax 80.3 -> 79.4. */
+#ifndef GK_RD_WHOLE_ROWS
+#define GK_RD_WHOLE_ROWS(op, kind)                                                                      \
+    ((kind) == 0 || ((op) != GK_RD_SOFTMAX &&                                                           \
+                     ((kind) == 2 || ((op) != GK_RD_RMSNORM && (op) != GK_RD_RESIDUAL_RMSNORM))))
+#endif
 /* The group kernels spill at 48 registers: 4 blocks (64); softmax's at 64 on sm_80 (f16): 2. */
 #define GK_RD_GROUP_BLOCKS(op) ((op) == GK_RD_SOFTMAX ? 2 : 4)
 /* Vectors per thread in flight per round of the one-block streaming kernel (registers: 2 x 4 each). */
@@ -272,6 +290,13 @@ typedef struct gk_rd_args {
     int stash;                /* streaming: vectors of a row pass 1 keeps in shared memory for pass 2 */
 } gk_rd_args;
 
+/* Rows of whole vectors: every operand aligned and cols a multiple of a vector, so a vector that
+   starts inside the row ends inside it. Kernels for them pass whole = 1 and the helpers below
+   get end = j0 + vec (the end of the row as their checks see it): no check is left. */
+GK_DEV int gk_rd_end(int cols, int j0, int vec, int whole) { return whole ? j0 + vec : cols; }
+
+/* Values of the vector at column j0 inside the row. */
+GK_DEV int gk_rd_avail(int cols, int j0, int vec, int whole) { return whole ? (j0 < cols ? vec : 0) : cols - j0; }
 
 /* vec elements from column j0 of a row into x: one 16-byte load when allowed, else one by one
    (columns past the row read as `pad`). */
@@ -318,7 +343,7 @@ GK_DEV void gk_rd_store_e4m3(void *row, int j0, int cols, int vec, int vectorize
 }
 
 /* The weight (ones if NULL) and bias (zeros) of vec columns from j0, for the ops that use them. */
-GK_DEV void gk_rd_params(const gk_rd_args a, int op, int dt, int j0, int vec, float *w, float *bias)
+GK_DEV void gk_rd_params(const gk_rd_args a, int op, int dt, int j0, int end, int vec, float *w, float *bias)
 {
 #pragma unroll
     for (int e = 0; e < vec; e++) {
@@ -326,8 +351,8 @@ GK_DEV void gk_rd_params(const gk_rd_args a, int op, int dt, int j0, int vec, fl
         bias[e] = 0.0f;
     }
     if (op == GK_RD_SOFTMAX || op == GK_RD_QUANT) return;
-    if (a.w) gk_rd_load(a.w, j0, a.cols, dt, vec, a.wvec, 1.0f, w);
-    if (op == GK_RD_LAYERNORM && a.b) gk_rd_load(a.b, j0, a.cols, dt, vec, a.wvec, 0.0f, bias);
+    if (a.w) gk_rd_load(a.w, j0, end, dt, vec, a.wvec, 1.0f, w);
+    if (op == GK_RD_LAYERNORM && a.b) gk_rd_load(a.b, j0, end, dt, vec, a.wvec, 0.0f, bias);
 }
 
 /* How gk_rd_reduce_pair combines two threads' pairs (a, b). */
@@ -533,13 +558,13 @@ GK_DEV float gk_rd_vexp(const float *x, int vec, int n, float c, float mc, float
    needs a multiply and no exp. A per-value online update cost a branch, a rescale and an accurate
    exp per value: 46% of copy bandwidth at [16384, 8192] bf16; a max and merge per vector with
    __expf: 65%. */
-GK_DEV void gk_rd_softmax_slots(uint4 *raw, int nk, int j, int step, int cols, int dt, int vec, float scale,
-                                int keep, float *m, float *s)
+GK_DEV void gk_rd_softmax_slots(uint4 *raw, int nk, int j, int step, int cols, int whole, int dt, int vec,
+                                float scale, int keep, float *m, float *s)
 {
     float mk = -INFINITY, sk = 0.0f;
 #pragma unroll
     for (int k = 0; k < nk; k++) {
-        const int n = cols - (j + k * step);
+        const int n = gk_rd_avail(cols, j + k * step, vec, whole);
         float x[8];
         gk_unpack_f32(raw[k], dt, vec, x);
         mk = n >= vec ? gk_rd_vmax(x, vec, vec, scale, mk) : gk_rd_vmax(x, vec, n, scale, mk);
@@ -547,7 +572,7 @@ GK_DEV void gk_rd_softmax_slots(uint4 *raw, int nk, int j, int step, int cols, i
     const float c = scale * GK_RD_LOG2E, mc = (mk == -INFINITY ? 0.0f : mk) * GK_RD_LOG2E;
 #pragma unroll
     for (int k = 0; k < nk; k++) {
-        const int n = cols - (j + k * step);
+        const int n = gk_rd_avail(cols, j + k * step, vec, whole);
         float x[8], p[8];
         gk_unpack_f32(raw[k], dt, vec, x);
         sk += n >= vec ? gk_rd_vexp(x, vec, vec, c, mc, p) : gk_rd_vexp(x, vec, n, c, mc, p);
@@ -616,9 +641,9 @@ GK_DEV uint4 gk_rd_load_raw(const void *row, int j0, int cols, int dt, int vec, 
    as the fp32 product rounded to bf16), and max|x w| taken on pairs too (returned). Half the
    instructions of widening x and w: the form was issue-bound (82% of issue slots busy). */
 /* Vector j0 of a bf16 weight row (ones if there is none). */
-GK_DEV uint4 gk_rd_weight_bf16(const gk_rd_args a, int j0)
+GK_DEV uint4 gk_rd_weight_bf16(const gk_rd_args a, int j0, int end)
 {
-    return a.w ? gk_rd_load_raw(a.w, j0, a.cols, GK_BF16, 8, a.wvec) : make_uint4(0x3f803f80u, 0x3f803f80u, 0x3f803f80u, 0x3f803f80u);
+    return a.w ? gk_rd_load_raw(a.w, j0, end, GK_BF16, 8, a.wvec) : make_uint4(0x3f803f80u, 0x3f803f80u, 0x3f803f80u, 0x3f803f80u);
 }
 
 /* One bf16 vector x replaced by x w on pairs, and m2, the running max|x w| on pairs. */
@@ -636,7 +661,7 @@ GK_DEV __nv_bfloat162 gk_rd_fold_vec_bf16x2(uint4 *raw, uint4 w, __nv_bfloat162 
     return m2;
 }
 
-GK_DEV float gk_rd_fold_w_bf16x2(const gk_rd_args a, uint4 *raw, int nk, int j, int step, float *sa)
+GK_DEV float gk_rd_fold_w_bf16x2(const gk_rd_args a, uint4 *raw, int nk, int j, int step, int whole, float *sa)
 {
     const int cols = a.cols;
     __nv_bfloat162 m2 = __float2bfloat162_rn(0.0f);
@@ -646,19 +671,19 @@ GK_DEV float gk_rd_fold_w_bf16x2(const gk_rd_args a, uint4 *raw, int nk, int j, 
         if (j0 >= cols) continue;
         float x[8];
         gk_unpack_f32(raw[k], GK_BF16, 8, x);
-        gk_rd_accumulate_vec(GK_RD_RMSNORM, x, x, 8, cols - j0, 0.0f, sa, sa); /* zero padding adds 0 */
+        gk_rd_accumulate_vec(GK_RD_RMSNORM, x, x, 8, gk_rd_avail(cols, j0, 8, whole), 0.0f, sa, sa); /* zero padding adds 0 */
     }
 #pragma unroll
     for (int k = 0; k < nk; k++) {
         const int j0 = j + k * step;
         if (j0 >= cols) continue;
-        m2 = gk_rd_fold_vec_bf16x2(&raw[k], gk_rd_weight_bf16(a, j0), m2);
+        m2 = gk_rd_fold_vec_bf16x2(&raw[k], gk_rd_weight_bf16(a, j0, gk_rd_end(cols, j0, 8, whole)), m2);
     }
     return fmaxf(__low2float(m2), __high2float(m2));
 }
 
 /* Register variant: the row lives packed in raw[k], slot k covering vector k * G + t. */
-GK_DEV void gk_rd_regs_run(const gk_rd_args a, int op, int dt, int block_level)
+GK_DEV void gk_rd_regs_rows(const gk_rd_args a, int op, int dt, int block_level, int whole)
 {
     __shared__ float scratch[64];
     const int vec = 16 / gk_dtype_size(dt);
@@ -683,7 +708,7 @@ GK_DEV void gk_rd_regs_run(const gk_rd_args a, int op, int dt, int block_level)
 #pragma unroll
         for (int k = 0; k < GK_RD_SLOTS; k++) {
             const int j0 = (k * G + t) * vec;
-            raw[k] = j0 < cols ? gk_rd_load_raw(xr, j0, cols, dt, vec, a.vectorized) : make_uint4(0u, 0u, 0u, 0u);
+            raw[k] = j0 < cols ? gk_rd_load_raw(xr, j0, gk_rd_end(cols, j0, vec, whole), dt, vec, a.vectorized) : make_uint4(0u, 0u, 0u, 0u);
         }
         if (op == GK_RD_RESIDUAL_RMSNORM) {
             const void *rr = (const char *)a.res + r * a.ldr * gk_dtype_size(dt);
@@ -694,11 +719,11 @@ GK_DEV void gk_rd_regs_run(const gk_rd_args a, int op, int dt, int block_level)
                 if (j0 < cols) {
                     float x[8], h[8];
                     gk_unpack_f32(raw[k], dt, vec, x);
-                    gk_unpack_f32(gk_rd_load_raw(rr, j0, cols, dt, vec, a.vectorized), dt, vec, h);
+                    gk_unpack_f32(gk_rd_load_raw(rr, j0, gk_rd_end(cols, j0, vec, whole), dt, vec, a.vectorized), dt, vec, h);
 #pragma unroll
                     for (int e = 0; e < vec; e++) h[e] = gk_round_f32(h[e] + x[e], dt); /* h as stored */
                     raw[k] = gk_pack_f32(h, dt, vec);
-                    if (live) gk_rd_store(ro, j0, cols, dt, vec, a.vectorized, h);
+                    if (live) gk_rd_store(ro, j0, gk_rd_end(cols, j0, vec, whole), dt, vec, a.vectorized, h);
                 }
             }
         }
@@ -706,16 +731,16 @@ GK_DEV void gk_rd_regs_run(const gk_rd_args a, int op, int dt, int block_level)
         const float pivot = op == GK_RD_LAYERNORM ? gk_load1_f32(xr, 0, dt) : 0.0f;
         float sa = gk_rd_init_a(op), sb = 0.0f;
         const int keep_exp = op == GK_RD_SOFTMAX && !a.log;
-        if (op == GK_RD_SOFTMAX) gk_rd_softmax_slots(raw, GK_RD_SLOTS, t * vec, G * vec, cols, dt, vec, a.scale, keep_exp, &sa, &sb);
-        if (pairs_w) sb = gk_rd_fold_w_bf16x2(a, raw, GK_RD_SLOTS, t * vec, G * vec, &sa);
+        if (op == GK_RD_SOFTMAX) gk_rd_softmax_slots(raw, GK_RD_SLOTS, t * vec, G * vec, cols, whole, dt, vec, a.scale, keep_exp, &sa, &sb);
+        if (pairs_w) sb = gk_rd_fold_w_bf16x2(a, raw, GK_RD_SLOTS, t * vec, G * vec, whole, &sa);
 #pragma unroll
         for (int k = 0; k < GK_RD_SLOTS; k++) {
             const int j0 = (k * G + t) * vec;
             if (j0 >= cols || op == GK_RD_SOFTMAX || pairs_w) continue;
             float x[8], w[8], unused[8];
             gk_unpack_f32(raw[k], dt, vec, x);
-            if (op == GK_RD_RMSNORM_QUANT) gk_rd_params(a, op, dt, j0, vec, w, unused);
-            gk_rd_accumulate_vec(op, x, w, vec, cols - j0, pivot, &sa, &sb);
+            if (op == GK_RD_RMSNORM_QUANT) gk_rd_params(a, op, dt, j0, gk_rd_end(cols, j0, vec, whole), vec, w, unused);
+            gk_rd_accumulate_vec(op, x, w, vec, gk_rd_avail(cols, j0, vec, whole), pivot, &sa, &sb);
             if (fold_w) { /* hold x w: the output pass then reads no weight */
 #pragma unroll
                 for (int e = 0; e < vec; e++) x[e] *= w[e];
@@ -731,19 +756,29 @@ GK_DEV void gk_rd_regs_run(const gk_rd_args a, int op, int dt, int block_level)
             void *orow = (char *)a.out + r * a.ldo * (quant ? 1 : gk_dtype_size(dt));
 #pragma unroll
             for (int k = 0; k < GK_RD_SLOTS; k++) {
-                const int j0 = (k * G + t) * vec;
+                const int j0 = (k * G + t) * vec, end = gk_rd_end(cols, j0, vec, whole);
                 if (j0 >= cols) continue;
                 float x[8], y[8], w[8], bias[8];
                 gk_unpack_f32(raw[k], dt, vec, x);
-                gk_rd_params(a, fold_w ? GK_RD_QUANT : op, dt, j0, vec, w, bias); /* folded: ones */
+                gk_rd_params(a, fold_w ? GK_RD_QUANT : op, dt, j0, end, vec, w, bias); /* folded: ones */
 #pragma unroll
                 for (int e = 0; e < vec; e++)
                     y[e] = keep_exp ? x[e] * st.a : gk_rd_out(op, x[e], st, w[e], bias[e], a.scale, a.log);
-                if (quant) gk_rd_store_e4m3(orow, j0, cols, vec, a.vectorized, y);
-                else gk_rd_store(orow, j0, cols, dt, vec, a.vectorized, y);
+                if (quant) gk_rd_store_e4m3(orow, j0, end, vec, a.vectorized, y);
+                else gk_rd_store(orow, j0, end, dt, vec, a.vectorized, y);
             }
         }
     }
+}
+
+/* whole: the launcher found the rows of whole vectors (gk_rd_end), so the loop needs no per-vector
+   bounds and alignment checks. A kernel of its own, not a branch in one: both loops in one kernel
+   spilled at 48 registers. */
+GK_DEV void gk_rd_regs_run(const gk_rd_args a, int op, int dt, int block_level, int whole)
+{
+    gk_rd_args w = a;
+    if (whole) w.vectorized = w.wvec = 1; /* as the launcher found them: a constant to fold */
+    gk_rd_regs_rows(w, op, dt, block_level, whole);
 }
 
 /* Pass 1 of the streaming variant on nk held vectors (vector k at column j + k * step; columns
@@ -753,7 +788,7 @@ GK_DEV void gk_rd_stream_stats(const gk_rd_args a, int op, int dt, uint4 *raw, i
 {
     const int vec = 16 / gk_dtype_size(dt);
     if (op == GK_RD_SOFTMAX) {
-        gk_rd_softmax_slots(raw, nk, j, step, cols, dt, vec, a.scale, 0, sa, sb);
+        gk_rd_softmax_slots(raw, nk, j, step, cols, 0, dt, vec, a.scale, 0, sa, sb);
         return;
     }
 #pragma unroll
@@ -762,7 +797,7 @@ GK_DEV void gk_rd_stream_stats(const gk_rd_args a, int op, int dt, uint4 *raw, i
         if (j0 >= cols) continue;
         float x[8], w[8], unused[8];
         gk_unpack_f32(raw[k], dt, vec, x);
-        if (op == GK_RD_RMSNORM_QUANT) gk_rd_params(a, op, dt, j0, vec, w, unused);
+        if (op == GK_RD_RMSNORM_QUANT) gk_rd_params(a, op, dt, j0, a.cols, vec, w, unused);
         gk_rd_accumulate_vec(op, x, w, vec, cols - j0, pivot, sa, sb);
     }
 }
@@ -852,7 +887,7 @@ GK_DEV void gk_rd_stream_run(const gk_rd_args row, int op, int dt, int stashed, 
                 }
             }
             if (fold) { /* x w in place of x, stashed or held */
-                sb = fmaxf(sb, gk_rd_fold_w_bf16x2(a, raw, 1, j, stride, &sa));
+                sb = fmaxf(sb, gk_rd_fold_w_bf16x2(a, raw, 1, j, stride, 0, &sa));
                 if (j < stash) gk_rd_stash[j / vec] = raw[0];
                 else if (held_j < 0) {
                     held = raw[0];
@@ -875,8 +910,8 @@ GK_DEV void gk_rd_stream_run(const gk_rd_args row, int op, int dt, int stashed, 
             for (int j = t * vec; j < pre * vec; j += 2 * stride) {
                 const int two = j + stride < pre * vec;
                 uint4 w[2], raw[2];
-                w[0] = gk_rd_weight_bf16(a, j);
-                if (two) w[1] = gk_rd_weight_bf16(a, j + stride);
+                w[0] = gk_rd_weight_bf16(a, j, cols);
+                if (two) w[1] = gk_rd_weight_bf16(a, j + stride, cols);
 #pragma unroll
                 for (int k = 0; k < 2; k++) {
                     if (k == 1 && !two) break;
@@ -937,7 +972,7 @@ GK_DEV void gk_rd_stream_run(const gk_rd_args row, int op, int dt, int stashed, 
 #pragma unroll
                     for (int e = 0; e < 8; e++) bias[e] = 0.0f;
                 } else {
-                    gk_rd_params(a, op, dt, j0, vec, w, bias);
+                    gk_rd_params(a, op, dt, j0, a.cols, vec, w, bias);
                 }
 #pragma unroll
                 for (int e = 0; e < vec; e++)
@@ -959,11 +994,17 @@ GK_DEV void gk_rd_stream_run(const gk_rd_args row, int op, int dt, int stashed, 
    Softmax and log-softmax share kernels (a.log). */
 #define GK_DEFINE_REDUCE(name, op, dt)                                                                      \
     static __global__ void __launch_bounds__(256, GK_RD_GROUP_BLOCKS(op)) name##_group(gk_rd_args a)        \
-    { gk_rd_regs_run(a, op, dt, 0); }                                                                       \
+    { gk_rd_regs_run(a, op, dt, 0, 0); }                                                                    \
     static __global__ void __launch_bounds__(256, GK_RD_ROW_BLOCKS(op, dt)) name##_b256(gk_rd_args a)       \
-    { gk_rd_regs_run(a, op, dt, 1); }                                                                       \
+    { gk_rd_regs_run(a, op, dt, 1, 0); }                                                                    \
     static __global__ void __launch_bounds__(512, 2) name##_b512(gk_rd_args a)                               \
-    { gk_rd_regs_run(a, op, dt, 1); }                                                                       \
+    { gk_rd_regs_run(a, op, dt, 1, 0); }                                                                    \
+    static __global__ void __launch_bounds__(256, GK_RD_GROUP_BLOCKS(op)) name##_group_whole(gk_rd_args a)  \
+    { if (GK_RD_WHOLE_ROWS(op, 0)) gk_rd_regs_run(a, op, dt, 0, 1); }                                       \
+    static __global__ void __launch_bounds__(256, GK_RD_ROW_BLOCKS(op, dt)) name##_b256_whole(gk_rd_args a) \
+    { if (GK_RD_WHOLE_ROWS(op, 1)) gk_rd_regs_run(a, op, dt, 1, 1); }                                       \
+    static __global__ void __launch_bounds__(512, 2) name##_b512_whole(gk_rd_args a)                         \
+    { if (GK_RD_WHOLE_ROWS(op, 2)) gk_rd_regs_run(a, op, dt, 1, 1); }                                       \
     static __global__ void __launch_bounds__(GK_RD_STREAM_THREADS, 1) name##_stream(gk_rd_args a)           \
     { gk_rd_stream_run(a, op, dt, 0, 0); }                                                                  \
     static __global__ void __launch_bounds__(GK_RD_STREAM_THREADS, 2) name##_stash(gk_rd_args a)            \
@@ -972,8 +1013,8 @@ GK_DEV void gk_rd_stream_run(const gk_rd_args row, int op, int dt, int stashed, 
     { gk_rd_stream_run(a, op, dt, 1, GK_RD_SPLITS(op, dt)); }                                               \
     static cudaError_t name##_launch(const char *fn, gk_rd_args a, cudaStream_t stream)                     \
     {                                                                                                       \
-        void (*k[6])(gk_rd_args) = {name##_group, name##_b256, name##_b512, name##_stream, name##_stash,      \
-                                    name##_split};                                                          \
+        void (*k[9])(gk_rd_args) = {name##_group, name##_b256, name##_b512, name##_stream, name##_stash,      \
+                                    name##_split, name##_group_whole, name##_b256_whole, name##_b512_whole};  \
         return gk_rd_launch(fn, k, a, op, dt, stream);                                                      \
     }
 
@@ -1062,7 +1103,8 @@ static int gk_rd_split(int64_t cols, int vec, int room, int threads)
 
 /* Validates the arguments of op (the pointers a holds, the shape, the strides), then picks the
    kernel: k[0] group of lanes, k[1] block of 256, k[2] block of 512, k[3] streaming, k[4] streaming
-   with the stash, k[5] the stash kernel split over a cluster. */
+   with the stash, k[5] the stash kernel split over a cluster; k[6..8]: k[0..2] for rows of whole
+   vectors (gk_rd_end), where GK_RD_WHOLE_ROWS takes them. */
 static cudaError_t gk_rd_launch(const char *fn, void (*const *k)(gk_rd_args), gk_rd_args a, int op, int dt,
                                 cudaStream_t stream)
 {
@@ -1109,6 +1151,7 @@ static cudaError_t gk_rd_launch(const char *fn, void (*const *k)(gk_rd_args), gk
         aligned = aligned && gk_is_aligned(a.res, 16) && gk_is_aligned(a.res_out, 16) && (a.ldr * s) % 16 == 0;
     a.vectorized = aligned;
     a.wvec = (!a.w || gk_is_aligned(a.w, 16)) && (!a.b || gk_is_aligned(a.b, 16));
+    const int whole = a.vectorized && a.wvec && a.cols % vec == 0;
 
     const int64_t nv = gk_ceil_div(a.cols, vec);
     const int64_t grid_cap = (int64_t)1 << 30; /* blocks loop over rows past this */
@@ -1119,16 +1162,16 @@ static cudaError_t gk_rd_launch(const char *fn, void (*const *k)(gk_rd_args), gk
         int g = 1;
         while ((int64_t)g * GK_RD_SLOTS < nv) g <<= 1;
         a.group = g;
-        kernel = k[0];
+        kernel = whole && GK_RD_WHOLE_ROWS(op, 0) ? k[6] : k[0];
         threads = 256;
         grid = gk_ceil_div(a.rows, 256 / g);
     } else if (nv <= 256 * GK_RD_SLOTS) {
-        kernel = k[1]; /* the fewest threads that hold the row: more rows resident per SM */
+        kernel = whole && GK_RD_WHOLE_ROWS(op, 1) ? k[7] : k[1]; /* the fewest threads that hold the row: more rows resident per SM */
         threads = 64;
         while ((int64_t)threads * GK_RD_SLOTS < nv) threads <<= 1;
         grid = a.rows;
     } else if (nv <= 512 * GK_RD_SLOTS) {
-        kernel = k[2];
+        kernel = whole && GK_RD_WHOLE_ROWS(op, 2) ? k[8] : k[2];
         threads = 512;
         grid = a.rows;
     } else {

@@ -156,7 +156,8 @@ TEST_P(RdGpu, WidthsAndRows)
     GK_REQUIRE_GPU();
     const RdCase &c = kRdCases[GetParam()];
     // 70001: a streaming row whose last vector is partial (the stash and registers share it)
-    const int64_t widths[] = {1, 7, 32, 100, 128, 1000, 1024, 4096, 8192, 12345, 65536, 70001, 262144};
+    // 16000: a block of 512 on rows of whole 16-byte vectors (bf16, f16)
+    const int64_t widths[] = {1, 7, 32, 100, 128, 1000, 1024, 4096, 8192, 12345, 16000, 65536, 70001, 262144};
     const int64_t row_counts[] = {1, 3, 4096};
     for (int64_t cols : widths)
         for (int64_t rows : row_counts) {
@@ -205,6 +206,61 @@ TEST_P(RdGpu, SpecialRowsStridesInPlace)
         p.no_params = true;
         run_rd(c, p);
         if (HasFatalFailure()) return;
+    }
+}
+
+// Rows of whole 16-byte vectors run kernels without per-vector checks (GK_RD_WHOLE_ROWS). The same
+// rows one element off alignment take the checked kernels, element by element: the bits must match.
+TEST_P(RdGpu, WholeRowsMatchChecked)
+{
+    GK_REQUIRE_GPU();
+    const RdCase &c = kRdCases[GetParam()];
+    const bool quant = rd_is_quant(c.op), resid = c.op == GK_RD_RESIDUAL_RMSNORM;
+    const int dt = c.dt, dto = quant ? GK_E4M3 : dt;
+    for (int64_t cols : {128, 1000, 8192, 16000}) {
+        SCOPED_TRACE(std::string(c.name) + " cols=" + std::to_string(cols));
+        const int64_t rows = 64, n = rows * cols;
+        GkRng rng(0x5100 + cols + c.op * 7 + dt);
+        HostTensor hx(dt, n), hres(dt, n), hw(dt, cols), hb(dt, cols);
+        hx.fill_uniform(rng, -4, 4);
+        hres.fill_uniform(rng, -4, 4);
+        hw.fill_uniform(rng, 0.5f, 1.5f);
+        hb.fill_uniform(rng, -1, 1);
+        DeviceTensor dw(dt, cols), db(dt, cols);
+        GK_CUDA_OK(dw.upload(hw));
+        GK_CUDA_OK(db.upload(hb));
+        HostTensor got[2] = {HostTensor(dto, n), HostTensor(dto, n)}, res[2] = {HostTensor(dt, n), HostTensor(dt, n)},
+                   sc[2] = {HostTensor(GK_F32, rows), HostTensor(GK_F32, rows)};
+        for (int off = 0; off < 2; off++) {
+            DeviceTensor dx(dt, n, off), dres(dt, n, off), dres_out(dt, n, off), dout(dto, n, off), dsc(GK_F32, rows);
+            ASSERT_TRUE(dx.ok() && dres.ok() && dres_out.ok() && dout.ok() && dsc.ok());
+            GK_CUDA_OK(dx.upload(hx));
+            GK_CUDA_OK(dres.upload(hres));
+            GK_CUDA_OK(dout.poison());
+            GK_CUDA_OK(dres_out.poison());
+            GK_CUDA_OK(dsc.poison());
+            RdArgs a;
+            a.out = dout.ptr();
+            a.ldo = a.ldx = a.ldr = cols;
+            a.x = dx.ptr();
+            a.w = dw.ptr();
+            a.b = db.ptr();
+            a.res = dres.ptr();
+            a.res_out = dres_out.ptr();
+            a.scales = (float *)dsc.ptr();
+            a.rows = rows;
+            a.cols = cols;
+            a.scale = 0.75f;
+            GK_CUDA_OK(c.call(a));
+            GK_CUDA_OK(cudaDeviceSynchronize());
+            GK_CUDA_OK(dout.download(&got[off]));
+            if (resid) GK_CUDA_OK(dres_out.download(&res[off]));
+            if (quant) GK_CUDA_OK(dsc.download(&sc[off]));
+        }
+        EXPECT_EQ(gk_test_count_poison(got[0]), 0u);
+        EXPECT_TRUE(got[0].bytes == got[1].bytes) << "outputs differ";
+        EXPECT_TRUE(res[0].bytes == res[1].bytes) << "residual outputs differ";
+        EXPECT_TRUE(sc[0].bytes == sc[1].bytes) << "scales differ";
     }
 }
 

@@ -2,22 +2,31 @@
 // -DGK_RD_STREAM_BATCH=...), every bf16 op at the benchmark's shapes, timed against cudaMemcpy D2D
 // in the same process. Plain nvcc, no Google Benchmark, so it builds on the GPU host itself:
 //   nvcc -std=c++17 -O3 -arch=sm_90 -I. -DGK_RD_MIN_BLOCKS=3 gk_bench/sweep/reduce_sweep.cu -o sweep
-// Prints one line per op: its % of copy bandwidth at each shape.
+// Prints one line per op: its % of copy bandwidth at each shape. Arguments, if any, replace the
+// shapes: rows cols [rows cols ...].
 #define GK_IMPLEMENTATION
 #include "gk/gk_reduce.cuh"
 
 #include "gk_bench/sweep/sweep_util.h"
 #include "gk_bench/sweep/reduce_sweep_util.h"
 
+#include <array>
+#include <cstdlib>
+#include <vector>
+
 static __global__ void empty() {}
 
-int main()
+int main(int argc, char **argv)
 {
     const size_t G = (size_t)1 << 30;
     const RdBuffers m = rd_buffers();
     const double copy = 2.0 * G / median_s([&] { return cudaMemcpyAsync(m.o, m.x, G, cudaMemcpyDeviceToDevice); });
-    const int64_t shapes[][2] = {{16384, 8192}, {4096, 4096}, {65536, 128}, {1024, 65536}, {64, 262144}};
-    printf("copy %.0f GB/s; %% of copy at 16384x8192 4096x4096 65536x128 1024x65536 64x262144\n", copy * 1e-9);
+    std::vector<std::array<int64_t, 2>> shapes = {{16384, 8192}, {4096, 4096}, {65536, 128}, {1024, 65536}, {64, 262144}};
+    if (argc > 2) shapes.clear();
+    for (int i = 1; i + 1 < argc; i += 2) shapes.push_back({atoll(argv[i]), atoll(argv[i + 1])});
+    printf("copy %.0f GB/s; %% of copy at", copy * 1e-9);
+    for (const auto &s : shapes) printf(" %lldx%lld", (long long)s[0], (long long)s[1]);
+    printf("\n");
     for (int k = 0; k < 6; k++) {
         printf("%-18s", rd_names[k]);
         for (const auto &s : shapes) {
