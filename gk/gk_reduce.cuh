@@ -69,9 +69,9 @@
      weight once.
      Rows whose starts (of every operand) are 16-byte aligned move 16-byte vectors; otherwise
      every element moves alone, correct for any stride and offset. Rows of whole vectors (aligned,
-     and cols a multiple of a vector) run copies of the register variants with no per-vector
-     checks, where GK_RD_WHOLE_ROWS measured them faster (RMSNorm + fp8 87% -> 94% of copy
-     bandwidth at [16384, 8192] bf16).
+     and cols a multiple of a vector) run copies of the register and stash kernels with no
+     per-vector checks, where GK_RD_WHOLE_ROWS measured them faster (RMSNorm + fp8 87% -> 94% of
+     copy bandwidth at [16384, 8192] bf16, LayerNorm 64% -> 70% at [1024, 65536]).
 
    CONFIG MACROS
      GK_RD_SLOTS          16-byte vectors a thread holds in the register variants, default 4
@@ -114,18 +114,23 @@
     ((dt) == GK_F16 && (op) != GK_RD_RMSNORM && (op) != GK_RD_QUANT && GK_RD_MIN_BLOCKS > 1 ? GK_RD_MIN_BLOCKS - 1 \
                                                                                         : GK_RD_MIN_BLOCKS)
 /* Whether rows of whole vectors (gk_rd_end) take a kernel without per-vector checks, by kind of
-   kernel: 0 group of lanes, 1 block of 256, 2 block of 512 (a kernel not taken is left empty).
+   kernel: 0 group of lanes, 1 block of 256, 2 block of 512, 3 the stash kernels (alone and split
+   over a cluster); a kernel not taken is left empty.
    bf16, % of copy bandwidth, with checks -> without (gk_bench/RESULTS.md):
    - groups, every op: [65536, 128] +2 to +8 (LayerNorm 44.1 -> 51.9), [262144, 64] +1 to +6;
    - blocks of 256: LayerNorm 90.2 -> 93.9 at [16384, 8192] and 61.2 -> 67.8 at [4096, 4096];
      RMSNorm + fp8 87.4 -> 93.9 and 54.0 -> 58.0; fp8 quantization level. RMSNorm 94.9 -> 94.2,
      softmax 90.7 -> 89.6 at [16384, 8192] and residual add + RMSNorm 82.8 -> 80.9 at
      [4096, 4096] lost, so those three keep the checks;
-   - blocks of 512 at [8192, 16384]: +2 to +8 (LayerNorm 80.8 -> 88.3), but softmax 80.3 -> 79.4. */
+   - blocks of 512 at [8192, 16384]: +2 to +8 (LayerNorm 80.8 -> 88.3), but softmax 80.3 -> 79.4;
+   - stash kernels at [1024, 65536]: LayerNorm 63.9 -> 70.4, fp8 quantization +2, RMSNorm + fp8
+     +1.3, residual add + RMSNorm +0.8; split at [64, 262144] +0.4 to +3. Softmax lost 2.9 points
+     and RMSNorm 0.5 (its kernel spills 4 bytes at 32 registers): they keep the checks. */
 #ifndef GK_RD_WHOLE_ROWS
 #define GK_RD_WHOLE_ROWS(op, kind)                                                                      \
-    ((kind) == 0 || ((op) != GK_RD_SOFTMAX &&                                                           \
-                     ((kind) == 2 || ((op) != GK_RD_RMSNORM && (op) != GK_RD_RESIDUAL_RMSNORM))))
+    ((kind) == 0 ||                                                                                     \
+     ((op) != GK_RD_SOFTMAX &&                                                                          \
+      ((kind) == 2 || ((op) != GK_RD_RMSNORM && ((kind) == 3 || (op) != GK_RD_RESIDUAL_RMSNORM)))))
 #endif
 /* The group kernels spill at 48 registers: 4 blocks (64); softmax's at 64 on sm_80 (f16): 2. */
 #define GK_RD_GROUP_BLOCKS(op) ((op) == GK_RD_SOFTMAX ? 2 : 4)
@@ -784,11 +789,11 @@ GK_DEV void gk_rd_regs_run(const gk_rd_args a, int op, int dt, int block_level, 
 /* Pass 1 of the streaming variant on nk held vectors (vector k at column j + k * step; columns
    from cols on are not counted). */
 GK_DEV void gk_rd_stream_stats(const gk_rd_args a, int op, int dt, uint4 *raw, int nk, int j, int step, int cols,
-                               float pivot, float *sa, float *sb)
+                               int whole, float pivot, float *sa, float *sb)
 {
     const int vec = 16 / gk_dtype_size(dt);
     if (op == GK_RD_SOFTMAX) {
-        gk_rd_softmax_slots(raw, nk, j, step, cols, 0, dt, vec, a.scale, 0, sa, sb);
+        gk_rd_softmax_slots(raw, nk, j, step, cols, whole, dt, vec, a.scale, 0, sa, sb);
         return;
     }
 #pragma unroll
@@ -797,8 +802,8 @@ GK_DEV void gk_rd_stream_stats(const gk_rd_args a, int op, int dt, uint4 *raw, i
         if (j0 >= cols) continue;
         float x[8], w[8], unused[8];
         gk_unpack_f32(raw[k], dt, vec, x);
-        if (op == GK_RD_RMSNORM_QUANT) gk_rd_params(a, op, dt, j0, a.cols, vec, w, unused);
-        gk_rd_accumulate_vec(op, x, w, vec, cols - j0, pivot, sa, sb);
+        if (op == GK_RD_RMSNORM_QUANT) gk_rd_params(a, op, dt, j0, gk_rd_end(a.cols, j0, vec, whole), vec, w, unused);
+        gk_rd_accumulate_vec(op, x, w, vec, gk_rd_avail(cols, j0, vec, whole), pivot, sa, sb);
     }
 }
 
@@ -808,7 +813,7 @@ GK_DEV void gk_rd_stream_stats(const gk_rd_args a, int op, int dt, uint4 *raw, i
    columns in both passes, so what it stashed (or the residual it wrote) it reads back itself.
    stashed: the two-block kernel (a.stash vectors held), one vector a round through registers;
    else GK_RD_STREAM_BATCH. split: launched as clusters, each block on one part of every row. */
-GK_DEV void gk_rd_stream_run(const gk_rd_args row, int op, int dt, int stashed, int split)
+GK_DEV void gk_rd_stream_run(const gk_rd_args row, int op, int dt, int stashed, int split, int whole)
 {
     __shared__ float scratch[64];
     extern __shared__ uint4 gk_rd_stash[]; /* vector j / vec of the row at [j / vec]; split: then GK_RD_SPLIT_SLOTS */
@@ -819,6 +824,7 @@ GK_DEV void gk_rd_stream_run(const gk_rd_args row, int op, int dt, int stashed, 
        its own (a); the parts' statistics combine over the cluster */
     const int n = split ? gk_rd_cluster_sreg(1) : 1;
     gk_rd_args a = row;
+    if (whole) a.vectorized = a.wvec = 1; /* as the launcher found them: a constant to fold */
     if (n > 1) {
         const int part = (int)gk_round_up(gk_ceil_div(row.cols, n), vec);
         const int c0 = min(gk_rd_cluster_sreg(0) * part, row.cols);
@@ -866,8 +872,8 @@ GK_DEV void gk_rd_stream_run(const gk_rd_args row, int op, int dt, int stashed, 
                 const int j0 = j + k * stride;
                 raw[k] = make_uint4(0u, 0u, 0u, 0u);
                 if (j0 < cols) {
-                    raw[k] = gk_rd_load_raw(xr, j0, cols, dt, vec, a.vectorized);
-                    if (resid) rawr[k] = gk_rd_load_raw(rr, j0, cols, dt, vec, a.vectorized);
+                    raw[k] = gk_rd_load_raw(xr, j0, gk_rd_end(cols, j0, vec, whole), dt, vec, a.vectorized);
+                    if (resid) rawr[k] = gk_rd_load_raw(rr, j0, gk_rd_end(cols, j0, vec, whole), dt, vec, a.vectorized);
                     else if (j0 < stash && !fold) gk_rd_stash[j0 / vec] = raw[k];
                 }
             }
@@ -881,13 +887,13 @@ GK_DEV void gk_rd_stream_run(const gk_rd_args row, int op, int dt, int stashed, 
                     gk_unpack_f32(rawr[k], dt, vec, h);
 #pragma unroll
                     for (int e = 0; e < vec; e++) x[e] = gk_round_f32(h[e] + x[e], dt); /* h as stored */
-                    gk_rd_store(ro, j0, cols, dt, vec, a.vectorized, x);
+                    gk_rd_store(ro, j0, gk_rd_end(cols, j0, vec, whole), dt, vec, a.vectorized, x);
                     if (j0 < stash) gk_rd_stash[j0 / vec] = gk_pack_f32(x, dt, vec);
                     raw[k] = gk_pack_f32(x, dt, vec);
                 }
             }
             if (fold) { /* x w in place of x, stashed or held */
-                sb = fmaxf(sb, gk_rd_fold_w_bf16x2(a, raw, 1, j, stride, 0, &sa));
+                sb = fmaxf(sb, gk_rd_fold_w_bf16x2(a, raw, 1, j, stride, whole, &sa));
                 if (j < stash) gk_rd_stash[j / vec] = raw[0];
                 else if (held_j < 0) {
                     held = raw[0];
@@ -899,7 +905,7 @@ GK_DEV void gk_rd_stream_run(const gk_rd_args row, int op, int dt, int stashed, 
                 held = raw[0];
                 held_j = j;
             }
-            gk_rd_stream_stats(a, op, dt, raw, nb, j, stride, cols, pivot, &sa, &sb);
+            gk_rd_stream_stats(a, op, dt, raw, nb, j, stride, cols, whole, pivot, &sa, &sb);
         }
         gk_cp_async_wait_all();
         /* RMSNorm + fp8 folds the stashed vectors with their weights, two vectors a step so two
@@ -910,8 +916,8 @@ GK_DEV void gk_rd_stream_run(const gk_rd_args row, int op, int dt, int stashed, 
             for (int j = t * vec; j < pre * vec; j += 2 * stride) {
                 const int two = j + stride < pre * vec;
                 uint4 w[2], raw[2];
-                w[0] = gk_rd_weight_bf16(a, j, cols);
-                if (two) w[1] = gk_rd_weight_bf16(a, j + stride, cols);
+                w[0] = gk_rd_weight_bf16(a, j, gk_rd_end(cols, j, vec, whole));
+                if (two) w[1] = gk_rd_weight_bf16(a, j + stride, gk_rd_end(cols, j + stride, vec, whole));
 #pragma unroll
                 for (int k = 0; k < 2; k++) {
                     if (k == 1 && !two) break;
@@ -928,7 +934,7 @@ GK_DEV void gk_rd_stream_run(const gk_rd_args row, int op, int dt, int stashed, 
         }
         for (int j = t * vec; j < (fold ? 0 : pre * vec); j += stride) { /* shared memory: one vector at a time */
             uint4 raw = gk_rd_stash[j / vec];
-            gk_rd_stream_stats(a, op, dt, &raw, 1, j, stride, pre * vec, pivot, &sa, &sb);
+            gk_rd_stream_stats(a, op, dt, &raw, 1, j, stride, pre * vec, whole, pivot, &sa, &sb);
         }
         gk_rd_reduce_pair(&sa, &sb, gk_rd_pair_kind(op), 1, 0, scratch);
         if (n > 1) {
@@ -956,7 +962,7 @@ GK_DEV void gk_rd_stream_run(const gk_rd_args row, int op, int dt, int stashed, 
                 const int j0 = j + k * stride;
                 if (j0 < stash) raw[k] = gk_rd_stash[j0 / vec];
                 else if (j0 == held_j) raw[k] = held;
-                else if (j0 < cols) raw[k] = gk_rd_load_raw(src, j0, cols, dt, vec, a.vectorized);
+                else if (j0 < cols) raw[k] = gk_rd_load_raw(src, j0, gk_rd_end(cols, j0, vec, whole), dt, vec, a.vectorized);
             }
 #pragma unroll
             for (int k = 0; k < nb; k++) {
@@ -972,14 +978,14 @@ GK_DEV void gk_rd_stream_run(const gk_rd_args row, int op, int dt, int stashed, 
 #pragma unroll
                     for (int e = 0; e < 8; e++) bias[e] = 0.0f;
                 } else {
-                    gk_rd_params(a, op, dt, j0, a.cols, vec, w, bias);
+                    gk_rd_params(a, op, dt, j0, gk_rd_end(a.cols, j0, vec, whole), vec, w, bias);
                 }
 #pragma unroll
                 for (int e = 0; e < vec; e++)
                     y[e] = op == GK_RD_SOFTMAX && !a.log ? gk_rd_ex2(fmaf(x[e], c, -kc))
                                                          : gk_rd_out(op, x[e], st, w[e], bias[e], a.scale, a.log);
-                if (quant) gk_rd_store_e4m3(orow, j0, cols, vec, a.vectorized, y);
-                else gk_rd_store(orow, j0, cols, dt, vec, a.vectorized, y);
+                if (quant) gk_rd_store_e4m3(orow, j0, gk_rd_end(cols, j0, vec, whole), vec, a.vectorized, y);
+                else gk_rd_store(orow, j0, gk_rd_end(cols, j0, vec, whole), dt, vec, a.vectorized, y);
             }
         }
     }
@@ -1005,16 +1011,22 @@ GK_DEV void gk_rd_stream_run(const gk_rd_args row, int op, int dt, int stashed, 
     { if (GK_RD_WHOLE_ROWS(op, 1)) gk_rd_regs_run(a, op, dt, 1, 1); }                                       \
     static __global__ void __launch_bounds__(512, 2) name##_b512_whole(gk_rd_args a)                         \
     { if (GK_RD_WHOLE_ROWS(op, 2)) gk_rd_regs_run(a, op, dt, 1, 1); }                                       \
+    static __global__ void __launch_bounds__(GK_RD_STREAM_THREADS, 2) name##_stash_whole(gk_rd_args a)      \
+    { if (GK_RD_WHOLE_ROWS(op, 3)) gk_rd_stream_run(a, op, dt, 1, 0, 1); }                                  \
+    static __global__ void __launch_bounds__(GK_RD_STREAM_THREADS, 2) name##_split_whole(gk_rd_args a)      \
+    { if (GK_RD_WHOLE_ROWS(op, 3)) gk_rd_stream_run(a, op, dt, 1, GK_RD_SPLITS(op, dt), 1); }               \
     static __global__ void __launch_bounds__(GK_RD_STREAM_THREADS, 1) name##_stream(gk_rd_args a)           \
-    { gk_rd_stream_run(a, op, dt, 0, 0); }                                                                  \
+    { gk_rd_stream_run(a, op, dt, 0, 0, 0); }                                                                \
     static __global__ void __launch_bounds__(GK_RD_STREAM_THREADS, 2) name##_stash(gk_rd_args a)            \
-    { gk_rd_stream_run(a, op, dt, 1, 0); }                                                                  \
+    { gk_rd_stream_run(a, op, dt, 1, 0, 0); }                                                                \
     static __global__ void __launch_bounds__(GK_RD_STREAM_THREADS, 2) name##_split(gk_rd_args a)            \
-    { gk_rd_stream_run(a, op, dt, 1, GK_RD_SPLITS(op, dt)); }                                               \
+    { gk_rd_stream_run(a, op, dt, 1, GK_RD_SPLITS(op, dt), 0); }                                              \
     static cudaError_t name##_launch(const char *fn, gk_rd_args a, cudaStream_t stream)                     \
     {                                                                                                       \
-        void (*k[9])(gk_rd_args) = {name##_group, name##_b256, name##_b512, name##_stream, name##_stash,      \
-                                    name##_split, name##_group_whole, name##_b256_whole, name##_b512_whole};  \
+        void (*k[11])(gk_rd_args) = {name##_group,       name##_b256,       name##_b512,                     \
+                                     name##_stream,      name##_stash,      name##_split,                    \
+                                     name##_group_whole, name##_b256_whole, name##_b512_whole,               \
+                                     name##_stash_whole, name##_split_whole};                                \
         return gk_rd_launch(fn, k, a, op, dt, stream);                                                      \
     }
 
@@ -1103,8 +1115,8 @@ static int gk_rd_split(int64_t cols, int vec, int room, int threads)
 
 /* Validates the arguments of op (the pointers a holds, the shape, the strides), then picks the
    kernel: k[0] group of lanes, k[1] block of 256, k[2] block of 512, k[3] streaming, k[4] streaming
-   with the stash, k[5] the stash kernel split over a cluster; k[6..8]: k[0..2] for rows of whole
-   vectors (gk_rd_end), where GK_RD_WHOLE_ROWS takes them. */
+   with the stash, k[5] the stash kernel split over a cluster; k[6..8] and k[9..10]: k[0..2] and
+   k[4..5] for rows of whole vectors (gk_rd_end), where GK_RD_WHOLE_ROWS takes them. */
 static cudaError_t gk_rd_launch(const char *fn, void (*const *k)(gk_rd_args), gk_rd_args a, int op, int dt,
                                 cudaStream_t stream)
 {
@@ -1182,6 +1194,7 @@ static cudaError_t gk_rd_launch(const char *fn, void (*const *k)(gk_rd_args), gk
         GK_TRY(cudaDeviceGetAttribute(&per_sm, cudaDevAttrMaxSharedMemoryPerMultiprocessor, dev));
         GK_TRY(cudaDeviceGetAttribute(&per_block, cudaDevAttrMaxSharedMemoryPerBlockOptin, dev));
         int room, major = 0;
+        const int ws = whole && GK_RD_WHOLE_ROWS(op, 3); /* the stash and split kernels for whole rows */
         a.stash = gk_rd_stash_vectors(nv, per_sm, per_block, &room);
         /* rows too wide for one block's stash: split over a cluster of n blocks (sm_90), the
            fewest whose parts the stash and a vector a thread hold whole */
@@ -1191,21 +1204,22 @@ static cudaError_t gk_rd_launch(const char *fn, void (*const *k)(gk_rd_args), gk
             a.stash = gk_rd_stash_vectors(gk_rd_part_vectors(a.cols, n, vec), per_sm, per_block, &room);
             if (a.stash) {
                 /* the opt-in first: the count of resident clusters depends on it */
-                static unsigned split_set[GK_RD_NOPS][3];
-                static int fits[GK_RD_NOPS][3][GK_RD_SPLIT_MAX + 1];
-                GK_TRY(gk_smem_opt_in(fn, (const void *)k[5], room * 16 + GK_RD_SPLIT_SLOTS, &split_set[op][dt]));
+                static unsigned split_set[2][GK_RD_NOPS][3];
+                static int fits[2][GK_RD_NOPS][3][GK_RD_SPLIT_MAX + 1];
+                void (*const ks)(gk_rd_args) = k[ws ? 10 : 5];
+                GK_TRY(gk_smem_opt_in(fn, (const void *)ks, room * 16 + GK_RD_SPLIT_SLOTS, &split_set[ws][op][dt]));
                 const int smem = a.stash * 16 + GK_RD_SPLIT_SLOTS;
-                if (gk_rd_clusters_fit(k[5], threads, smem, n, &fits[op][dt][n])) {
+                if (gk_rd_clusters_fit(ks, threads, smem, n, &fits[ws][op][dt][n])) {
                     const int64_t cap = ((int64_t)1 << 30) / n; /* clusters loop over rows past this */
-                    return gk_rd_launch_clusters(fn, k[5], a, (a.rows < cap ? a.rows : cap) * n, threads, smem, n, stream);
+                    return gk_rd_launch_clusters(fn, ks, a, (a.rows < cap ? a.rows : cap) * n, threads, smem, n, stream);
                 }
             }
             a.stash = 0; /* no cluster of n fits (a partitioned GPU): the one-block kernel */
         }
-        kernel = a.stash ? k[4] : k[3];
+        kernel = a.stash ? k[ws ? 9 : 4] : k[3];
         if (a.stash) {
-            static unsigned set[GK_RD_NOPS][3];
-            GK_TRY(gk_smem_opt_in(fn, (const void *)kernel, room * 16, &set[op][dt]));
+            static unsigned set[2][GK_RD_NOPS][3];
+            GK_TRY(gk_smem_opt_in(fn, (const void *)kernel, room * 16, &set[ws][op][dt]));
         }
     }
     if (grid > grid_cap) grid = grid_cap;

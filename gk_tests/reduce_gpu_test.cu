@@ -210,32 +210,40 @@ TEST_P(RdGpu, SpecialRowsStridesInPlace)
 }
 
 // Rows of whole 16-byte vectors run kernels without per-vector checks (GK_RD_WHOLE_ROWS). The same
-// rows one element off alignment take the checked kernels, element by element: the bits must match.
+// call with the rows one element off alignment (register kernels: the same order of sums) or
+// with the weight and bias one element off (every kernel) takes the checked kernels: the bits
+// must match.
 TEST_P(RdGpu, WholeRowsMatchChecked)
 {
     GK_REQUIRE_GPU();
     const RdCase &c = kRdCases[GetParam()];
     const bool quant = rd_is_quant(c.op), resid = c.op == GK_RD_RESIDUAL_RMSNORM;
+    const bool weighted = c.op != GK_RD_SOFTMAX && c.op != GK_RD_LOG_SOFTMAX && c.op != GK_RD_QUANT;
     const int dt = c.dt, dto = quant ? GK_E4M3 : dt;
-    for (int64_t cols : {128, 1000, 8192, 16000}) {
-        SCOPED_TRACE(std::string(c.name) + " cols=" + std::to_string(cols));
-        const int64_t rows = 64, n = rows * cols;
+    // 65536: the stash kernel; 262144: split over a cluster (sm_90)
+    for (int64_t cols : {128, 1000, 8192, 16000, 65536, 262144}) {
+        const int64_t rows = cols > 16000 ? 8 : 64, n = rows * cols;
         GkRng rng(0x5100 + cols + c.op * 7 + dt);
         HostTensor hx(dt, n), hres(dt, n), hw(dt, cols), hb(dt, cols);
         hx.fill_uniform(rng, -4, 4);
         hres.fill_uniform(rng, -4, 4);
         hw.fill_uniform(rng, 0.5f, 1.5f);
         hb.fill_uniform(rng, -1, 1);
-        DeviceTensor dw(dt, cols), db(dt, cols);
-        GK_CUDA_OK(dw.upload(hw));
-        GK_CUDA_OK(db.upload(hb));
-        HostTensor got[2] = {HostTensor(dto, n), HostTensor(dto, n)}, res[2] = {HostTensor(dt, n), HostTensor(dt, n)},
-                   sc[2] = {HostTensor(GK_F32, rows), HostTensor(GK_F32, rows)};
-        for (int off = 0; off < 2; off++) {
+        // mode 0: aligned; 1: rows one element off; 2: weight and bias one element off
+        HostTensor got[3] = {HostTensor(dto, n), HostTensor(dto, n), HostTensor(dto, n)};
+        HostTensor res[3] = {HostTensor(dt, n), HostTensor(dt, n), HostTensor(dt, n)};
+        HostTensor sc[3] = {HostTensor(GK_F32, rows), HostTensor(GK_F32, rows), HostTensor(GK_F32, rows)};
+        for (int mode = 0; mode < 3; mode++) {
+            if ((mode == 1 && cols > 16000) || (mode == 2 && !weighted)) continue;
+            SCOPED_TRACE(std::string(c.name) + " cols=" + std::to_string(cols) + " mode=" + std::to_string(mode));
+            const int off = mode == 1, woff = mode == 2;
             DeviceTensor dx(dt, n, off), dres(dt, n, off), dres_out(dt, n, off), dout(dto, n, off), dsc(GK_F32, rows);
-            ASSERT_TRUE(dx.ok() && dres.ok() && dres_out.ok() && dout.ok() && dsc.ok());
+            DeviceTensor dw(dt, cols, woff), db(dt, cols, woff);
+            ASSERT_TRUE(dx.ok() && dres.ok() && dres_out.ok() && dout.ok() && dsc.ok() && dw.ok() && db.ok());
             GK_CUDA_OK(dx.upload(hx));
             GK_CUDA_OK(dres.upload(hres));
+            GK_CUDA_OK(dw.upload(hw));
+            GK_CUDA_OK(db.upload(hb));
             GK_CUDA_OK(dout.poison());
             GK_CUDA_OK(dres_out.poison());
             GK_CUDA_OK(dsc.poison());
@@ -253,14 +261,17 @@ TEST_P(RdGpu, WholeRowsMatchChecked)
             a.scale = 0.75f;
             GK_CUDA_OK(c.call(a));
             GK_CUDA_OK(cudaDeviceSynchronize());
-            GK_CUDA_OK(dout.download(&got[off]));
-            if (resid) GK_CUDA_OK(dres_out.download(&res[off]));
-            if (quant) GK_CUDA_OK(dsc.download(&sc[off]));
+            GK_CUDA_OK(dout.download(&got[mode]));
+            if (resid) GK_CUDA_OK(dres_out.download(&res[mode]));
+            if (quant) GK_CUDA_OK(dsc.download(&sc[mode]));
+            if (mode == 0) {
+                EXPECT_EQ(gk_test_count_poison(got[0]), 0u);
+                continue;
+            }
+            EXPECT_TRUE(got[0].bytes == got[mode].bytes) << "outputs differ";
+            EXPECT_TRUE(res[0].bytes == res[mode].bytes) << "residual outputs differ";
+            EXPECT_TRUE(sc[0].bytes == sc[mode].bytes) << "scales differ";
         }
-        EXPECT_EQ(gk_test_count_poison(got[0]), 0u);
-        EXPECT_TRUE(got[0].bytes == got[1].bytes) << "outputs differ";
-        EXPECT_TRUE(res[0].bytes == res[1].bytes) << "residual outputs differ";
-        EXPECT_TRUE(sc[0].bytes == sc[1].bytes) << "scales differ";
     }
 }
 
