@@ -4,7 +4,8 @@
 #   PTXAS_REPORT  nvcc -Xptxas -v output of the header's contract TU
 #   PTX           the PTX of that TU
 #   EXPECT        lines "regex<TAB>why" that must match the PTX, "max_registers<TAB>N", and
-#                 "register_budget<TAB>kernel regex<TAB>N<TAB>why" (each kernel whose name matches)
+#                 "register_budget<TAB>kernel regex<TAB>N<TAB>why" (each kernel whose name matches),
+#                 "ptx_absent<TAB>kernel regex<TAB>regex<TAB>why" (no line of those kernels' PTX matches)
 # Fails if no kernel was compiled, if any function has a stack frame or spills, if a kernel uses
 # more than its registers budget, or if a promised instruction is missing.
 set -u
@@ -61,8 +62,31 @@ while IFS=$'\t' read -r tag kernel_re budget why; do
     fi
 done < "$expect"
 
+while IFS=$'\t' read -r tag kernel_re pattern why; do
+    [ "$tag" = ptx_absent ] || continue
+    # per kernel whose name matches: the count of its PTX lines that match the pattern
+    counts=$(awk -v re="$kernel_re" -v pat="$pattern" '
+        /\.entry / { match($0, /\.entry [^(]+/); name = substr($0, RSTART + 7, RLENGTH - 7); keep = name ~ re
+                     if (keep) n[name] = 0; next }
+        /^\.(visible |weak )?\.func / { keep = 0 }
+        keep && $0 ~ pat { n[name]++ }
+        END { for (k in n) printf "%s\t%d\n", k, n[k] }' "$ptx")
+    matched=$(printf "%s" "$counts" | grep -c .)
+    bad=$(printf "%s\n" "$counts" | awk -F'\t' '$2 > 0')
+    if [ "$matched" -eq 0 ]; then
+        echo "FAIL: no kernel matches /$kernel_re/ (absent /$pattern/: $why)"
+        fail=1
+    elif [ -n "$bad" ]; then
+        echo "FAIL: /$pattern/ in kernels /$kernel_re/ ($why):"
+        echo "$bad"
+        fail=1
+    else
+        echo "ok   $matched kernels /$kernel_re/ without /$pattern/: $why"
+    fi
+done < "$expect"
+
 while IFS=$'\t' read -r pattern why; do
-    case "$pattern" in ''|'#'*|max_registers|register_budget) continue ;; esac
+    case "$pattern" in ''|'#'*|max_registers|register_budget|ptx_absent) continue ;; esac
     count=$(grep -cE "$pattern" "$ptx")
     if [ "$count" -gt 0 ]; then
         echo "ok   $count x /$pattern/: $why"
