@@ -6,6 +6,7 @@
 // shapes: rows cols [rows cols ...].
 #define GK_IMPLEMENTATION
 #include "gk/gk_reduce.cuh"
+#include "gk/gk_elementwise.cuh"
 
 #include "gk_bench/sweep/sweep_util.h"
 #include "gk_bench/sweep/reduce_sweep_util.h"
@@ -42,6 +43,12 @@ int main(int argc, char **argv)
     for (const auto &s : shapes) {
         const size_t n = (size_t)s[0] * s[1] * 2;
         printf(" %6.1f", 100.0 * 2 * n / median_s([&] { return cudaMemcpyAsync(m.o, m.x, n, cudaMemcpyDeviceToDevice); }) / copy);
+    }
+    // and gk's own 1-in-1-out streaming kernel (tanh-GELU, 99% of copy at 1 GiB) on the same bytes
+    printf("\n%-18s", "gelu_same_bytes");
+    for (const auto &s : shapes) {
+        const size_t n = (size_t)s[0] * s[1];
+        printf(" %6.1f", 100.0 * 4 * n / median_s([&] { return gk_gelu_tanh_bf16((gk_bf16 *)m.o, (const gk_bf16 *)m.x, (int64_t)n, 0); }) / copy);
     }
     printf("\nempty launch %.2f us\n", 1e6 * median_s([&] { empty<<<1, 32>>>(); return cudaGetLastError(); }));
     return 0;
