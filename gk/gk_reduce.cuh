@@ -80,7 +80,7 @@
      GK_RD_MIN_BLOCKS     resident 256-thread blocks per SM to compile the block-per-row kernels
                           for, default 5 (48 registers; f16 forms other than RMSNorm and quant: 4)
      GK_RD_STREAM_THREADS threads of a streaming block, default 1024
-     GK_RD_WHOLE_ROWS(op, kind)  whether rows of whole vectors take the unchecked register kernels
+     GK_RD_WHOLE_ROWS(op, kind)  whether rows of whole vectors take the kernels without checks
 
    THE LEDGER (per call; n = rows * cols, s = sizeof(T))
      rmsnorm n(2s) + cols s; layernorm n(2s) + 2 cols s; softmax n(2s); residual_rmsnorm n(4s)
@@ -641,10 +641,6 @@ GK_DEV uint4 gk_rd_load_raw(const void *row, int j0, int cols, int dt, int vec, 
     return gk_pack_f32(x, dt, vec); /* exact: the values came from dt */
 }
 
-/* RMSNorm + fp8 statistics of bf16 rows held packed in raw (vector k at column j + k * step): sum
-   x^2 into sa, raw replaced by x w on bf16 pairs (one rounding of the exact product: the same bits
-   as the fp32 product rounded to bf16), and max|x w| taken on pairs too (returned). Half the
-   instructions of widening x and w: the form was issue-bound (82% of issue slots busy). */
 /* Vector j0 of a bf16 weight row (ones if there is none). */
 GK_DEV uint4 gk_rd_weight_bf16(const gk_rd_args a, int j0, int end)
 {
@@ -666,6 +662,10 @@ GK_DEV __nv_bfloat162 gk_rd_fold_vec_bf16x2(uint4 *raw, uint4 w, __nv_bfloat162 
     return m2;
 }
 
+/* RMSNorm + fp8 statistics of bf16 rows held packed in raw (vector k at column j + k * step): sum
+   x^2 into sa, raw replaced by x w on bf16 pairs (one rounding of the exact product: the same bits
+   as the fp32 product rounded to bf16), and max|x w| taken on pairs too (returned). Half the
+   instructions of widening x and w: the form was issue-bound (82% of issue slots busy). */
 GK_DEV float gk_rd_fold_w_bf16x2(const gk_rd_args a, uint4 *raw, int nk, int j, int step, int whole, float *sa)
 {
     const int cols = a.cols;
@@ -996,37 +996,38 @@ GK_DEV void gk_rd_stream_run(const gk_rd_args row, int op, int dt, int stashed, 
 
 /* The kernels of one op and dtype (a group of lanes per row, a block of 256 or 512 per row with
    the row in registers, streaming blocks of GK_RD_STREAM_THREADS: one an SM, two with the stash,
-   two with the stash split over a cluster) and name##_launch, which picks one by the row width.
-   Softmax and log-softmax share kernels (a.log). */
+   two with the stash split over a cluster), their copies without checks for rows of whole vectors
+   (_whole; empty where GK_RD_WHOLE_ROWS does not take them) and name##_launch, which picks one by
+   the row width. Softmax and log-softmax share kernels (a.log). */
 #define GK_DEFINE_REDUCE(name, op, dt)                                                                      \
     static __global__ void __launch_bounds__(256, GK_RD_GROUP_BLOCKS(op)) name##_group(gk_rd_args a)        \
     { gk_rd_regs_run(a, op, dt, 0, 0); }                                                                    \
     static __global__ void __launch_bounds__(256, GK_RD_ROW_BLOCKS(op, dt)) name##_b256(gk_rd_args a)       \
     { gk_rd_regs_run(a, op, dt, 1, 0); }                                                                    \
-    static __global__ void __launch_bounds__(512, 2) name##_b512(gk_rd_args a)                               \
+    static __global__ void __launch_bounds__(512, 2) name##_b512(gk_rd_args a)                              \
     { gk_rd_regs_run(a, op, dt, 1, 0); }                                                                    \
     static __global__ void __launch_bounds__(256, GK_RD_GROUP_BLOCKS(op)) name##_group_whole(gk_rd_args a)  \
     { if (GK_RD_WHOLE_ROWS(op, 0)) gk_rd_regs_run(a, op, dt, 0, 1); }                                       \
     static __global__ void __launch_bounds__(256, GK_RD_ROW_BLOCKS(op, dt)) name##_b256_whole(gk_rd_args a) \
     { if (GK_RD_WHOLE_ROWS(op, 1)) gk_rd_regs_run(a, op, dt, 1, 1); }                                       \
-    static __global__ void __launch_bounds__(512, 2) name##_b512_whole(gk_rd_args a)                         \
+    static __global__ void __launch_bounds__(512, 2) name##_b512_whole(gk_rd_args a)                        \
     { if (GK_RD_WHOLE_ROWS(op, 2)) gk_rd_regs_run(a, op, dt, 1, 1); }                                       \
     static __global__ void __launch_bounds__(GK_RD_STREAM_THREADS, 2) name##_stash_whole(gk_rd_args a)      \
     { if (GK_RD_WHOLE_ROWS(op, 3)) gk_rd_stream_run(a, op, dt, 1, 0, 1); }                                  \
     static __global__ void __launch_bounds__(GK_RD_STREAM_THREADS, 2) name##_split_whole(gk_rd_args a)      \
     { if (GK_RD_WHOLE_ROWS(op, 3)) gk_rd_stream_run(a, op, dt, 1, GK_RD_SPLITS(op, dt), 1); }               \
     static __global__ void __launch_bounds__(GK_RD_STREAM_THREADS, 1) name##_stream(gk_rd_args a)           \
-    { gk_rd_stream_run(a, op, dt, 0, 0, 0); }                                                                \
+    { gk_rd_stream_run(a, op, dt, 0, 0, 0); }                                                               \
     static __global__ void __launch_bounds__(GK_RD_STREAM_THREADS, 2) name##_stash(gk_rd_args a)            \
-    { gk_rd_stream_run(a, op, dt, 1, 0, 0); }                                                                \
+    { gk_rd_stream_run(a, op, dt, 1, 0, 0); }                                                               \
     static __global__ void __launch_bounds__(GK_RD_STREAM_THREADS, 2) name##_split(gk_rd_args a)            \
-    { gk_rd_stream_run(a, op, dt, 1, GK_RD_SPLITS(op, dt), 0); }                                              \
+    { gk_rd_stream_run(a, op, dt, 1, GK_RD_SPLITS(op, dt), 0); }                                            \
     static cudaError_t name##_launch(const char *fn, gk_rd_args a, cudaStream_t stream)                     \
     {                                                                                                       \
-        void (*k[11])(gk_rd_args) = {name##_group,       name##_b256,       name##_b512,                     \
-                                     name##_stream,      name##_stash,      name##_split,                    \
-                                     name##_group_whole, name##_b256_whole, name##_b512_whole,               \
-                                     name##_stash_whole, name##_split_whole};                                \
+        void (*k[11])(gk_rd_args) = {name##_group,       name##_b256,       name##_b512,                    \
+                                     name##_stream,      name##_stash,      name##_split,                   \
+                                     name##_group_whole, name##_b256_whole, name##_b512_whole,              \
+                                     name##_stash_whole, name##_split_whole};                               \
         return gk_rd_launch(fn, k, a, op, dt, stream);                                                      \
     }
 
