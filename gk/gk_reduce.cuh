@@ -71,7 +71,7 @@
      every element moves alone, correct for any stride and offset. Rows of whole vectors (aligned,
      and cols a multiple of a vector) run copies of the register and stash kernels with no
      per-vector checks, where GK_RD_WHOLE_ROWS measured them faster (RMSNorm + fp8 87% -> 94% of
-     copy bandwidth at [16384, 8192] bf16, LayerNorm 64% -> 70% at [1024, 65536]).
+     copy bandwidth at [16384, 8192] bf16, LayerNorm 64% -> 73% at [1024, 65536]).
 
    CONFIG MACROS
      GK_RD_SLOTS          16-byte vectors a thread holds in the register variants, default 4
