@@ -151,8 +151,9 @@
    64.4, softmax 65.2 -> 78.4, residual add + RMSNorm 80.2 -> 87.9, RMSNorm + fp8 52.7 -> 55.2,
    fp8 quantization 69.0 -> 83.3; with the weights a vector ahead and the first vector past the
    stash held in registers (the row read once), RMSNorm 80.7, softmax 81.4, fp8 quantization
-   84.5 in the benchmark (gk_bench/RESULTS.md). The rest is L2 throughput: ncu puts L2 at
-   79-87% of its peak, the weight rows re-read from it by every row. At [64, 262144] (the stash
+   84.5 in the benchmark (gk_bench/RESULTS.md). ncu puts L2 at 79-87% of its peak there, the
+   weight rows re-read from it by every row; LayerNorm and RMSNorm + fp8 wait on memory latency
+   with no unit at its limit (RESULTS.md). At [64, 262144] (the stash
    holds 22% of a row, and 64 rows put no two blocks on an SM) the stash kernel measured 2-10
    points lower (RMSNorm 36.7 -> 33.0, softmax 35.6 -> 30.3, residual 57.4 -> 47.7). Split over a
    cluster of 4 stash kernels there: RMSNorm 36.5 -> 50.0, LayerNorm 27.2 -> 40.0, softmax 35.9 ->
