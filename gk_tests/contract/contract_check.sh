@@ -46,20 +46,27 @@ if [ -n "$max_regs" ]; then
     fi
 fi
 
+# A per-kernel rule's verdict: MATCHED kernels, OFFENDERS (lines; empty: none), then the messages
+# for no kernel matched, for offenders (listed after it) and for a rule that holds.
+rule_verdict() {
+    if [ "$1" -eq 0 ]; then
+        echo "FAIL: $3"
+        fail=1
+    elif [ -n "$2" ]; then
+        echo "FAIL: $4"
+        echo "$2"
+        fail=1
+    else
+        echo "ok   $5"
+    fi
+}
+
 while IFS=$'\t' read -r tag kernel_re budget why; do
     [ "$tag" = register_budget ] || continue
     matched=$(awk -F'\t' -v re="$kernel_re" '$1 ~ re' kernels.tsv | wc -l)
     over=$(awk -F'\t' -v re="$kernel_re" -v m="$budget" '$1 ~ re && $2 + 0 > m + 0' kernels.tsv)
-    if [ "$matched" -eq 0 ]; then
-        echo "FAIL: no kernel matches /$kernel_re/ (register budget $budget: $why)"
-        fail=1
-    elif [ -n "$over" ]; then
-        echo "FAIL: kernels over their budget of $budget registers ($why):"
-        echo "$over"
-        fail=1
-    else
-        echo "ok   $matched kernels /$kernel_re/ within $budget registers: $why"
-    fi
+    rule_verdict "$matched" "$over" "no kernel matches /$kernel_re/ (register budget $budget: $why)" \
+        "kernels over their budget of $budget registers ($why):" "$matched kernels /$kernel_re/ within $budget registers: $why"
 done < "$expect"
 
 while IFS=$'\t' read -r tag kernel_re pattern why; do
@@ -73,16 +80,8 @@ while IFS=$'\t' read -r tag kernel_re pattern why; do
         END { for (k in n) printf "%s\t%d\n", k, n[k] }' "$ptx")
     matched=$(printf "%s" "$counts" | grep -c .)
     bad=$(printf "%s\n" "$counts" | awk -F'\t' '$2 > 0')
-    if [ "$matched" -eq 0 ]; then
-        echo "FAIL: no kernel matches /$kernel_re/ (absent /$pattern/: $why)"
-        fail=1
-    elif [ -n "$bad" ]; then
-        echo "FAIL: /$pattern/ in kernels /$kernel_re/ ($why):"
-        echo "$bad"
-        fail=1
-    else
-        echo "ok   $matched kernels /$kernel_re/ without /$pattern/: $why"
-    fi
+    rule_verdict "$matched" "$bad" "no kernel matches /$kernel_re/ (absent /$pattern/: $why)" \
+        "/$pattern/ in kernels /$kernel_re/ ($why):" "$matched kernels /$kernel_re/ without /$pattern/: $why"
 done < "$expect"
 
 while IFS=$'\t' read -r pattern why; do
