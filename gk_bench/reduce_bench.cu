@@ -1,6 +1,7 @@
 // //gk_bench:reduce - gk_reduce.cuh on bf16 rows at five shapes, against the copy bandwidth measured
 // in this process: the floor is the ledger's bytes / copy bandwidth, and so is vs_base. The fused
-// forms' vs_base is instead their unfused launch sequence's time (also a row) over theirs.
+// forms' vs_base is instead their unfused launch sequence's time (also a row) over theirs. The
+// copy_same_bytes rows are cudaMemcpy of each shape's bf16 bytes: what a call of that size reaches.
 #define GK_IMPLEMENTATION
 #include "gk/gk_reduce.cuh"
 #include "gk/gk_elementwise.cuh"
@@ -81,6 +82,23 @@ static void run_rd(benchmark::State &state, RdBench b)
     state.SetLabel(label);
 }
 
+// What any call of this size reaches: cudaMemcpy D2D of the shape's bf16 bytes (its launch, ramp
+// and tail included), against the 1 GiB copy the other rows are measured by.
+static void run_copy_same_bytes(benchmark::State &state, int64_t rows, int64_t cols)
+{
+    gk_bench_arena_reset();
+    const size_t bytes = (size_t)(rows * cols) * sizeof(gk_bf16);
+    void *src = gk_bench_alloc(bytes, false), *dst = gk_bench_alloc(bytes);
+    gk_bench_fill_random(src, GK_BF16, rows * cols);
+    const gk_ledger l = {0.0, 2.0 * bytes};
+    for (auto _ : state) {
+        const double t = gk_bench_median_seconds(
+            [&](cudaStream_t s) { return cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToDevice, s); });
+        gk_bench_report(state, t, l, gk_bench_device().ffma_flops_per_s, l.bytes / gk_bench_device().copy_bytes_per_s);
+    }
+    state.SetLabel(std::to_string(rows) + "x" + std::to_string(cols) + ", cudaMemcpy of the same bf16 bytes");
+}
+
 static void register_all()
 {
     const int64_t shapes[][2] = {{16384, 8192}, {4096, 4096}, {65536, 128}, {1024, 65536}, {64, 262144}};
@@ -100,6 +118,12 @@ static void register_all()
         {"quant", GK_RD_QUANT, false},
     };
     gk_bench_register_copy_row();
+    for (const auto &sh : shapes)
+        benchmark::RegisterBenchmark(("copy_same_bytes/" + std::to_string(sh[0]) + "x" + std::to_string(sh[1])).c_str(),
+                                     run_copy_same_bytes, sh[0], sh[1])
+            ->UseManualTime()
+            ->Iterations(1)
+            ->Unit(benchmark::kMicrosecond);
     for (const auto &o : ops)
         for (const auto &sh : shapes) {
             RdBench c = {std::string(o.name) + "_bf16/" + std::to_string(sh[0]) + "x" + std::to_string(sh[1]), o.op,

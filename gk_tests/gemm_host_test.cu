@@ -608,3 +608,53 @@ TEST(GemmDispatch, SplitsLongKOfFewTilesOnly)
         EXPECT_EQ(gk_gemm_workspace_bytes(s[0], s[1], s[2], 0, 8192, 0, 8192), 0u);
     }
 }
+
+// The repack finds a word's row by multiply-high instead of a divide: exact for every index a
+// launch uses (below 2^31), at every words-a-row count a row of 1 to 2^31 values gives.
+TEST(GemmRepack, RowByMultiplyHighIsExactDivision)
+{
+    std::vector<uint32_t> ds = {1, 2, 3, 5, 7, 8, 9, 511, 512, 513, 520, 4096, 65535, 65536, 65537, 1000003};
+    for (uint32_t l = 1; l <= 28; l++) ds.insert(ds.end(), {(1u << l) - 1, 1u << l, (1u << l) + 1});
+    uint64_t z = 0x9e3779b97f4a7c15ull;
+    for (uint32_t d : ds) {
+        unsigned magic, shift;
+        gk_gemm_pack_magic(d, &magic, &shift);
+        std::vector<uint32_t> ns = {0, 1, d - 1, d, d + 1, 2 * d - 1, 2 * d, 0x7fffffffu, 0x7fffffffu - 1};
+        for (uint32_t q : {3u, 1000u, 0x7fffffffu / d}) ns.insert(ns.end(), {q * d - 1, q * d});
+        for (int i = 0; i < 2000; i++) {
+            z = z * 6364136223846793005ull + 1442695040888963407ull;
+            ns.push_back((uint32_t)(z >> 33)); // below 2^31
+        }
+        for (uint32_t n : ns) {
+            if (n > 0x7fffffffu) continue;
+            ASSERT_EQ(gk_gemm_pack_row(n, magic, shift), n / d) << "n = " << n << ", d = " << d;
+        }
+    }
+}
+
+// A repack launch takes whole rows up to its word budget; an operand that needs no repack (a job
+// of 0 rows) takes nothing.
+TEST(GemmRepack, TakeSplitsRowsByWords)
+{
+    gk_gemm_pack_job rest = {};
+    rest.src = (const unsigned short *)0x10000;
+    rest.dst = (unsigned short *)0x20000;
+    rest.ld = 65;
+    rest.ldp = 128; // 16 words a row
+    rest.rows = 10;
+    rest.cols = 65;
+    int taken = 0;
+    for (int launch = 0; launch < 4; launch++) {
+        const gk_gemm_pack_job p = gk_gemm_pack_take(&rest, 48); // 3 rows of 16 words
+        EXPECT_EQ(p.rows, launch < 3 ? 3 : 1);
+        EXPECT_EQ(p.words, (unsigned)p.rows * 16);
+        EXPECT_EQ(p.src, (const unsigned short *)0x10000 + (int64_t)taken * 65);
+        EXPECT_EQ(p.dst, (unsigned short *)0x20000 + (int64_t)taken * 128);
+        taken += p.rows;
+    }
+    EXPECT_EQ(rest.rows, 0);
+    gk_gemm_pack_job none = {};
+    const gk_gemm_pack_job p = gk_gemm_pack_take(&rest, 48), q = gk_gemm_pack_take(&none, 48);
+    EXPECT_EQ(p.rows + q.rows, 0);
+    EXPECT_EQ(p.words + q.words, 0u);
+}
