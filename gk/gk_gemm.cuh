@@ -67,10 +67,11 @@
    MEASURED (H200, gk_bench/RESULTS.md; ceilings measured in the same process)
      bf16 on wgmma (sm_90a): 570 / 672 TFLOP/s at 4096^3 / 8192^3 NT, 59% / 69% of the
      measured wgmma rate (968) and 0.74x / 0.87x cuBLAS; LLM shapes at M = 2048 0.85x / 0.87x;
-     4095 x 4097 x 4093 with unaligned rows 0.83x of 4096^3 (3.0x cuBLAS): the repack, a
-     launch of its own, is ~45 of its ~291 us; reading the rows in place and copying them inside
-     the GEMM launch both measured slower (RESULTS.md, "The odd shape"); leading dimensions
-     padded to a multiple of 8 run the same shape at 0.94-0.96x. bf16 on mma.sync
+     4095 x 4097 x 4093 with unaligned rows 0.84x of 4096^3 (3.1x cuBLAS): the repack, a
+     launch of its own at 96% of a cudaMemcpy of its bytes, is ~37 of its ~289 us; reading the
+     rows in place and copying them inside the GEMM launch both measured slower (RESULTS.md,
+     "The odd shape"); leading dimensions padded to a multiple of 8 run the same shape at
+     0.94-0.96x. bf16 on mma.sync
      (sm_80, sm_90 builds): 336 / 374, 52-58% of the register-only mma.sync rate (645). fp32
      4096^3: pipelined 49.0 TFLOP/s, 0.95x cuBLAS SGEMM without TF32 (warp-tiled 40.7).
 
