@@ -1322,10 +1322,11 @@ static gk_gemm_pack_job gk_gemm_pack_take(gk_gemm_pack_job *rest, int64_t most)
     return j;
 }
 
-/* Repacks j0 and j1 (a job of 0 rows: none), in launches of fewer than 2^31 words each. */
-static cudaError_t gk_gemm_pack_launch(const char *fn, gk_gemm_pack_job j0, gk_gemm_pack_job j1, cudaStream_t stream)
+/* Repacks j0 and j1 (a job of 0 rows: none), in launches of whole rows and at most `most`
+   words a job (gk_gemm_ex: 2^30, so a launch stays under 2^31). */
+static cudaError_t gk_gemm_pack_launch(const char *fn, gk_gemm_pack_job j0, gk_gemm_pack_job j1, int64_t most,
+                                       cudaStream_t stream)
 {
-    const int64_t most = (int64_t)1 << 30;
     while (j0.rows > 0 || j1.rows > 0) {
         const gk_gemm_pack_job p0 = gk_gemm_pack_take(&j0, most), p1 = gk_gemm_pack_take(&j1, most);
         gk_gemm_pack<<<(unsigned)gk_ceil_div((int64_t)p0.words + p1.words, 256), 256, 0, stream>>>(p0, p1);
@@ -1533,7 +1534,7 @@ GK_IMPL cudaError_t gk_gemm_ex(int config, int splits, int in_dtype, void *d, in
         int nj = 0;
         if (!aligned_a) j[nj++] = gk_gemm_pack_job_of(&ws, &a, &lda, rows_a, cols_a, pl.pack_a_bytes);
         if (!aligned_b) j[nj++] = gk_gemm_pack_job_of(&ws, &b, &ldb, rows_b, cols_b, pl.pack_b_bytes);
-        GK_TRY(gk_gemm_pack_launch(fn, j[0], j[1], stream));
+        GK_TRY(gk_gemm_pack_launch(fn, j[0], j[1], (int64_t)1 << 30, stream));
     }
     p.a = a;
     p.b = b;

@@ -551,6 +551,53 @@ TEST(GemmGpu, UnalignedRows)
             }
 }
 
+// The repack alone, against a host copy: two operands whose rows start at every even byte
+// offset, in one launch and cut into launches of a few rows (the launcher's path for operands
+// past 2^30 words). Every value lands in its row and the padding to 64 values is zero.
+TEST(GemmGpu, RepackInPieces)
+{
+    GK_REQUIRE_GPU();
+    GkRng rng(0x9ac4u);
+    const int64_t rows[2] = {37, 19}, cols[2] = {65, 130}, ld[2] = {67, 133};
+    for (int64_t most : {(int64_t)1 << 30, (int64_t)24, (int64_t)64}) {
+        std::vector<unsigned short> src[2], want[2];
+        unsigned short *d_src[2], *d_dst[2];
+        gk_gemm_pack_job j[2];
+        for (int q = 0; q < 2; q++) {
+            const int64_t ldp = gk_round_up(cols[q], 64), n = (rows[q] - 1) * ld[q] + cols[q];
+            src[q].resize(n);
+            for (auto &v : src[q]) v = (unsigned short)(rng.next() & 0xffff);
+            want[q].assign(rows[q] * ldp, 0);
+            for (int64_t r = 0; r < rows[q]; r++)
+                for (int64_t c = 0; c < cols[q]; c++) want[q][r * ldp + c] = src[q][r * ld[q] + c];
+            GK_CUDA_OK(cudaMalloc(&d_src[q], n * 2));
+            GK_CUDA_OK(cudaMalloc(&d_dst[q], want[q].size() * 2));
+            GK_CUDA_OK(cudaMemcpy(d_src[q], src[q].data(), n * 2, cudaMemcpyHostToDevice));
+            GK_CUDA_OK(cudaMemset(d_dst[q], 0xff, want[q].size() * 2));
+            char *ws = (char *)d_dst[q];
+            const void *x = d_src[q];
+            int64_t l = ld[q];
+            j[q] = gk_gemm_pack_job_of(&ws, &x, &l, rows[q], cols[q], want[q].size() * 2);
+            EXPECT_EQ(l, ldp);
+        }
+        GK_CUDA_OK(gk_gemm_pack_launch("test", j[0], j[1], most, 0));
+        GK_CUDA_OK(cudaDeviceSynchronize());
+        for (int q = 0; q < 2; q++) {
+            std::vector<unsigned short> got(want[q].size());
+            GK_CUDA_OK(cudaMemcpy(got.data(), d_dst[q], got.size() * 2, cudaMemcpyDeviceToHost));
+            for (size_t i = 0; i < got.size(); i++)
+                if (got[i] != want[q][i]) {
+                    ADD_FAILURE() << "operand " << q << ", " << most << " words a launch: value " << i << " is "
+                                  << got[i] << ", want " << want[q][i];
+                    break;
+                }
+            cudaFree(d_src[q]);
+            cudaFree(d_dst[q]);
+        }
+        if (HasFailure()) return;
+    }
+}
+
 // 16-byte aligned rows whose length is not a multiple of 8: cp.async copies the last chunk of a
 // row partly and zero-fills the rest (K = 13, lda = 16; M = 37 with A transposed, lda = 40;
 // N = 29, ldb = 32). The padding holds NaN, so a chunk read whole would show. Through the
