@@ -1275,11 +1275,23 @@ static void gk_gemm_pack_magic(unsigned d, unsigned *magic, unsigned *shift)
     *shift = l;
 }
 
+/* The 16-byte source word at w (16-byte aligned), its bytes from end on as zeros. The word
+   holding a row's last value is read only up to it, value by value: past the last row that
+   would leave the operand's allocation (inside its page, but compute-sanitizer reports it). */
+GK_DEV uint4 gk_gemm_pack_word(const char *w, const char *end)
+{
+    if (w + 16 <= end) return *(const uint4 *)w;
+    unsigned h[4] = {0u, 0u, 0u, 0u};
+#pragma unroll
+    for (int e = 0; e < 8; e++) /* end is even: whole values */
+        if (w + 2 * e < end) h[e >> 1] |= (unsigned)((const unsigned short *)w)[e] << (16 * (e & 1));
+    return make_uint4(h[0], h[1], h[2], h[3]);
+}
+
 /* Copies one or two operands (one launch) to rows that start 16-byte aligned, for TMA. A thread
    writes one 16-byte word: it loads the two aligned source words holding its 8 values (the
    second is the next thread's first, an L1 hit) and shifts the pair into place (a source row
-   starts at any even byte offset). Only words holding a value of the row are read: no load
-   leaves the operand's pages. Values past cols are written as zeros. For the odd shape's two
+   starts at any even byte offset). Values past cols are written as zeros. For the odd shape's two
    operands (134 MB read + written) this took 36.9 us against 42.0 for a warp per 4 rows x 256
    values with the neighbour's word by shuffle; cudaMemcpy of the same bytes 35.4 (RESULTS.md). */
 static __global__ void __launch_bounds__(256) gk_gemm_pack(gk_gemm_pack_job j0, gk_gemm_pack_job j1)
@@ -1292,9 +1304,8 @@ static __global__ void __launch_bounds__(256) gk_gemm_pack(gk_gemm_pack_job j0, 
     const int c = (int)(n - r * (unsigned)(j.ldp / 8)) * 8;
     const char *row = (const char *)(j.src + (int64_t)r * j.ld), *end = row + 2 * (int64_t)j.cols;
     const int off = (int)((size_t)row & 15);
-    const uint4 *word = (const uint4 *)(row - off + 2 * c);
-    const uint4 lo = (const char *)word < end ? word[0] : make_uint4(0, 0, 0, 0);
-    const uint4 hi = (const char *)(word + 1) < end ? word[1] : make_uint4(0, 0, 0, 0);
+    const char *word = row - off + 2 * c;
+    const uint4 lo = gk_gemm_pack_word(word, end), hi = gk_gemm_pack_word(word + 16, end);
     const unsigned x[8] = {lo.x, lo.y, lo.z, lo.w, hi.x, hi.y, hi.z, hi.w};
     const int q = off >> 2, sh = (off & 3) * 8; /* off is even: sh is 0 or 16 */
     unsigned y[5], o[4];
