@@ -179,6 +179,7 @@ struct DeviceTensor {
     {
         offset_bytes = (size_t)offset_elems * gk_dtype_size(dtype);
         base_bytes = offset_bytes + count * gk_dtype_size(dtype) + gk_test_tail_guard();
+        if (!base_bytes) base_bytes = 16; /* an empty view without guard bytes: cudaMalloc(0) gives no pointer */
         if (cudaMalloc(&base, base_bytes) != cudaSuccess) base = nullptr;
     }
     ~DeviceTensor() { if (base) cudaFree(base); }
