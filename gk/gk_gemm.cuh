@@ -328,6 +328,7 @@ typedef struct gk_gemm_ld {
                          matrix's rows, or its columns left (MN-contiguous tail) */
     int k_first;      /* chunk 0's k within the tile */
     int k_step;       /* k between chunks (MN-contiguous), 0 when every chunk has the same k */
+    int whole;        /* every chunk's full is 8: no chunk crosses the matrix's edge */
 } gk_gemm_ld;
 
 GK_DEV void gk_gemm_ld_init(gk_gemm_ld *l, const char *g, int64_t ld, int kmaj, int mn0, int mn_end, int k_begin,
@@ -338,6 +339,7 @@ GK_DEV void gk_gemm_ld_init(gk_gemm_ld *l, const char *g, int64_t ld, int kmaj, 
     l->k_first = kmaj ? tid % (bk / 8) * 8 : tid / (bmn / 8);
     const int mn_step = kmaj ? threads / (bk / 8) : 0;
     l->k_step = kmaj ? 0 : threads / (bmn / 8);
+    l->whole = 1;
 #pragma unroll
     for (int i = 0; i < 8; i++) {
         if (i >= n) break;
@@ -345,6 +347,7 @@ GK_DEV void gk_gemm_ld_init(gk_gemm_ld *l, const char *g, int64_t ld, int kmaj, 
         l->s[i] = gk_gemm_smem_off(kmaj, mn, k, bk);
         const int left = mn_end - (mn0 + mn);
         l->full[i] = left <= 0 ? 0 : kmaj || left > 8 ? 8 : left;
+        l->whole = l->whole && l->full[i] == 8;
     }
     const int64_t gm = mn0 + mn_first < mn_end ? mn0 + mn_first : 0; /* clamped: never formed past the end */
     const int64_t gk = k_begin + l->k_first < k_end ? k_begin + l->k_first : k_begin; /* likewise */
@@ -353,10 +356,28 @@ GK_DEV void gk_gemm_ld_init(gk_gemm_ld *l, const char *g, int64_t ld, int kmaj, 
     l->kstride = (kmaj ? (int64_t)bk : (int64_t)bk * ld) * 2;
 }
 
-/* Copies k-tile kt of one operand into a stage: cp.async with zero fill past the matrix where
-   rows are 16-byte aligned, element-wise loads otherwise. k_left: values of K left from the
-   k-tile's start. A k-tile wholly inside K (every one but the last) takes the byte counts fixed
-   at kernel start: per-tile predicate arithmetic was most of the mainloop's non-mma work. */
+/* One 16-byte chunk of a tile holding `vals` values of the matrix (0-8), zeros after them:
+   cp.async when all 8 are inside it, else loaded value by value and stored. A cp.async that
+   zero-fills (src-size below 16) reads the whole 16 bytes as far as compute-sanitizer can tell,
+   so at the end of an allocation it was reported out of bounds. src: a valid address. */
+GK_DEV void gk_gemm_ld_chunk(char *dst, const char *src, int vals, int vec)
+{
+    if (vec && vals == 8) {
+        gk_cp_async_16(dst, src, 16);
+        return;
+    }
+    unsigned short v[8];
+#pragma unroll
+    for (int e = 0; e < 8; e++) v[e] = e < vals ? ((const unsigned short *)src)[e] : 0;
+    *(uint4 *)dst = make_uint4(v[0] | (unsigned)v[1] << 16, v[2] | (unsigned)v[3] << 16, v[4] | (unsigned)v[5] << 16,
+                               v[6] | (unsigned)v[7] << 16);
+}
+
+/* Copies k-tile kt of one operand into a stage: cp.async where rows are 16-byte aligned and a
+   chunk lies wholly inside the matrix, element-wise loads otherwise. k_left: values of K left
+   from the k-tile's start. A k-tile wholly inside K (every one but the last) takes the byte
+   counts fixed at kernel start: per-tile predicate arithmetic was most of the mainloop's
+   non-mma work; a tile none of whose chunks crosses the matrix's edge takes cp.async only. */
 GK_DEV void gk_gemm_ld_tile(const gk_gemm_ld *l, char *stage, int kt, int k_left, int kmaj, int vec, int bmn, int bk,
                             int threads)
 {
@@ -366,7 +387,8 @@ GK_DEV void gk_gemm_ld_tile(const gk_gemm_ld *l, char *stage, int kt, int k_left
 #pragma unroll
         for (int i = 0; i < 8; i++) {
             if (i >= n) break;
-            gk_cp_async_16(stage + l->s[i], l->full[i] ? g + i * l->cstride : l->g, l->full[i] * 2);
+            if (l->whole) gk_cp_async_16(stage + l->s[i], g + i * l->cstride, 16);
+            else gk_gemm_ld_chunk(stage + l->s[i], l->full[i] ? g + i * l->cstride : l->g, l->full[i], 1);
         }
         return;
     }
@@ -380,17 +402,7 @@ GK_DEV void gk_gemm_ld_tile(const gk_gemm_ld *l, char *stage, int kt, int k_left
         } else {
             vals = l->k_first + i * l->k_step < k_left ? l->full[i] : 0;
         }
-        const char *src = vals ? g + i * l->cstride : l->g; /* a valid address even when nothing is read */
-        char *dst = stage + l->s[i];
-        if (vec) {
-            gk_cp_async_16(dst, src, vals * 2);
-        } else {
-            unsigned short v[8];
-#pragma unroll
-            for (int e = 0; e < 8; e++) v[e] = e < vals ? ((const unsigned short *)src)[e] : 0;
-            *(uint4 *)dst = make_uint4(v[0] | (unsigned)v[1] << 16, v[2] | (unsigned)v[3] << 16,
-                                       v[4] | (unsigned)v[5] << 16, v[6] | (unsigned)v[7] << 16);
-        }
+        gk_gemm_ld_chunk(stage + l->s[i], vals ? g + i * l->cstride : l->g, vals, vec);
     }
 }
 
