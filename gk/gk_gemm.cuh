@@ -383,12 +383,19 @@ GK_DEV void gk_gemm_ld_tile(const gk_gemm_ld *l, char *stage, int kt, int k_left
 {
     const int n = bmn * bk / 8 / threads;
     const char *g = l->g + kt * l->kstride;
+    if (vec && k_left >= bk && l->whole) {
+#pragma unroll
+        for (int i = 0; i < 8; i++) {
+            if (i >= n) break;
+            gk_cp_async_16(stage + l->s[i], g + i * l->cstride, 16);
+        }
+        return;
+    }
     if (vec && k_left >= bk) {
 #pragma unroll
         for (int i = 0; i < 8; i++) {
             if (i >= n) break;
-            if (l->whole) gk_cp_async_16(stage + l->s[i], g + i * l->cstride, 16);
-            else gk_gemm_ld_chunk(stage + l->s[i], l->full[i] ? g + i * l->cstride : l->g, l->full[i], 1);
+            gk_gemm_ld_chunk(stage + l->s[i], l->full[i] ? g + i * l->cstride : l->g, l->full[i], 1);
         }
         return;
     }
