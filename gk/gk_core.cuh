@@ -349,7 +349,9 @@ GK_DEV void gk_st8_cs(void *p, uint2 v)
 GK_DEV unsigned gk_smem_addr(const void *p) { return (unsigned)__cvta_generic_to_shared(p); }
 
 /* cp.async.cg (L2 only, 16 bytes): [shared dst], [global src], 16, src-size. A src-size below
-   16 fills the rest with zeros, which is how tails are predicated without branches. */
+   16 fills the rest with zeros, which is how tails are predicated without branches. Note:
+   compute-sanitizer's memcheck counts all 16 bytes as read, so a partial copy at the end of an
+   allocation is reported out of bounds (gk_gemm.cuh loads such chunks value by value). */
 GK_DEV void gk_cp_async_16(void *smem_dst, const void *gmem_src, int src_bytes)
 {
     asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;" ::"r"(gk_smem_addr(smem_dst)), "l"(gmem_src),

@@ -61,7 +61,8 @@
      row, an unknown dtype, act or configuration, a pointer not aligned to its element, or a
      size past 32-bit indexing (m, n, k < 2^31) returns cudaErrorInvalidValue before anything
      launches; gk_failure_reason() names the argument. Any M, N, K >= 1 is computed: tails are
-     predicated (cp.async zero-fills past the matrix), and operands whose rows are not 16-byte
+     predicated (zeros past the matrix; a chunk crossing its edge is read value by value, so no
+     read leaves the operand's allocation), and operands whose rows are not 16-byte
      aligned are repacked into the workspace or, without one, read by element-wise loads.
 
    MEASURED (H200, gk_bench/RESULTS.md; ceilings measured in the same process)

@@ -333,7 +333,8 @@ static void set_epilogue(MmaRun *p, int v)
 }
 
 // Leading-dimension variants: 0, the rows themselves; 1, rows padded to a multiple of 8 plus 8
-// (16-byte aligned rows: cp.async, zero fill where the row is not a multiple of 8); 2, rows
+// (16-byte aligned rows: cp.async, the last chunk zero-filled where the row is not a multiple of
+// 8); 2, rows
 // padded by 3 and A, B starting 2 bytes past a 16-byte boundary. Rows that are not 16-byte
 // aligned are repacked into the workspace when there is one, else read element-wise.
 static void set_padding(MmaRun *p, int q)
@@ -598,11 +599,12 @@ TEST(GemmGpu, RepackInPieces)
     }
 }
 
-// 16-byte aligned rows whose length is not a multiple of 8: cp.async copies the last chunk of a
-// row partly and zero-fills the rest (K = 13, lda = 16; M = 37 with A transposed, lda = 40;
-// N = 29, ldb = 32). The padding holds NaN, so a chunk read whole would show. Through the
-// dispatcher and every configuration.
-TEST(GemmGpu, CpAsyncZeroFill)
+// 16-byte aligned rows whose length is not a multiple of 8: the last chunk of a row is read up
+// to the row's end and zero-filled after it (value by value on the mma.sync path, by TMA's
+// bounds on wgmma) (K = 13, lda = 16; M = 37 with A transposed, lda = 40; N = 29, ldb = 32).
+// The padding holds NaN, so a chunk read whole would show. Through the dispatcher and every
+// configuration.
+TEST(GemmGpu, RowTailsZeroFilled)
 {
     GK_REQUIRE_GPU();
     for (int in_dt : kInDtypes)
