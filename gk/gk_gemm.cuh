@@ -357,21 +357,25 @@ GK_DEV void gk_gemm_ld_init(gk_gemm_ld *l, const char *g, int64_t ld, int kmaj, 
     l->kstride = (kmaj ? (int64_t)bk : (int64_t)bk * ld) * 2;
 }
 
+/* 16 bytes: the first vals 2-byte values at src (0-8), read value by value, then zeros. No
+   byte past those values is read. */
+GK_DEV uint4 gk_gemm_ld_values(const char *src, int vals)
+{
+    unsigned short v[8];
+#pragma unroll
+    for (int e = 0; e < 8; e++) v[e] = e < vals ? ((const unsigned short *)src)[e] : 0;
+    return make_uint4(v[0] | (unsigned)v[1] << 16, v[2] | (unsigned)v[3] << 16, v[4] | (unsigned)v[5] << 16,
+                      v[6] | (unsigned)v[7] << 16);
+}
+
 /* One 16-byte chunk of a tile holding `vals` values of the matrix (0-8), zeros after them:
    cp.async when all 8 are inside it, else loaded value by value and stored. A cp.async that
    zero-fills (src-size below 16) reads the whole 16 bytes as far as compute-sanitizer can tell,
    so at the end of an allocation it was reported out of bounds. src: a valid address. */
 GK_DEV void gk_gemm_ld_chunk(char *dst, const char *src, int vals, int vec)
 {
-    if (vec && vals == 8) {
-        gk_cp_async_16(dst, src, 16);
-        return;
-    }
-    unsigned short v[8];
-#pragma unroll
-    for (int e = 0; e < 8; e++) v[e] = e < vals ? ((const unsigned short *)src)[e] : 0;
-    *(uint4 *)dst = make_uint4(v[0] | (unsigned)v[1] << 16, v[2] | (unsigned)v[3] << 16, v[4] | (unsigned)v[5] << 16,
-                               v[6] | (unsigned)v[7] << 16);
+    if (vec && vals == 8) gk_cp_async_16(dst, src, 16);
+    else *(uint4 *)dst = gk_gemm_ld_values(src, vals);
 }
 
 /* Copies k-tile kt of one operand into a stage: cp.async where rows are 16-byte aligned and a
@@ -1301,11 +1305,7 @@ static void gk_gemm_pack_magic(unsigned d, unsigned *magic, unsigned *shift)
 GK_DEV uint4 gk_gemm_pack_word(const char *w, const char *end)
 {
     if (w + 16 <= end) return *(const uint4 *)w;
-    unsigned h[4] = {0u, 0u, 0u, 0u};
-#pragma unroll
-    for (int e = 0; e < 8; e++) /* end is even: whole values */
-        if (w + 2 * e < end) h[e >> 1] |= (unsigned)((const unsigned short *)w)[e] << (16 * (e & 1));
-    return make_uint4(h[0], h[1], h[2], h[3]);
+    return gk_gemm_ld_values(w, w < end ? (int)((end - w) / 2) : 0); /* end is even: whole values */
 }
 
 /* Copies one or two operands (one launch) to rows that start 16-byte aligned, for TMA. A thread
