@@ -138,6 +138,16 @@ inline double gk_bench_median_seconds(const std::function<cudaError_t(cudaStream
     return t[t.size() / 2];
 }
 
+// Median seconds of cudaMemcpy D2D of `bytes` between two buffers from the arena (the source
+// random): the copy ceiling and the copy rows.
+inline double gk_bench_copy_seconds(size_t bytes)
+{
+    void *src = gk_bench_alloc(bytes, false), *dst = gk_bench_alloc(bytes);
+    gk_bench_fill_random(src, GK_F32, bytes / 4);
+    return gk_bench_median_seconds(
+        [&](cudaStream_t s) { return cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToDevice, s); });
+}
+
 // ------------------------------------------------------------------ ceilings
 
 // Register-only FFMA: 8 independent chains per thread keep the pipes full.
@@ -173,10 +183,7 @@ inline const GkBenchDevice &gk_bench_device()
 
     const size_t bytes = (size_t)1 << 30;
     gk_bench_arena_reset();
-    void *src = gk_bench_alloc(bytes, false), *dst = gk_bench_alloc(bytes);
-    gk_bench_fill_random(src, GK_F32, bytes / 4);
-    double t = gk_bench_median_seconds([&](cudaStream_t s) { return cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToDevice, s); },
-                                       3, 25);
+    double t = gk_bench_copy_seconds(bytes);
     d.copy_bytes_per_s = 2.0 * bytes / t;
 
     float *out = (float *)gk_bench_alloc(1024 * sizeof(float));
@@ -213,12 +220,9 @@ inline void gk_bench_copy_row(benchmark::State &state)
 {
     gk_bench_arena_reset();
     const size_t bytes = (size_t)1 << 30;
-    void *src = gk_bench_alloc(bytes, false), *dst = gk_bench_alloc(bytes);
-    gk_bench_fill_random(src, GK_F32, bytes / 4);
     gk_ledger l = {0.0, 2.0 * bytes};
     for (auto _ : state) {
-        double t = gk_bench_median_seconds(
-            [&](cudaStream_t s) { return cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToDevice, s); });
+        double t = gk_bench_copy_seconds(bytes);
         gk_bench_report(state, t, l, gk_bench_device().ffma_flops_per_s, t);
     }
     state.SetLabel("baseline: cudaMemcpy D2D 1 GiB");

@@ -88,12 +88,9 @@ static void run_copy_same_bytes(benchmark::State &state, int64_t rows, int64_t c
 {
     gk_bench_arena_reset();
     const size_t bytes = (size_t)(rows * cols) * sizeof(gk_bf16);
-    void *src = gk_bench_alloc(bytes, false), *dst = gk_bench_alloc(bytes);
-    gk_bench_fill_random(src, GK_BF16, rows * cols);
     const gk_ledger l = {0.0, 2.0 * bytes};
     for (auto _ : state) {
-        const double t = gk_bench_median_seconds(
-            [&](cudaStream_t s) { return cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToDevice, s); });
+        const double t = gk_bench_copy_seconds(bytes);
         gk_bench_report(state, t, l, gk_bench_device().ffma_flops_per_s, l.bytes / gk_bench_device().copy_bytes_per_s);
     }
     state.SetLabel(std::to_string(rows) + "x" + std::to_string(cols) + ", cudaMemcpy of the same bf16 bytes");
