@@ -92,7 +92,8 @@
      layout) and the config of a BM x BN x 64 tile (BM, BN 128 or 256, not both 256) with STAGES
      TMA stages: a producer warpgroup and two wgmma consumer warpgroups, one block per SM (or a
      persistent grid of them, PERSIST). RATE is the tile's measured TFLOP/s (8192^3 NT), which
-     the dispatcher's time model divides by.
+     the dispatcher's time model divides by. Tiles of a last column at most half full run the
+     half-width wgmma (n = BN / 2).
 
    EXAMPLE
        #define GK_IMPLEMENTATION
@@ -641,6 +642,46 @@ GK_DEV void gk_gemm_wg_item(const gk_gemm_args *p, int item, int tiles, int bm, 
     *ktiles = (min(p->k, *k_begin + p->k_per_split) - *k_begin + GK_GEMM_WG_BK - 1) / GK_GEMM_WG_BK;
 }
 
+/* A consumer warpgroup's k-tiles of one work item, nb columns of each B tile (wgmma n = nb);
+   `it` counts k-tiles over the block's items (stage it % stages, phase it / stages). Returns
+   `it` past this item. bm, nb, dt, ta, tb must be constants after inlining. */
+GK_DEV int gk_gemm_wg_consume(char *smem, unsigned long long *full, unsigned long long *empty, int stage_bytes,
+                              int a_bytes, int dt, int ta, int tb, int bm, int nb, int stages, int ktiles, int it,
+                              float *acc)
+{
+    const int wr = (threadIdx.x >> 7) - 1, nacc = bm * nb / 256;
+    /* a K-major tile steps 32 bytes per k16 (descriptor + 2), an MN-major one 16 rows (+ 128) */
+    const int a_step = ta ? 128 : 2, b_step = tb ? 2 : 128;
+#pragma unroll
+    for (int i = 0; i < nacc; i++) acc[i] = 0.0f;
+    gk_wgmma_fence_regs(acc, nacc);
+    for (int kt = 0; kt < ktiles; kt++, it++) {
+        const int s = it % stages;
+        gk_mbar_wait(full + s, (it / stages) & 1);
+        const char *sa = smem + s * stage_bytes, *sb = sa + a_bytes;
+        const unsigned long long db = gk_wgmma_desc_sw128(sb, tb ? 16 : 8192);
+        gk_wgmma_fence();
+#pragma unroll
+        for (int ms = 0; ms < bm / 128; ms++) {
+            /* rows (wr bm / 128 + ms) 64: 8 KB apart in either layout (64 rows of 128 bytes,
+               or a 64-wide MN panel) */
+            const unsigned long long da = gk_wgmma_desc_sw128(sa + (wr * bm / 128 + ms) * 8192, ta ? 8192 : 16);
+#pragma unroll
+            for (int kk = 0; kk < GK_GEMM_WG_BK / 16; kk++)
+                gk_wgmma_m64k16(acc + ms * (nb / 2), da + a_step * kk, db + b_step * kk, dt, nb, ta, !tb);
+        }
+        gk_wgmma_commit();
+        /* the previous k-tile's wgmma has finished: its stage goes back to the producer */
+        gk_wgmma_wait_1();
+        gk_wgmma_fence_regs(acc, nacc);
+        if (kt > 0 && (threadIdx.x & 127) == 0) gk_mbar_arrive(empty + (it - 1) % stages);
+    }
+    gk_wgmma_wait_0();
+    gk_wgmma_fence_regs(acc, nacc);
+    if ((threadIdx.x & 127) == 0) gk_mbar_arrive(empty + (it - 1) % stages);
+    return it;
+}
+
 GK_DEV void gk_gemm_wg_run(const gk_gemm_args *p, const CUtensorMap *tma, const CUtensorMap *tmb, int dt, int ta, int tb,
                            int bm, int bn, int stages, int persistent, float *acc)
 {
@@ -691,41 +732,22 @@ GK_DEV void gk_gemm_wg_run(const gk_gemm_args *p, const CUtensorMap *tma, const 
     }
 
     gk_setmaxnreg_inc_232();
-    const int wr = wg - 1, nacc = bm * bn / 256;
-    /* a K-major tile steps 32 bytes per k16 (descriptor + 2), an MN-major one 16 rows (+ 128) */
-    const int a_step = ta ? 128 : 2, b_step = tb ? 2 : 128;
     for (int item = first; item < items; item += step) {
         int m0, n0, split, k_begin, ktiles;
         gk_gemm_wg_item(p, item, tiles, bm, bn, &m0, &n0, &split, &k_begin, &ktiles);
-#pragma unroll
-        for (int i = 0; i < nacc; i++) acc[i] = 0.0f;
-        gk_wgmma_fence_regs(acc, nacc);
-        for (int kt = 0; kt < ktiles; kt++, it++) {
-            const int s = it % stages;
-            gk_mbar_wait(full + s, (it / stages) & 1);
-            const char *sa = smem + s * stage_bytes, *sb = sa + a_bytes;
-            const unsigned long long db = gk_wgmma_desc_sw128(sb, tb ? 16 : 8192);
-            gk_wgmma_fence();
-#pragma unroll
-            for (int ms = 0; ms < bm / 128; ms++) {
-                /* rows (wr bm / 128 + ms) 64: 8 KB apart in either layout (64 rows of 128 bytes,
-                   or a 64-wide MN panel) */
-                const unsigned long long da = gk_wgmma_desc_sw128(sa + (wr * bm / 128 + ms) * 8192, ta ? 8192 : 16);
-#pragma unroll
-                for (int kk = 0; kk < GK_GEMM_WG_BK / 16; kk++)
-                    gk_wgmma_m64k16(acc + ms * (bn / 2), da + a_step * kk, db + b_step * kk, dt, bn, ta, !tb);
-            }
-            gk_wgmma_commit();
-            /* the previous k-tile's wgmma has finished: its stage goes back to the producer */
-            gk_wgmma_wait_1();
-            gk_wgmma_fence_regs(acc, nacc);
-            if (kt > 0 && (threadIdx.x & 127) == 0) gk_mbar_arrive(empty + (it - 1) % stages);
+        /* a last tile column at most half full (N % BN in 1 .. BN / 2) runs the half-width
+           wgmma, half the MMAs; the TMA boxes stay whole (past N, TMA's zero fill). 4095 x
+           4097 on 128 x 256 tiles: 243-246 us, was 284 (its 32 one-column tiles did a whole
+           tile's MMAs); on 256 x 128: 244-246, was 246 (gk_bench/RESULTS.md). The GPU tests'
+           1030 x 300 runs it on every configuration, layout and split count. */
+        if (p->n - n0 <= bn / 2) {
+            it = gk_gemm_wg_consume(smem, full, empty, stage_bytes, a_bytes, dt, ta, tb, bm, bn / 2, stages, ktiles, it,
+                                    acc);
+            gk_gemm_wg_store(p, acc, epi, persistent, wg - 1, bm, bn / 2, m0, n0, split);
+        } else {
+            it = gk_gemm_wg_consume(smem, full, empty, stage_bytes, a_bytes, dt, ta, tb, bm, bn, stages, ktiles, it, acc);
+            gk_gemm_wg_store(p, acc, epi, persistent, wg - 1, bm, bn, m0, n0, split);
         }
-        gk_wgmma_wait_0();
-        gk_wgmma_fence_regs(acc, nacc);
-        if ((threadIdx.x & 127) == 0) gk_mbar_arrive(empty + (it - 1) % stages);
-
-        gk_gemm_wg_store(p, acc, epi, persistent, wr, bm, bn, m0, n0, split);
     }
 #endif
 }
@@ -1159,7 +1181,8 @@ static __global__ void __launch_bounds__(256, 1) gk_sgemm_pipelined_vb_kernel(gk
    rows, read up to 5% apart):
    - 128 x 256 x 64, 4 stages (192 KB), one block of 3 warpgroups per SM: 569 / 679.
    - 256 x 128 x 64, 4 stages: 563 / 670; fewer waves where N leaves a thin last tile column
-     (4095 x 4097: 528 tiles, 4 waves, against 544 and 5 for 128 x 256).
+     (4095 x 4097: 528 tiles, 4 waves, against 544 and 5 for 128 x 256, whose 32 half-width
+     last-column tiles make it level in practice: 243-246 us both).
    - 128 x 128 x 64, 6 stages: 535 / 623; twice the tiles for shapes like M = 128, N = 28672
      (224 tiles: 0.93x cuBLAS).
    Rejected: 128 x 256 with 3 stages 523 / 573; 256 x 128 with 3 stages 462 / 541; 128 x 128

@@ -56,7 +56,7 @@
                                         the descriptor of a 128-byte-swizzled tile (the layout
                                         TMA's CU_TENSOR_MAP_SWIZZLE_128B writes)
      gk_wgmma_m64k16(d, da, db, dt, n, ta, tb)
-                                        wgmma.mma_async.sync.aligned.m64n{128,256}k16.f32.{bf16,f16}
+                                        wgmma.mma_async.sync.aligned.m64n{64,128,256}k16.f32.{bf16,f16}
      gk_wgmma_fence(), gk_wgmma_commit(), gk_wgmma_wait_0/1(), gk_wgmma_fence_regs(d, n)
      gk_fence_proxy_async()             fence.proxy.async.shared::cta (st.shared before wgmma reads)
 
@@ -298,6 +298,12 @@ GK_DEV void gk_wgmma_fence_regs(float *d, int n)
                  #TA ", " #TB "; }"                                                                             \
                  : GK_WG_D64                                                                                    \
                  : "l"(da), "l"(db), "r"(1))
+#define GK_WGMMA_N64(TYPE, TA, TB)                                                                              \
+    asm volatile("{ .reg .pred p; setp.ne.b32 p, %34, 0;\n"                                                     \
+                 "wgmma.mma_async.sync.aligned.m64n64k16.f32." TYPE "." TYPE " {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31}, %32, %33, p, 1, 1, " \
+                 #TA ", " #TB "; }"                                                                             \
+                 : GK_WG_D8(0), GK_WG_D8(8), GK_WG_D8(16), GK_WG_D8(24)                                         \
+                 : "l"(da), "l"(db), "r"(1))
 #define GK_WGMMA_LAYOUTS(N, TYPE)                      \
     do {                                               \
         if (!ta && !tb) GK_WGMMA_##N(TYPE, 0, 0);      \
@@ -316,9 +322,12 @@ GK_DEV void gk_wgmma_m64k16(float *d, unsigned long long da, unsigned long long 
     if (n == 256) {
         if (dt == GK_BF16) GK_WGMMA_LAYOUTS(N256, "bf16");
         else GK_WGMMA_LAYOUTS(N256, "f16");
-    } else {
+    } else if (n == 128) {
         if (dt == GK_BF16) GK_WGMMA_LAYOUTS(N128, "bf16");
         else GK_WGMMA_LAYOUTS(N128, "f16");
+    } else {
+        if (dt == GK_BF16) GK_WGMMA_LAYOUTS(N64, "bf16");
+        else GK_WGMMA_LAYOUTS(N64, "f16");
     }
 }
 
