@@ -247,52 +247,6 @@ GK_DEV void gk_gemm_store2(const gk_gemm_args *p, int row, int col, float v0, fl
     }
 }
 
-/* Eight neighbouring outputs (row, col .. col + 7), those past N skipped: one 16-byte store (two
-   for fp32) where D's row allows it. */
-GK_DEV void gk_gemm_store8(const gk_gemm_args *p, int row, int col, const float *v, int split)
-{
-    if (row >= p->m || col >= p->n) return;
-    const int cnt = min(8, p->n - col);
-    if (p->partial) {
-        float *q = p->partial + ((int64_t)split * p->m + row) * p->n + col;
-        if (cnt == 8 && gk_is_aligned(q, 16)) {
-            ((float4 *)q)[0] = make_float4(v[0], v[1], v[2], v[3]);
-            ((float4 *)q)[1] = make_float4(v[4], v[5], v[6], v[7]);
-        } else {
-            for (int e = 0; e < cnt; e++) q[e] = v[e];
-        }
-        return;
-    }
-    float y[8];
-#pragma unroll
-    for (int e = 0; e < 8; e++) y[e] = e < cnt ? gk_gemm_epilogue(p, v[e], row, col + e) : 0.0f;
-    const int64_t i = (int64_t)row * p->ldd + col;
-    const int es = gk_dtype_size(p->d_dtype);
-    char *dst = (char *)p->d + i * es;
-    if (cnt == 8 && gk_is_aligned(dst, 8 * es)) {
-        if (p->d_dtype == GK_F32) {
-            ((float4 *)dst)[0] = make_float4(y[0], y[1], y[2], y[3]);
-            ((float4 *)dst)[1] = make_float4(y[4], y[5], y[6], y[7]);
-        } else {
-            *(uint4 *)dst = make_uint4(gk_pack2_f32(y, p->d_dtype), gk_pack2_f32(y + 2, p->d_dtype),
-                                       gk_pack2_f32(y + 4, p->d_dtype), gk_pack2_f32(y + 6, p->d_dtype));
-        }
-    } else if (cnt == 8 && es == 2 && gk_is_aligned(dst, 2)) {
-        /* rows of D that start off 4-byte alignment (odd ldd): one value, three pairs, one value */
-        if (gk_is_aligned(dst, 4)) {
-#pragma unroll
-            for (int e = 0; e < 8; e += 2) *(unsigned *)(dst + e * 2) = gk_pack2_f32(y + e, p->d_dtype);
-        } else {
-            gk_store1_f32(p->d, i, p->d_dtype, y[0]);
-#pragma unroll
-            for (int e = 1; e < 7; e += 2) *(unsigned *)(dst + e * 2) = gk_pack2_f32(y + e, p->d_dtype);
-            gk_store1_f32(p->d, i + 7, p->d_dtype, y[7]);
-        }
-    } else {
-        for (int e = 0; e < cnt; e++) gk_store1_f32(p->d, i + e, p->d_dtype, y[e]);
-    }
-}
-
 /* Block tile of this block, in a rasterized order: groups of GK_GEMM_GROUP_M tile rows walk the
    N tiles column by column, so consecutive blocks share B panels and a group's A panels stay in
    L2 (launch order follows blockIdx.x). */
@@ -595,17 +549,39 @@ GK_DEV void gk_gemm_mma_run(const gk_gemm_args *p, int dt, int ta, int tb, int b
 #define gk_gemm_wg_smem_bytes_c(BM, BN, STAGES, PERSIST) \
     (1024 + (STAGES) * (((BM) + (BN)) * GK_GEMM_WG_BK * 2 + 16) + ((PERSIST) ? gk_gemm_wg_epi_bytes_c(BM, BN) : 0))
 
+/* Outputs (row, col .. col + cnt - 1) of the wgmma epilogue that its inline path does not take
+   (the N edge, fp32 rows off 16-byte alignment): a store each, out of line. The values come by
+   value (an array's address would put it on the stack) and the arguments are copied once (read
+   through the pointer, every field would be a load at every use). */
+static __device__ __noinline__ void gk_gemm_wg_store_each(const gk_gemm_args *p, int row, int col, float4 lo, float4 hi,
+                                                         int cnt, int split)
+{
+    const gk_gemm_args a = *p;
+    const float v[8] = {lo.x, lo.y, lo.z, lo.w, hi.x, hi.y, hi.z, hi.w};
+    if (a.partial) {
+        float *q = a.partial + ((int64_t)split * a.m + row) * a.n + col;
+#pragma unroll
+        for (int e = 0; e < 8; e++)
+            if (e < cnt) q[e] = v[e];
+        return;
+    }
+    const int64_t i = (int64_t)row * a.ldd + col;
+#pragma unroll
+    for (int e = 0; e < 8; e++)
+        if (e < cnt) gk_store1_f32(a.d, i + e, a.d_dtype, gk_gemm_epilogue(&a, v[e], row, col + e));
+}
+
 /* Consumer warpgroup wr's 64 x bn accumulators out through shared memory: written as they sit
    in registers (rows of bn + 8 floats, so the float2 writes of a half warp, 4 rows by 4 lanes,
-   fall in 32 distinct banks), then read back in rows of 8 values for gk_gemm_store8: 16-byte
-   global stores, and one loop body instead of bn / 4 inlined epilogues (that unrolled form
+   fall in 32 distinct banks), then read back in rows of 8 values: 16-byte global stores, and
+   one loop body instead of bn / 4 inlined epilogues (that unrolled form
    missed the instruction cache: ncu, 45% of stall cycles at 128 x 256). buf: the stages, free
    once every consumer is past its last wgmma (barrier 1), or a buffer of its own when the
    kernel is persistent (the producer is already filling the stages for the next tile). */
 GK_DEV void gk_gemm_wg_store(const gk_gemm_args *p, const float *acc, float *buf, int persistent, int wr, int bm, int bn,
                              int m0, int n0, int split)
 {
-    const int t = threadIdx.x & 127, lane = t & 31, ld = bn + 8, rows = bm / 2;
+    const int t = threadIdx.x & 127, lane = t & 31, ld = bn + 8, rows = bm / 2, row0 = m0 + wr * rows;
     float *mine = buf + wr * rows * ld;
     const int r = (t >> 5) * 16 + (lane >> 2);
     if (persistent) gk_named_barrier(2 + wr, 128); /* this warpgroup is done reading the last tile's */
@@ -620,11 +596,48 @@ GK_DEV void gk_gemm_wg_store(const gk_gemm_args *p, const float *acc, float *buf
             *(float2 *)(mine + (ms * 64 + r + 8) * ld + c) = make_float2(a[2], a[3]);
         }
     gk_named_barrier(2 + wr, 128);
+    /* inline, only what a whole chunk of 8 needs: a 16-byte store, or for 2-byte rows off 16-byte
+       alignment (an ldd not a multiple of 8) four pairs or a value, three pairs and a value; the
+       rest (the N edge, fp32 rows off 16 bytes) out of line. The epilogue runs between tiles
+       with nothing to hide it: with the general store inline (every case in the loop), 4096^3
+       NN took 233-234 us against 210-211 now, the odd shape's GEMM 243-244 against 219-220
+       (RESULTS.md). */
+    const int es = p->partial ? 4 : gk_dtype_size(p->d_dtype);
     for (int i = t; i < rows * bn / 8; i += 128) {
-        const int row = i / (bn / 8), c8 = i % (bn / 8) * 8;
+        const int row = i / (bn / 8), c8 = i % (bn / 8) * 8, grow = row0 + row, col = n0 + c8;
+        if (grow >= p->m || col >= p->n) continue;
         const float4 lo = *(const float4 *)(mine + row * ld + c8), hi = *(const float4 *)(mine + row * ld + c8 + 4);
+        char *dst = p->partial ? (char *)(p->partial + ((int64_t)split * p->m + grow) * p->n + col)
+                               : (char *)p->d + ((int64_t)grow * p->ldd + col) * es;
+        const int aligned = gk_is_aligned(dst, 16);
+        if (col + 8 > p->n || (es == 4 && !aligned)) {
+            gk_gemm_wg_store_each(p, grow, col, lo, hi, min(8, p->n - col), split);
+            continue;
+        }
+        if (p->partial) {
+            ((float4 *)dst)[0] = lo;
+            ((float4 *)dst)[1] = hi;
+            continue;
+        }
         const float v[8] = {lo.x, lo.y, lo.z, lo.w, hi.x, hi.y, hi.z, hi.w};
-        gk_gemm_store8(p, m0 + wr * rows + row, n0 + c8, v, split);
+        float y[8];
+#pragma unroll
+        for (int e = 0; e < 8; e++) y[e] = gk_gemm_epilogue(p, v[e], grow, col + e);
+        if (es == 4) {
+            ((float4 *)dst)[0] = make_float4(y[0], y[1], y[2], y[3]);
+            ((float4 *)dst)[1] = make_float4(y[4], y[5], y[6], y[7]);
+        } else if (aligned) {
+            *(uint4 *)dst = make_uint4(gk_pack2_f32(y, p->d_dtype), gk_pack2_f32(y + 2, p->d_dtype),
+                                       gk_pack2_f32(y + 4, p->d_dtype), gk_pack2_f32(y + 6, p->d_dtype));
+        } else if (gk_is_aligned(dst, 4)) {
+#pragma unroll
+            for (int e = 0; e < 8; e += 2) *(unsigned *)(dst + e * 2) = gk_pack2_f32(y + e, p->d_dtype);
+        } else {
+            *(unsigned short *)dst = (unsigned short)gk_pack2_f32(y, p->d_dtype);
+#pragma unroll
+            for (int e = 1; e < 7; e += 2) *(unsigned *)(dst + e * 2) = gk_pack2_f32(y + e, p->d_dtype);
+            *(unsigned short *)(dst + 14) = (unsigned short)(gk_pack2_f32(y + 6, p->d_dtype) >> 16);
+        }
     }
 }
 
