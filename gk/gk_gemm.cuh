@@ -66,13 +66,12 @@
      aligned are repacked into the workspace or, without one, read by element-wise loads.
 
    MEASURED (H200, gk_bench/RESULTS.md; ceilings measured in the same process)
-     bf16 on wgmma (sm_90a): 570 / 672 TFLOP/s at 4096^3 / 8192^3 NT, 59% / 69% of the
-     measured wgmma rate (968) and 0.74x / 0.87x cuBLAS; LLM shapes at M = 2048 0.85x / 0.87x;
-     4095 x 4097 x 4093 with unaligned rows 0.84x of 4096^3 (3.1x cuBLAS): the repack, a
-     launch of its own at 96% of a cudaMemcpy of its bytes, is ~37 of its ~289 us; reading the
+     bf16 on wgmma (sm_90a): 636 / 705 TFLOP/s at 4096^3 / 8192^3 NT, 66% / 73% of the
+     measured wgmma rate (969) and 0.83x / 0.92x cuBLAS; LLM shapes at M = 2048 0.91x / 0.92x;
+     4095 x 4097 x 4093 with unaligned rows 262 us, 0.82x of 4096^3 (3.4x cuBLAS): the repack, a
+     launch of its own at 96% of a cudaMemcpy of its bytes, is ~38 of those us; reading the
      rows in place and copying them inside the GEMM launch both measured slower (RESULTS.md,
-     "The odd shape"); leading dimensions padded to a multiple of 8 run the same shape at
-     0.94-0.96x. bf16 on mma.sync
+     "The odd shape"). bf16 on mma.sync
      (sm_80, sm_90 builds): 336 / 374, 52-58% of the register-only mma.sync rate (645). fp32
      4096^3: pipelined 49.0 TFLOP/s, 0.95x cuBLAS SGEMM without TF32 (warp-tiled 40.7).
 
@@ -1192,6 +1191,8 @@ static __global__ void __launch_bounds__(256, 1) gk_sgemm_pipelined_vb_kernel(gk
    for decode-like shapes. Measured on the H200 (TFLOP/s at 4096^3 / 8192^3 NT, //gk_bench:gemm
    at commit 7ceb8c4; gk_bench/sweep/gemm_sweep.cu runs, without the bench's idle pause between
    rows, read up to 5% apart):
+   At 9f9aa69 (the lean epilogue) the three read 636 / 704, 625-628 / 698 and 578-589 / 643, in
+   the same order; RATE keeps the figures below.
    - 128 x 256 x 64, 4 stages (192 KB), one block of 3 warpgroups per SM: 569 / 679.
    - 256 x 128 x 64, 4 stages: 563 / 670; fewer waves where N leaves a thin last tile column
      (4095 x 4097: 528 tiles, 4 waves, against 544 and 5 for 128 x 256, whose 32 half-width
