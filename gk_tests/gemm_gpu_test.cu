@@ -488,6 +488,25 @@ TEST(GemmGpu, EveryConfigSplits1And3)
                 }
 }
 
+// Split-K partials whose rows do not start on 16-byte boundaries (N = 37: rows of 148 bytes),
+// every configuration: the epilogue stores those rows a value at a time.
+TEST(GemmGpu, SplitPartialRowsOffSixteenBytes)
+{
+    GK_REQUIRE_GPU();
+    int v = 0;
+    for (int config = 0; config < gk_gemm_config_count(); config++)
+        for (int layout = 0; layout < 4; layout++) {
+            MmaRun p = mma_run(layout & 1 ? GK_F16 : GK_BF16, kDDtypes[v % 3], 65, 37, 1100, layout);
+            p.config = config;
+            p.splits = 3;
+            p.ws_splits = 3;
+            p.ws_expect = 1;
+            set_epilogue(&p, v++);
+            run_mma(p);
+            if (HasFailure()) return;
+        }
+}
+
 // Leading dimensions past the row by 3, 8 and 64 for A, B, C and D at once, every layout.
 TEST(GemmGpu, PaddedLeadingDimensions)
 {
