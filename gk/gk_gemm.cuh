@@ -220,6 +220,13 @@ GK_DEV float gk_gemm_epilogue(const gk_gemm_args *p, float acc, int row, int col
     return gk_gemm_act(p->act, v);
 }
 
+/* Where output (row, col) goes: the split's fp32 partials, or D, es bytes a value. */
+GK_DEV char *gk_gemm_out(const gk_gemm_args *p, int row, int col, int split, int es)
+{
+    return p->partial ? (char *)(p->partial + ((int64_t)split * p->m + row) * p->n + col)
+                      : (char *)p->d + ((int64_t)row * p->ldd + col) * es;
+}
+
 /* Two neighbouring outputs (row, col) and (row, col + 1), col + 1 may be past N: one paired
    store where D's row allows it. */
 GK_DEV void gk_gemm_store2(const gk_gemm_args *p, int row, int col, float v0, float v1, int split)
@@ -227,7 +234,7 @@ GK_DEV void gk_gemm_store2(const gk_gemm_args *p, int row, int col, float v0, fl
     if (row >= p->m || col >= p->n) return;
     const int two = col + 1 < p->n;
     if (p->partial) {
-        float *q = p->partial + ((int64_t)split * p->m + row) * p->n + col;
+        float *q = (float *)gk_gemm_out(p, row, col, split, 4);
         q[0] = v0;
         if (two) q[1] = v1;
         return;
@@ -558,7 +565,7 @@ static __device__ __noinline__ void gk_gemm_wg_store_each(const gk_gemm_args *p,
     const gk_gemm_args a = *p;
     const float v[8] = {lo.x, lo.y, lo.z, lo.w, hi.x, hi.y, hi.z, hi.w};
     if (a.partial) {
-        float *q = a.partial + ((int64_t)split * a.m + row) * a.n + col;
+        float *q = (float *)gk_gemm_out(&a, row, col, split, 4);
 #pragma unroll
         for (int e = 0; e < 8; e++)
             if (e < cnt) q[e] = v[e];
@@ -606,8 +613,7 @@ GK_DEV void gk_gemm_wg_store(const gk_gemm_args *p, const float *acc, float *buf
         const int row = i / (bn / 8), c8 = i % (bn / 8) * 8, grow = row0 + row, col = n0 + c8;
         if (grow >= p->m || col >= p->n) continue;
         const float4 lo = *(const float4 *)(mine + row * ld + c8), hi = *(const float4 *)(mine + row * ld + c8 + 4);
-        char *dst = p->partial ? (char *)(p->partial + ((int64_t)split * p->m + grow) * p->n + col)
-                               : (char *)p->d + ((int64_t)grow * p->ldd + col) * es;
+        char *dst = gk_gemm_out(p, grow, col, split, es);
         const int aligned = gk_is_aligned(dst, 16);
         if (col + 8 > p->n || (es == 4 && !aligned)) {
             gk_gemm_wg_store_each(p, grow, col, lo, hi, min(8, p->n - col), split);
