@@ -1421,14 +1421,41 @@ static size_t gk_gemm_pack_bytes(int64_t rows, int64_t cols, int aligned)
     return aligned ? 0 : (size_t)gk_round_up(rows * gk_round_up(cols, 64) * 2, 256);
 }
 
+/* Decode splits: for t tiles of a configuration with `slots` blocks resident at once, the K
+   split count s (up to GK_GEMM_MAX_SPLITS, each split >= 512 of K) with the least
+   ceil(t s / slots) (1 / s + 0.1): waves of blocks that each stream K / s, plus a fixed cost a
+   block (its pipeline's fill and drain, its partials) of about a tenth of a whole-K block,
+   fitted to the H200 sweep (gk_bench/sweep/gemm_decode_sweep.cu): M = 16, N = 8192 takes 3
+   splits (49.9 us; 4 splits 67.0, one wave and a bit), N = 28672 takes 3 (149.3; the best,
+   4, 144.5; 1 split 162.0). */
+static int64_t gk_gemm_decode_splits(int64_t t, int64_t k, int64_t slots)
+{
+    int64_t best_s = 1;
+    double best = 0.0;
+    for (int64_t s = 1; s <= GK_GEMM_MAX_SPLITS && s <= k / 512; s++) {
+        const double cost = (double)gk_ceil_div(t * s, slots) * (1.0 / s + 0.1);
+        if (s == 1 || cost < best) {
+            best = cost;
+            best_s = s;
+        }
+    }
+    return best_s;
+}
+
 /* The dispatcher.
-   - With the wgmma kernels (sm_90a build, compute capability 9.0): among the tiles that fill
-     every SM, the one with the least waves x tile FLOPs / its measured rate (4095 x 4097 takes
-     256 x 128: 528 tiles, 4 waves, where 128 x 256 needs 544, 5 waves); if none fills the
-     SMs, the first tile (128 x 256) with K split (from K >= 1024, each split >= 512 of K) into as many splits as one wave of blocks
-     holds: decode-like shapes (M = 16, 128) are bandwidth-bound, and one wave of 128 x 256
-     blocks with 4 stages of 48 KB in flight each read the weights fastest (H200: M = 16, N = K =
-     8192 in 52 us with 4 splits, 59 us with 8; the mma.sync path 63 us).
+   - M <= 16 (decode), any build: the small mma.sync tile (64 x 64, 3 blocks an SM), K split by
+     gk_gemm_decode_splits. These shapes are bound by the bytes of B, and 3 blocks of 4 cp.async
+     stages an SM keep more bytes in flight than one wgmma block of 64 or 128 rows mostly
+     padding (H200, M = 16, N = 28672, K = 8192: 149 us, against 152 for the 128 x 256 wgmma
+     tile on 112 SMs and 197 for 128 x 128 in 1.7 waves; cuBLAS, a 128 x 16 swap-AB tile with
+     11 stages: 120 us; gk_bench/RESULTS.md).
+   - With the wgmma kernels (sm_90a build, compute capability 9.0): the tile with the least
+     waves x tile FLOPs / its measured rate, a partial wave counted whole (4095 x 4097 takes
+     256 x 128: 528 tiles, 4 waves, where 128 x 256 needs 544, 5 waves; M = 128, N = 28672
+     takes 128 x 256: 112 tiles in one wave, 133 us against 140 for 224 of 128 x 128). K is
+     split (from K >= 1024, each split >= 512 of K) only when the tiles would leave two
+     thirds of the SMs idle, into as many splits as one wave holds (M = 128, N = 8192: 64
+     tiles of 128 x 128 unsplit, 55 us; 2 splits 59, 128 x 256 in 4 splits 62).
    - Otherwise (mma.sync): the large tile when its tiles fill every SM at least once, else the
      small tile (4x the blocks), splitting K (same bounds) until 3 blocks per SM are resident:
      the resident blocks' cp.async stages are the bytes in flight.
@@ -1438,28 +1465,29 @@ static void gk_gemm_plan_impl(int64_t m, int64_t n, int64_t k, int64_t rows_a, i
                               int64_t rows_b, int64_t cols_b, int aligned_b, int sms, int wg, gk_gemm_plan *pl)
 {
     int64_t s = 1;
-    if (wg && GK_GEMM_NCONFIG > GK_GEMM_NMMA) {
-        /* time ~ waves x tile FLOPs / the tile's measured rate, over the tiles that fill the SMs */
+    const gk_gemm_config *small = gk_gemm_config_table[1];
+    const int64_t t_small = gk_ceil_div(m, small->bm) * gk_ceil_div(n, small->bn);
+    if (m <= 16) {
+        pl->config = 1;
+        s = gk_gemm_decode_splits(t_small, k, (int64_t)small->min_blocks * sms);
+    } else if (wg && GK_GEMM_NCONFIG > GK_GEMM_NMMA) {
         double best = 0.0;
+        int64_t t_best = 0;
         pl->config = -1;
         for (int c = GK_GEMM_NMMA; c < GK_GEMM_NCONFIG; c++) {
             const gk_gemm_config *w = gk_gemm_config_table[c];
             const int64_t t = gk_ceil_div(m, w->bm) * gk_ceil_div(n, w->bn);
             const double cost = (double)gk_ceil_div(t, sms) * w->bm * w->bn / w->rate;
-            if (t >= sms && (pl->config < 0 || cost < best)) {
+            if (pl->config < 0 || cost < best) {
                 pl->config = c;
                 best = cost;
+                t_best = t;
             }
         }
-        if (pl->config < 0) {
-            const gk_gemm_config *w = gk_gemm_config_table[GK_GEMM_NMMA];
-            pl->config = GK_GEMM_NMMA;
-            if (k >= 1024) s = sms / (gk_ceil_div(m, w->bm) * gk_ceil_div(n, w->bn));
-        }
+        if (k >= 1024 && t_best * 3 <= sms) s = sms / t_best;
     } else {
-        const gk_gemm_config *big = gk_gemm_config_table[0], *small = gk_gemm_config_table[1];
+        const gk_gemm_config *big = gk_gemm_config_table[0];
         const int64_t t_big = gk_ceil_div(m, big->bm) * gk_ceil_div(n, big->bn);
-        const int64_t t_small = gk_ceil_div(m, small->bm) * gk_ceil_div(n, small->bn);
         pl->config = t_big >= sms ? 0 : 1;
         if (pl->config == 1 && k >= 1024 && t_small < (int64_t)small->min_blocks * sms)
             s = gk_ceil_div((int64_t)small->min_blocks * sms, t_small);

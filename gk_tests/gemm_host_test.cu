@@ -531,9 +531,10 @@ TEST(GemmDispatch, PlanIsConsistent)
                 }
 }
 
-// The wgmma branch of the dispatcher (as on an H200: 132 SMs, the sm_90a kernels available),
-// called directly so that it runs without a GPU: among the tiles that fill the SMs the one with
-// the least waves x tile FLOPs / measured rate; K split on the first tile when none fills them.
+// The dispatcher as on an H200 (132 SMs, the sm_90a kernels available), called directly so that
+// it runs without a GPU: M <= 16 on the small mma.sync tile with decode splits; otherwise the
+// wgmma tile with the least waves x tile FLOPs / measured rate, K split only when the tiles would
+// leave two thirds of the SMs idle.
 static gk_gemm_plan wg_plan(int64_t m, int64_t n, int64_t k)
 {
     gk_gemm_plan pl = {};
@@ -553,27 +554,42 @@ TEST(GemmDispatch, WgmmaTilesByWaves)
     pl = wg_plan(4095, 4097, 4093);
     EXPECT_EQ(wg_name(pl), "gk_gemm_bf16_wg256x128x64_s4");
     EXPECT_EQ(pl.splits, 1);
-    // M = 128, N = 28672: 112 tiles of 128 x 256 do not fill 132 SMs, 224 of 128 x 128 do
+    // M = 128, N = 28672: 112 tiles of 128 x 256 in one (partial) wave beat 224 of 128 x 128 in two
     pl = wg_plan(128, 28672, 8192);
+    EXPECT_EQ(wg_name(pl), "gk_gemm_bf16_wg128x256x64_s4");
+    EXPECT_EQ(pl.splits, 1);
+    // M = 128, N = 8192: 64 tiles of 128 x 128, half the SMs: not split
+    pl = wg_plan(128, 8192, 8192);
     EXPECT_EQ(wg_name(pl), "gk_gemm_bf16_wg128x128x64_s6");
     EXPECT_EQ(pl.splits, 1);
-    // decode: M = 16, N = 8192 is 32 tiles of 128 x 256: K split into one wave of 4 x 32 blocks
+    // M = 256, N = 1024: 16 tiles of 128 x 128, K split into one wave of 8 x 16 blocks
+    pl = wg_plan(256, 1024, 8192);
+    EXPECT_EQ(wg_name(pl), "gk_gemm_bf16_wg128x128x64_s6");
+    EXPECT_EQ(pl.splits, 8);
+    // decode: M <= 16 on the small mma.sync tile (3 blocks an SM, 396 resident), 3 splits for
+    // N = 8192 (128 tiles: one wave of 384 blocks) and for N = 28672 (448 tiles: 1344 blocks
+    // of a third of K each, 4 waves)
     pl = wg_plan(16, 8192, 8192);
-    EXPECT_EQ(wg_name(pl), "gk_gemm_bf16_wg128x256x64_s4");
-    EXPECT_EQ(pl.splits, 4);
-    EXPECT_GE(pl.split_bytes, (size_t)4 * 16 * 8192 * 4);
+    EXPECT_EQ(wg_name(pl), "gk_gemm_bf16_64x64x64_s4");
+    EXPECT_EQ(pl.splits, 3);
+    EXPECT_GE(pl.split_bytes, (size_t)3 * 16 * 8192 * 4);
+    pl = wg_plan(1, 28672, 8192);
+    EXPECT_EQ(wg_name(pl), "gk_gemm_bf16_64x64x64_s4");
+    EXPECT_EQ(pl.splits, 3);
     // short K is not split; one tile is one block
     pl = wg_plan(16, 8192, 512);
     EXPECT_EQ(pl.splits, 1);
     pl = wg_plan(17, 33, 65);
-    EXPECT_EQ(wg_name(pl), "gk_gemm_bf16_wg128x256x64_s4");
+    EXPECT_EQ(wg_name(pl), "gk_gemm_bf16_wg128x128x64_s6");
     EXPECT_EQ(pl.splits, 1);
-    // every wgmma pick is a wgmma configuration, with 1 .. GK_GEMM_MAX_SPLITS splits
-    for (int64_t m : {1, 100, 1030, 4096, 16384})
+    // every pick past M = 16 is a wgmma configuration, with 1 .. GK_GEMM_MAX_SPLITS splits; at
+    // M <= 16 the small mma.sync tile
+    for (int64_t m : {1, 16, 17, 100, 1030, 4096, 16384})
         for (int64_t n : {1, 300, 4097, 28672})
             for (int64_t k : {1, 1000, 8192}) {
                 pl = wg_plan(m, n, k);
-                EXPECT_EQ(gk_gemm_config_info(pl.config).wgmma, 1) << m << " " << n << " " << k;
+                EXPECT_EQ(gk_gemm_config_info(pl.config).wgmma, m > 16 ? 1 : 0) << m << " " << n << " " << k;
+                if (m <= 16) EXPECT_EQ(pl.config, 1) << m << " " << n << " " << k;
                 EXPECT_GE(pl.splits, 1);
                 EXPECT_LE(pl.splits, GK_GEMM_MAX_SPLITS);
             }
