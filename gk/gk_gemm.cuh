@@ -90,7 +90,8 @@
      threads, shared-memory bytes and swizzle follow from them and are checked at compile time
      in plain words.
      GK_DEFINE_GEMM_WGMMA(name, dt, BM, BN, STAGES, PERSIST, RATE) writes the sm_90a kernels (per
-     layout) and the config of a BM x BN x 64 tile (BM, BN 128 or 256, not both 256) with STAGES
+     layout) and the config of a BM x BN x 64 tile (BM, BN 128 or 256, not both 256; or BM 16,
+     BN 128: a swapped tile, whose MMAs compute D^T, for A row-major only) with STAGES
      TMA stages: a producer warpgroup and two wgmma consumer warpgroups, one block per SM (or a
      persistent grid of them, PERSIST). RATE is the tile's measured TFLOP/s (8192^3 NT), which
      the dispatcher's time model divides by. Tiles of a last column at most half full run the
@@ -171,6 +172,7 @@ typedef struct gk_gemm_config {
     int wgmma;      /* 1: sm_90a wgmma fed by TMA (a producer warpgroup and two consumers) */
     int persistent; /* 1: one block per SM walks the tiles (the producer runs ahead into the next) */
     int rate;       /* wgmma: TFLOP/s measured at 8192^3 NT on the H200, the dispatcher's time model */
+    int swap;       /* wgmma, BM 16: the MMAs compute D^T = op(B)^T op(A)^T (B's rows fill their M), for M <= 16 */
 } gk_gemm_config;
 
 GK_DECL int gk_gemm_config_count(void);
@@ -589,20 +591,31 @@ static __device__ __noinline__ void gk_gemm_wg_store_each(const gk_gemm_args *p,
 GK_DEV void gk_gemm_wg_store(const gk_gemm_args *p, const float *acc, float *buf, int persistent, int wr, int bm, int bn,
                              int m0, int n0, int split)
 {
-    const int t = threadIdx.x & 127, lane = t & 31, ld = bn + 8, rows = bm / 2, row0 = m0 + wr * rows;
+    /* a swapped tile (bm 16): this warpgroup's 64 columns of D (its MMA rows) by 16 rows of D,
+       written transposed into [16][68] (the lanes' first writes in 32 distinct banks) */
+    const int swap = bm == 16, t = threadIdx.x & 127, lane = t & 31;
+    const int width = swap ? bn / 2 : bn, ld = swap ? width + 4 : bn + 8, rows = swap ? bm : bm / 2;
+    const int row0 = swap ? m0 : m0 + wr * rows, col0 = swap ? n0 + wr * width : n0;
     float *mine = buf + wr * rows * ld;
     const int r = (t >> 5) * 16 + (lane >> 2);
     if (persistent) gk_named_barrier(2 + wr, 128); /* this warpgroup is done reading the last tile's */
     else gk_named_barrier(1, 256);
+    if (swap) {
 #pragma unroll
-    for (int ms = 0; ms < rows / 64; ms++)
+        for (int j = 0; j < 2; j++)
 #pragma unroll
-        for (int j = 0; j < bn / 8; j++) {
-            const int c = j * 8 + (lane & 3) * 2;
-            const float *a = acc + ms * (bn / 2) + 4 * j;
-            *(float2 *)(mine + (ms * 64 + r) * ld + c) = make_float2(a[0], a[1]);
-            *(float2 *)(mine + (ms * 64 + r + 8) * ld + c) = make_float2(a[2], a[3]);
-        }
+            for (int i = 0; i < 4; i++) mine[(j * 8 + (lane & 3) * 2 + (i & 1)) * ld + r + 8 * (i >> 1)] = acc[4 * j + i];
+    } else {
+#pragma unroll
+        for (int ms = 0; ms < rows / 64; ms++)
+#pragma unroll
+            for (int j = 0; j < bn / 8; j++) {
+                const int c = j * 8 + (lane & 3) * 2;
+                const float *a = acc + ms * (bn / 2) + 4 * j;
+                *(float2 *)(mine + (ms * 64 + r) * ld + c) = make_float2(a[0], a[1]);
+                *(float2 *)(mine + (ms * 64 + r + 8) * ld + c) = make_float2(a[2], a[3]);
+            }
+    }
     gk_named_barrier(2 + wr, 128);
     /* inline, only what a whole chunk of 8 needs: a 16-byte store, or for 2-byte rows off 16-byte
        alignment (an ldd not a multiple of 8) four pairs or a value, three pairs and a value; the
@@ -611,8 +624,8 @@ GK_DEV void gk_gemm_wg_store(const gk_gemm_args *p, const float *acc, float *buf
        NN took 233-234 us against 210-211 now, the odd shape's GEMM 243-244 against 219-220
        (RESULTS.md). */
     const int es = p->partial ? 4 : gk_dtype_size(p->d_dtype);
-    for (int i = t; i < rows * bn / 8; i += 128) {
-        const int row = i / (bn / 8), c8 = i % (bn / 8) * 8, grow = row0 + row, col = n0 + c8;
+    for (int i = t; i < rows * width / 8; i += 128) {
+        const int row = i / (width / 8), c8 = i % (width / 8) * 8, grow = row0 + row, col = col0 + c8;
         if (grow >= p->m || col >= p->n) continue;
         const float4 lo = *(const float4 *)(mine + row * ld + c8), hi = *(const float4 *)(mine + row * ld + c8 + 4);
         char *dst = gk_gemm_out(p, grow, col, split, es);
@@ -708,7 +721,11 @@ GK_DEV void gk_gemm_wg_run(const gk_gemm_args *p, const CUtensorMap *tma, const 
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
     extern __shared__ uint4 gk_gemm_smem[];
     char *smem = gk_smem_align_1024(gk_gemm_smem);
-    const int a_bytes = bm * GK_GEMM_WG_BK * 2, stage_bytes = a_bytes + bn * GK_GEMM_WG_BK * 2;
+    /* the MMAs' tile: mm rows (operand A's), mn columns; a swapped tile (bm 16) puts B's bn
+       rows in the MMAs' M and D's 16 rows (A's) in their N, and ta / tb are then B's and A's */
+    const int swap = bm == 16, mm = swap ? bn : bm, mn = swap ? bm : bn;
+    if (swap && !tb) return; /* never launched: A's 16 rows are only read K-major */
+    const int a_bytes = mm * GK_GEMM_WG_BK * 2, stage_bytes = a_bytes + mn * GK_GEMM_WG_BK * 2;
     unsigned long long *full = (unsigned long long *)(smem + stages * stage_bytes), *empty = full + stages;
     float *epi = persistent ? (float *)(empty + stages) : (float *)smem;
     /* work items: (split, tile) pairs, split-major so that each split walks the rasterized
@@ -739,13 +756,14 @@ GK_DEV void gk_gemm_wg_run(const gk_gemm_args *p, const CUtensorMap *tma, const 
                 const int s = it % stages, k = k_begin + kt * GK_GEMM_WG_BK;
                 if (it >= stages) gk_mbar_wait(empty + s, (it / stages - 1) & 1);
                 char *sa = smem + s * stage_bytes, *sb = sa + a_bytes;
+                const int ra = swap ? n0 : m0, rb = swap ? m0 : n0;
                 gk_mbar_arrive_expect_tx(full + s, stage_bytes);
-                if (!ta) gk_tma_load_2d(sa, tma, full + s, k, m0);
+                if (!ta) gk_tma_load_2d(sa, tma, full + s, k, ra);
                 else
-                    for (int i = 0; i < bm / 64; i++) gk_tma_load_2d(sa + i * 8192, tma, full + s, m0 + i * 64, k);
-                if (tb) gk_tma_load_2d(sb, tmb, full + s, k, n0);
+                    for (int i = 0; i < mm / 64; i++) gk_tma_load_2d(sa + i * 8192, tma, full + s, ra + i * 64, k);
+                if (tb) gk_tma_load_2d(sb, tmb, full + s, k, rb);
                 else
-                    for (int i = 0; i < bn / 64; i++) gk_tma_load_2d(sb + i * 8192, tmb, full + s, n0 + i * 64, k);
+                    for (int i = 0; i < mn / 64; i++) gk_tma_load_2d(sb + i * 8192, tmb, full + s, rb + i * 64, k);
             }
         }
         return;
@@ -760,12 +778,12 @@ GK_DEV void gk_gemm_wg_run(const gk_gemm_args *p, const CUtensorMap *tma, const 
            4097 on 128 x 256 tiles: 243-246 us, was 284 (its 32 one-column tiles did a whole
            tile's MMAs); on 256 x 128: 244-246, was 246 (gk_bench/RESULTS.md). The GPU tests'
            1030 x 300 runs it on every configuration, layout and split count. */
-        if (p->n - n0 <= bn / 2) {
+        if (!swap && p->n - n0 <= bn / 2) {
             it = gk_gemm_wg_consume(smem, full, empty, stage_bytes, a_bytes, dt, ta, tb, bm, bn / 2, stages, ktiles, it,
                                     acc);
             gk_gemm_wg_store(p, acc, epi, persistent, wg - 1, bm, bn / 2, m0, n0, split);
         } else {
-            it = gk_gemm_wg_consume(smem, full, empty, stage_bytes, a_bytes, dt, ta, tb, bm, bn, stages, ktiles, it, acc);
+            it = gk_gemm_wg_consume(smem, full, empty, stage_bytes, a_bytes, dt, ta, tb, mm, mn, stages, ktiles, it, acc);
             gk_gemm_wg_store(p, acc, epi, persistent, wg - 1, bm, bn, m0, n0, split);
         }
     }
@@ -801,15 +819,16 @@ typedef void (*gk_gemm_kernel)(gk_gemm_args);
     static const gk_gemm_kernel name##_kernels[4] = {name##_nn, name##_nt, name##_tn, name##_tt};               \
     static const gk_gemm_config name##_config = {#name, BM, BN, BK, WM, WN, STAGES, MINB, DBUF,                  \
                                                  (BM) / (WM) * ((BN) / (WN)) * 32,                                 \
-                                                 gk_gemm_smem_bytes_c(BM, BN, BK, STAGES), VEC, 0, 0, 0};
+                                                 gk_gemm_smem_bytes_c(BM, BN, BK, STAGES), VEC, 0, 0, 0, 0};
 
 typedef void (*gk_gemm_wg_kernel)(gk_gemm_args, CUtensorMap, CUtensorMap);
 
 /* One wgmma configuration: a BM x BN x 64 tile, STAGES TMA stages, a block per tile or a
    persistent grid of one block per SM (PERSIST), kernels per layout. */
 #define GK_DEFINE_GEMM_WGMMA(name, dt, BM, BN, STAGES, PERSIST, RATE)                                             \
-    static_assert((BM) == 128 || (BM) == 256, #name ": BM is 128 or 256 (one or two m64 slices a consumer)"); \
-    static_assert((BN) == 128 || (BN) == 256, #name ": BN is 128 or 256 (wgmma n)");                         \
+    static_assert((BM) == 128 || (BM) == 256 || ((BM) == 16 && (BN) == 128),                                   \
+                  #name ": BM is 128 or 256 (one or two m64 slices a consumer), or 16 with BN 128 (swapped)"); \
+    static_assert((BN) == 128 || (BN) == 256, #name ": BN is 128 or 256 (wgmma n; 16 rows of a swapped tile)"); \
     static_assert((BM) * (BN) <= 128 * 256, #name ": at most 128 accumulators a consumer thread");           \
     static_assert((STAGES) >= 2, #name ": at least 2 stages");                                                 \
     static_assert(gk_gemm_wg_smem_bytes_c(BM, BN, STAGES, PERSIST) <= 227 * 1024,                              \
@@ -821,9 +840,10 @@ typedef void (*gk_gemm_wg_kernel)(gk_gemm_args, CUtensorMap, CUtensorMap);
     GK_GEMM_WG_KERNEL(name##_tn, dt, 1, 0, BM, BN, STAGES, PERSIST)                                            \
     GK_GEMM_WG_KERNEL(name##_tt, dt, 1, 1, BM, BN, STAGES, PERSIST)                                            \
     static const gk_gemm_wg_kernel name##_kernels[4] = {name##_nn, name##_nt, name##_tn, name##_tt};          \
-    static const gk_gemm_config name##_config = {#name, BM, BN, GK_GEMM_WG_BK, (BM) / 2, BN, STAGES, 1, 0,     \
-                                                 GK_GEMM_WG_THREADS, gk_gemm_wg_smem_bytes_c(BM, BN, STAGES, PERSIST), \
-                                                 1, 1, PERSIST, RATE};
+    static const gk_gemm_config name##_config = {#name, BM, BN, GK_GEMM_WG_BK, (BM) == 16 ? (BM) : (BM) / 2,    \
+                                                 (BM) == 16 ? (BN) / 2 : (BN), STAGES, 1, 0, GK_GEMM_WG_THREADS,     \
+                                                 gk_gemm_wg_smem_bytes_c(BM, BN, STAGES, PERSIST), 1, 1, PERSIST,   \
+                                                 RATE, (BM) == 16};
 
 #define GK_GEMM_WG_KERNEL(kname, dt, TA, TB, BM, BN, STAGES, PERSIST)                                          \
     static __global__ void __launch_bounds__(GK_GEMM_WG_THREADS, 1)                                            \
@@ -1195,8 +1215,15 @@ static __global__ void __launch_bounds__(256, 1) gk_sgemm_pipelined_vb_kernel(gk
 
 /* The shipped wgmma configurations (sm_90a builds on compute capability 9.0 GPUs), as
    X(tile name, BM, BN, STAGES, PERSIST, RATE: TFLOP/s at 8192^3 NT); the dispatcher picks among
-   those whose tiles fill every SM by waves x tile FLOPs / RATE, and takes the first, K split,
-   for decode-like shapes. Measured on the H200 (TFLOP/s at 4096^3 / 8192^3 NT, //gk_bench:gemm
+   the unswapped ones by waves x tile FLOPs / RATE, and takes the swapped one for M <= 16.
+   - 16 x 128 x 64 swapped (the MMAs compute D^T: 128 rows of B in their M, D's 16 rows in
+     n = 16), 8 stages of 18 KB, persistent: for decode, bound by the bytes of B, where
+     128-row tiles are mostly padding. H200, x[M, 8192] w[N, 8192]^T, 1 split: M = 16, N = 8192
+     / 28672 45.9 / 129.2 us (cuBLAS 43.6 / 127.8; the 64 x 64 mma.sync tile 50.3 / 147.1, best
+     split), M = 1 45.8 / 129.1; 12 stages and the same tile not persistent within 2 us of it
+     (gk_bench/sweep/gemm_decode_sweep.cu; RESULTS.md). Its RATE is its TFLOP/s at M = 16,
+     N = 28672 (the time model does not use it).
+   Measured on the H200 (TFLOP/s at 4096^3 / 8192^3 NT, //gk_bench:gemm
    at commit 7ceb8c4; gk_bench/sweep/gemm_sweep.cu runs, without the bench's idle pause between
    rows, read up to 5% apart):
    At 9f9aa69 (the lean epilogue) the three read 636 / 704, 625-628 / 698 and 578-589 / 643, in
@@ -1217,7 +1244,8 @@ static __global__ void __launch_bounds__(256, 1) gk_sgemm_pipelined_vb_kernel(gk
 #define GK_GEMM_WG_CONFIGS(X)               \
     X(wg128x256x64_s4, 128, 256, 4, 0, 679) \
     X(wg256x128x64_s4, 256, 128, 4, 0, 670) \
-    X(wg128x128x64_s6, 128, 128, 6, 0, 623)
+    X(wg128x128x64_s6, 128, 128, 6, 0, 623) \
+    X(wg16x128x64_s8_p, 16, 128, 8, 1, 58)
 #endif
 
 #define GK_GEMM_X_DEFINE(tile, BM, BN, BK, WM, WN, STAGES, MINB, DBUF, VEC)                           \
@@ -1445,12 +1473,15 @@ static int64_t gk_gemm_decode_splits(int64_t t, int64_t k, int64_t slots)
 }
 
 /* The dispatcher.
-   - M <= 16 (decode), any build: the small mma.sync tile (64 x 64, 3 blocks an SM), K split by
-     gk_gemm_decode_splits. These shapes are bound by the bytes of B, and 3 blocks of 4 cp.async
-     stages an SM keep more bytes in flight than one wgmma block of 64 or 128 rows mostly
-     padding (H200, M = 16, N = 28672, K = 8192: 149 us, against 152 for the 128 x 256 wgmma
-     tile on 112 SMs and 197 for 128 x 128 in 1.7 waves; cuBLAS, a 128 x 16 swap-AB tile with
-     11 stages: 120 us; gk_bench/RESULTS.md).
+   - M <= 16 (decode) with the wgmma kernels and A row-major: the swapped 16 x 128 tile, K
+     split (from K >= 1024) only until 64 blocks stream B: with 8 stages of 16 KB of B each,
+     64 blocks already reach the rate of 132 (H200, M = 16, N = 8192: 64 tiles, 45.9 us
+     unsplit, 48.2 in 2 splits; N = 1000, K = 65536: 8 tiles, 8 splits 48.3, 4 splits 67.2).
+   - M <= 16 otherwise: the small mma.sync tile (64 x 64, 3 blocks an SM), K split by
+     gk_gemm_decode_splits. These shapes are bound by the bytes of B, and 3 blocks of 4
+     cp.async stages an SM keep more bytes in flight than one 128-row wgmma block of padding
+     (H200, M = 16, N = 28672, K = 8192: 149 us, against 152 for the 128 x 256 wgmma tile on 112
+     SMs and 197 for 128 x 128 in 1.7 waves; the swapped tile 129, cuBLAS 120-128).
    - With the wgmma kernels (sm_90a build, compute capability 9.0): the tile with the least
      waves x tile FLOPs / its measured rate, a partial wave counted whole (4095 x 4097 takes
      256 x 128: 528 tiles, 4 waves, where 128 x 256 needs 544, 5 waves; M = 128, N = 28672
@@ -1464,12 +1495,20 @@ static int64_t gk_gemm_decode_splits(int64_t t, int64_t k, int64_t slots)
    Operands whose rows are not 16-byte aligned are repacked into the workspace when it is large
    enough (gk_gemm_workspace_bytes), else run on the element-wise-load kernels. */
 static void gk_gemm_plan_impl(int64_t m, int64_t n, int64_t k, int64_t rows_a, int64_t cols_a, int aligned_a,
-                              int64_t rows_b, int64_t cols_b, int aligned_b, int sms, int wg, gk_gemm_plan *pl)
+                              int64_t rows_b, int64_t cols_b, int aligned_b, int sms, int wg, int a_row_major,
+                              gk_gemm_plan *pl)
 {
     int64_t s = 1;
     const gk_gemm_config *small = gk_gemm_config_table[1];
     const int64_t t_small = gk_ceil_div(m, small->bm) * gk_ceil_div(n, small->bn);
-    if (m <= 16) {
+    int swap = -1;
+    if (wg && a_row_major)
+        for (int c = GK_GEMM_NMMA; c < GK_GEMM_NCONFIG; c++)
+            if (gk_gemm_config_table[c]->swap && swap < 0) swap = c;
+    if (m <= 16 && swap >= 0) {
+        pl->config = swap;
+        if (k >= 1024) s = gk_ceil_div(64, gk_ceil_div(n, gk_gemm_config_table[swap]->bn));
+    } else if (m <= 16) {
         pl->config = 1;
         s = gk_gemm_decode_splits(t_small, k, (int64_t)small->min_blocks * sms);
     } else if (wg && GK_GEMM_NCONFIG > GK_GEMM_NMMA) {
@@ -1478,6 +1517,7 @@ static void gk_gemm_plan_impl(int64_t m, int64_t n, int64_t k, int64_t rows_a, i
         pl->config = -1;
         for (int c = GK_GEMM_NMMA; c < GK_GEMM_NCONFIG; c++) {
             const gk_gemm_config *w = gk_gemm_config_table[c];
+            if (w->swap) continue;
             const int64_t t = gk_ceil_div(m, w->bm) * gk_ceil_div(n, w->bn);
             const double cost = (double)gk_ceil_div(t, sms) * w->bm * w->bn / w->rate;
             if (pl->config < 0 || cost < best) {
@@ -1512,7 +1552,7 @@ GK_IMPL gk_gemm_plan gk_gemm_plan_for(int64_t m, int64_t n, int64_t k, int trans
     if (gk_sm_count(&sms) != cudaSuccess) sms = 132;
     if (m <= 0 || n <= 0 || k <= 0) return pl;
     gk_gemm_plan_impl(m, n, k, trans_a ? k : m, trans_a ? m : k, lda % 8 == 0, trans_b ? n : k, trans_b ? k : n,
-                      ldb % 8 == 0, sms, gk_gemm_wg_ready(), &pl);
+                      ldb % 8 == 0, sms, gk_gemm_wg_ready(), !trans_a, &pl);
     return pl;
 }
 
@@ -1618,8 +1658,12 @@ GK_IMPL cudaError_t gk_gemm_ex(int config, int splits, int in_dtype, void *d, in
         return gk__fail(cudaErrorInvalidValue, fn,
                         "configuration %s needs a build with sm_90a code running on a compute capability 9.0 GPU",
                         gk_gemm_config_table[config]->name);
+    if (config >= 0 && gk_gemm_config_table[config]->swap && trans_a)
+        return gk__fail(cudaErrorInvalidValue, fn, "configuration %s needs A row-major (trans_a = 0)",
+                        gk_gemm_config_table[config]->name);
     gk_gemm_plan pl;
-    gk_gemm_plan_impl(m, n, k, rows_a, cols_a, aligned_a, rows_b, cols_b, aligned_b, sms, wg_ready && !elementwise, &pl);
+    gk_gemm_plan_impl(m, n, k, rows_a, cols_a, aligned_a, rows_b, cols_b, aligned_b, sms, wg_ready && !elementwise,
+                      !trans_a, &pl);
     if (config < 0) config = elementwise ? GK_GEMM_ELEM_CONFIG : pl.config;
     const gk_gemm_config *cfg = gk_gemm_config_table[config];
     if (splits == 0) splits = config == pl.config || (elementwise && pl.config == 1) ? pl.splits : 1;
@@ -1659,7 +1703,9 @@ GK_IMPL cudaError_t gk_gemm_ex(int config, int splits, int in_dtype, void *d, in
     p.tiles_m = (int)gk_ceil_div(m, cfg->bm);
     p.tiles_n = (int)gk_ceil_div(n, cfg->bn);
 
-    const int layout = (trans_a ? 2 : 0) + (trans_b ? 1 : 0);
+    /* a swapped tile's MMAs take B as their A operand (MN-major when B is not transposed) and A
+       as their B operand (K-major: A row-major) */
+    const int layout = cfg->swap ? (trans_b ? 0 : 2) + 1 : (trans_a ? 2 : 0) + (trans_b ? 1 : 0);
     const void *kern = cfg->wgmma ? (const void *)gk_gemm_wg_kernel_table[in_dtype == GK_F16][config - GK_GEMM_NMMA][layout]
                                   : (const void *)gk_gemm_kernel_table[in_dtype == GK_F16][config][layout];
     static unsigned attr_set[2][GK_GEMM_NCONFIG][4];
@@ -1668,8 +1714,13 @@ GK_IMPL cudaError_t gk_gemm_ex(int config, int splits, int in_dtype, void *d, in
     if (cfg->persistent) grid = dim3((unsigned)((int64_t)grid.x * splits < sms ? (int64_t)grid.x * splits : sms), 1);
     if (cfg->wgmma) {
         CUtensorMap ma, mb;
-        GK_TRY(gk_gemm_tensor_map(fn, &ma, a, in_dtype, rows_a, cols_a, lda, trans_a ? 64 : cfg->bm));
-        GK_TRY(gk_gemm_tensor_map(fn, &mb, b, in_dtype, rows_b, cols_b, ldb, trans_b ? cfg->bn : 64));
+        if (cfg->swap) {
+            GK_TRY(gk_gemm_tensor_map(fn, &ma, b, in_dtype, rows_b, cols_b, ldb, trans_b ? cfg->bn : 64));
+            GK_TRY(gk_gemm_tensor_map(fn, &mb, a, in_dtype, rows_a, cols_a, lda, cfg->bm));
+        } else {
+            GK_TRY(gk_gemm_tensor_map(fn, &ma, a, in_dtype, rows_a, cols_a, lda, trans_a ? 64 : cfg->bm));
+            GK_TRY(gk_gemm_tensor_map(fn, &mb, b, in_dtype, rows_b, cols_b, ldb, trans_b ? cfg->bn : 64));
+        }
         ((gk_gemm_wg_kernel)kern)<<<grid, cfg->threads, cfg->smem_bytes, stream>>>(p, ma, mb);
     } else {
         ((gk_gemm_kernel)kern)<<<grid, cfg->threads, cfg->smem_bytes, stream>>>(p);

@@ -56,7 +56,7 @@
                                         the descriptor of a 128-byte-swizzled tile (the layout
                                         TMA's CU_TENSOR_MAP_SWIZZLE_128B writes)
      gk_wgmma_m64k16(d, da, db, dt, n, ta, tb)
-                                        wgmma.mma_async.sync.aligned.m64n{64,128,256}k16.f32.{bf16,f16}
+                                        wgmma.mma_async.sync.aligned.m64n{16,64,128,256}k16.f32.{bf16,f16}
      gk_wgmma_fence(), gk_wgmma_commit(), gk_wgmma_wait_0/1(), gk_wgmma_fence_regs(d, n)
      gk_fence_proxy_async()             fence.proxy.async.shared::cta (st.shared before wgmma reads)
 
@@ -304,6 +304,12 @@ GK_DEV void gk_wgmma_fence_regs(float *d, int n)
                  #TA ", " #TB "; }"                                                                             \
                  : GK_WG_D8(0), GK_WG_D8(8), GK_WG_D8(16), GK_WG_D8(24)                                         \
                  : "l"(da), "l"(db), "r"(1))
+#define GK_WGMMA_N16(TYPE, TA, TB)                                                                              \
+    asm volatile("{ .reg .pred p; setp.ne.b32 p, %10, 0;\n"                                                     \
+                 "wgmma.mma_async.sync.aligned.m64n16k16.f32." TYPE "." TYPE " {%0, %1, %2, %3, %4, %5, %6, %7}, %8, %9, p, 1, 1, " \
+                 #TA ", " #TB "; }"                                                                             \
+                 : GK_WG_D8(0)                                                                                  \
+                 : "l"(da), "l"(db), "r"(1))
 #define GK_WGMMA_LAYOUTS(N, TYPE)                      \
     do {                                               \
         if (!ta && !tb) GK_WGMMA_##N(TYPE, 0, 0);      \
@@ -312,8 +318,8 @@ GK_DEV void gk_wgmma_fence_regs(float *d, int n)
         else GK_WGMMA_##N(TYPE, 1, 1);                 \
     } while (0)
 
-/* wgmma.mma_async.sync.aligned.m64nNk16.f32.{bf16,f16}: a warpgroup's D (64 x N fp32, N / 2
-   registers a thread: value 4 j + i at row 16 (warp % 4) + lane / 4 + 8 (i / 2), column 8 j +
+/* wgmma.mma_async.sync.aligned.m64nNk16.f32.{bf16,f16}, N 256, 128, 64 or 16: a warpgroup's D
+   (64 x N fp32, N / 2 registers a thread: value 4 j + i at row 16 (warp % 4) + lane / 4 + 8 (i / 2), column 8 j +
    2 (lane % 4) + i % 2) += A (64 x 16, descriptor da) B (16 x N, descriptor db), both from
    shared memory; ta / tb: the operand is MN-major. Asynchronous: commit, then wait before D is
    read. dt, n, ta, tb must be constants after inlining. */
@@ -325,9 +331,12 @@ GK_DEV void gk_wgmma_m64k16(float *d, unsigned long long da, unsigned long long 
     } else if (n == 128) {
         if (dt == GK_BF16) GK_WGMMA_LAYOUTS(N128, "bf16");
         else GK_WGMMA_LAYOUTS(N128, "f16");
-    } else {
+    } else if (n == 64) {
         if (dt == GK_BF16) GK_WGMMA_LAYOUTS(N64, "bf16");
         else GK_WGMMA_LAYOUTS(N64, "f16");
+    } else {
+        if (dt == GK_BF16) GK_WGMMA_LAYOUTS(N16, "bf16");
+        else GK_WGMMA_LAYOUTS(N16, "f16");
     }
 }
 

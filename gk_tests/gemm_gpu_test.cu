@@ -278,6 +278,20 @@ static void run_mma(const MmaRun &p, std::vector<unsigned char> *d_bytes = nullp
     const float *bias = p.bias ? (const float *)dbias.ptr() : nullptr;
     void *ws = ws_bytes ? dws.ptr() : nullptr; // cudaMalloc'ed: 256-byte aligned
 
+    if (p.config >= 0 && gk_gemm_config_info(p.config).swap && p.ta) {
+        // a swapped tile reads A K-major only: refused before anything launches, D untouched
+        HostTensor before(p.d_dt, dd.n);
+        GK_CUDA_OK(dd.download(&before));
+        EXPECT_EQ(gk_gemm_ex(p.config, p.splits, p.in_dt, dd.ptr(), p.d_dt, ldd, da.ptr(), lda, p.ta, db.ptr(), ldb,
+                             p.tb, c, ldc, bias, m, n, k, p.alpha, p.beta, p.act, ws, ws_bytes, 0),
+                  cudaErrorInvalidValue);
+        EXPECT_NE(std::string(gk_failure_reason()).find("trans_a = 0"), std::string::npos) << gk_failure_reason();
+        GK_CUDA_OK(cudaDeviceSynchronize());
+        HostTensor after(p.d_dt, dd.n);
+        GK_CUDA_OK(dd.download(&after));
+        EXPECT_TRUE(after.bytes == before.bytes) << "D written by a refused call";
+        return;
+    }
     if (p.config != -1 || p.splits != 0)
         GK_CUDA_OK(gk_gemm_ex(p.config, p.splits, p.in_dt, dd.ptr(), p.d_dt, ldd, da.ptr(), lda, p.ta, db.ptr(), ldb,
                               p.tb, c, ldc, bias, m, n, k, p.alpha, p.beta, p.act, ws, ws_bytes, 0));
@@ -483,6 +497,26 @@ TEST(GemmGpu, EveryConfigSplits1And3)
                     } else {
                         p.ws_plan = true; // only the repacking, if any
                     }
+                    run_mma(p);
+                    if (HasFailure()) return;
+                }
+}
+
+// Decode-like shapes through the dispatcher (M <= 16: on sm_90a builds the swapped 16 x 128 tile
+// for NN and NT, the small mma.sync tile for TN and TT): M of 1, 7 and 16, N with a partial last
+// tile of 128, K short, with a tail of 64, and long enough to split, with the workspace the plan
+// asks for.
+TEST(GemmGpu, DecodeShapesThroughDispatcher)
+{
+    GK_REQUIRE_GPU();
+    int v = 0;
+    for (int64_t m : {1, 7, 16})
+        for (int64_t n : {200, 1000})
+            for (int64_t k : {40, 1000, 8200})
+                for (int layout = 0; layout < 4; layout++) {
+                    MmaRun p = mma_run(v % 2 ? GK_F16 : GK_BF16, kDDtypes[v % 3], m, n, k, layout);
+                    set_epilogue(&p, v++);
+                    p.ws_plan = true;
                     run_mma(p);
                     if (HasFailure()) return;
                 }

@@ -418,12 +418,14 @@ TEST(GemmConfig, DerivedSizesAndRules)
             // k-tiles (one 128-byte swizzle row); 1 KB of alignment slack and two 8-byte
             // mbarriers a stage besides the stages; a persistent grid adds an epilogue buffer
             // (BM rows of BN + 8 floats); TMA needs 16-byte aligned rows
+            // (a swapped tile, BM 16 x BN 128: each consumer 16 rows by 64 columns of D)
             EXPECT_EQ(g.threads, 384);
-            EXPECT_TRUE(g.bm == 128 || g.bm == 256) << g.bm;
+            EXPECT_EQ(g.swap, g.bm == 16 ? 1 : 0);
+            EXPECT_TRUE(g.bm == 128 || g.bm == 256 || (g.bm == 16 && g.bn == 128)) << g.bm;
             EXPECT_TRUE(g.bn == 128 || g.bn == 256) << g.bn;
             EXPECT_LE(g.bm * g.bn / 256, 128);
-            EXPECT_EQ(g.wm, g.bm / 2);
-            EXPECT_EQ(g.wn, g.bn);
+            EXPECT_EQ(g.wm, g.swap ? g.bm : g.bm / 2);
+            EXPECT_EQ(g.wn, g.swap ? g.bn / 2 : g.bn);
             EXPECT_EQ(g.bk, 64);
             EXPECT_TRUE(g.persistent == 0 || g.persistent == 1) << g.persistent;
             EXPECT_EQ(g.smem_bytes, 1024 + g.stages * ((g.bm + g.bn) * g.bk * 2 + 16) + (g.persistent ? g.bm * (g.bn + 8) * 4 : 0));
@@ -531,14 +533,14 @@ TEST(GemmDispatch, PlanIsConsistent)
                 }
 }
 
-// The dispatcher as on an H200 (132 SMs, the sm_90a kernels available), called directly so that
-// it runs without a GPU: M <= 16 on the small mma.sync tile with decode splits; otherwise the
-// wgmma tile with the least waves x tile FLOPs / measured rate, K split only when the tiles would
-// leave two thirds of the SMs idle.
+// The dispatcher as on an H200 (132 SMs, the sm_90a kernels available, A row-major), called
+// directly so that it runs without a GPU: M <= 16 on the swapped tile; otherwise the wgmma tile
+// with the least waves x tile FLOPs / measured rate, K split only when the tiles would leave two
+// thirds of the SMs idle.
 static gk_gemm_plan wg_plan(int64_t m, int64_t n, int64_t k)
 {
     gk_gemm_plan pl = {};
-    gk_gemm_plan_impl(m, n, k, m, k, 1, n, k, 1, 132, 1, &pl);
+    gk_gemm_plan_impl(m, n, k, m, k, 1, n, k, 1, 132, 1, 1, &pl);
     return pl;
 }
 
@@ -566,30 +568,48 @@ TEST(GemmDispatch, WgmmaTilesByWaves)
     pl = wg_plan(256, 1024, 8192);
     EXPECT_EQ(wg_name(pl), "gk_gemm_bf16_wg128x128x64_s6");
     EXPECT_EQ(pl.splits, 8);
-    // decode: M <= 16 on the small mma.sync tile (3 blocks an SM, 396 resident), 3 splits for
+    // decode, A row-major: M <= 16 on the swapped 16 x 128 tile, K split only until 64 blocks
+    // stream B (N = 8192: 64 tiles, none; N = 1000: 8 tiles, 8 splits)
+    pl = wg_plan(16, 8192, 8192);
+    EXPECT_EQ(wg_name(pl), "gk_gemm_bf16_wg16x128x64_s8_p");
+    EXPECT_EQ(pl.splits, 1);
+    pl = wg_plan(1, 28672, 8192);
+    EXPECT_EQ(wg_name(pl), "gk_gemm_bf16_wg16x128x64_s8_p");
+    EXPECT_EQ(pl.splits, 1);
+    pl = wg_plan(16, 1000, 65536);
+    EXPECT_EQ(wg_name(pl), "gk_gemm_bf16_wg16x128x64_s8_p");
+    EXPECT_EQ(pl.splits, 8);
+    EXPECT_GE(pl.split_bytes, (size_t)8 * 16 * 1000 * 4);
+    // A transposed: the small mma.sync tile (3 blocks an SM, 396 resident), 3 splits for
     // N = 8192 (128 tiles: one wave of 384 blocks) and for N = 28672 (448 tiles: 1344 blocks
     // of a third of K each, 4 waves)
-    pl = wg_plan(16, 8192, 8192);
+    pl = {};
+    gk_gemm_plan_impl(16, 8192, 8192, 8192, 16, 1, 8192, 8192, 1, 132, 1, 0, &pl);
     EXPECT_EQ(wg_name(pl), "gk_gemm_bf16_64x64x64_s4");
     EXPECT_EQ(pl.splits, 3);
     EXPECT_GE(pl.split_bytes, (size_t)3 * 16 * 8192 * 4);
-    pl = wg_plan(1, 28672, 8192);
+    pl = {};
+    gk_gemm_plan_impl(1, 28672, 8192, 8192, 1, 1, 28672, 8192, 1, 132, 1, 0, &pl);
     EXPECT_EQ(wg_name(pl), "gk_gemm_bf16_64x64x64_s4");
     EXPECT_EQ(pl.splits, 3);
+    // without the wgmma kernels: the small mma.sync tile whatever the layout
+    pl = {};
+    gk_gemm_plan_impl(16, 8192, 8192, 16, 8192, 1, 8192, 8192, 1, 132, 0, 1, &pl);
+    EXPECT_EQ(wg_name(pl), "gk_gemm_bf16_64x64x64_s4");
     // short K is not split; one tile is one block
     pl = wg_plan(16, 8192, 512);
     EXPECT_EQ(pl.splits, 1);
     pl = wg_plan(17, 33, 65);
     EXPECT_EQ(wg_name(pl), "gk_gemm_bf16_wg128x128x64_s6");
     EXPECT_EQ(pl.splits, 1);
-    // every pick past M = 16 is a wgmma configuration, with 1 .. GK_GEMM_MAX_SPLITS splits; at
-    // M <= 16 the small mma.sync tile
+    // every pick is a wgmma configuration, with 1 .. GK_GEMM_MAX_SPLITS splits, swapped exactly
+    // at M <= 16
     for (int64_t m : {1, 16, 17, 100, 1030, 4096, 16384})
         for (int64_t n : {1, 300, 4097, 28672})
             for (int64_t k : {1, 1000, 8192}) {
                 pl = wg_plan(m, n, k);
-                EXPECT_EQ(gk_gemm_config_info(pl.config).wgmma, m > 16 ? 1 : 0) << m << " " << n << " " << k;
-                if (m <= 16) EXPECT_EQ(pl.config, 1) << m << " " << n << " " << k;
+                EXPECT_EQ(gk_gemm_config_info(pl.config).wgmma, 1) << m << " " << n << " " << k;
+                EXPECT_EQ(gk_gemm_config_info(pl.config).swap, m <= 16 ? 1 : 0) << m << " " << n << " " << k;
                 EXPECT_GE(pl.splits, 1);
                 EXPECT_LE(pl.splits, GK_GEMM_MAX_SPLITS);
             }

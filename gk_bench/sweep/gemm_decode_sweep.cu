@@ -10,7 +10,10 @@
     X(wg128x256x64_s4, 128, 256, 4, 0, 679) \
     X(wg256x128x64_s4, 256, 128, 4, 0, 670) \
     X(wg128x128x64_s6, 128, 128, 6, 0, 623) \
-    X(wg128x128x64_s4_p, 128, 128, 4, 1, 622)
+    X(wg128x128x64_s4_p, 128, 128, 4, 1, 622) \
+    X(wg16x128x64_s12_p, 16, 128, 12, 1, 1)   \
+    X(wg16x128x64_s8_p, 16, 128, 8, 1, 1)     \
+    X(wg16x128x64_s12, 16, 128, 12, 0, 1)
 #define GK_IMPLEMENTATION
 #include "gk/gk_gemm.cuh"
 // The skinny kernel (M <= 16, NT) is a rejected candidate: apply gk_bench/sweep/gemm_skinny_m16.patch
