@@ -533,75 +533,63 @@ TEST(GemmDispatch, PlanIsConsistent)
                 }
 }
 
-// The dispatcher as on an H200 (132 SMs, the sm_90a kernels available, A row-major), called
-// directly so that it runs without a GPU: M <= 16 on the swapped tile; otherwise the wgmma tile
+// The dispatcher as on an H200 (132 SMs), called directly so that it runs without a GPU: with
+// the sm_90a kernels (wg) and A row-major, M <= 16 on the swapped tile; otherwise the wgmma tile
 // with the least waves x tile FLOPs / measured rate, K split only when the tiles would leave two
-// thirds of the SMs idle.
-static gk_gemm_plan wg_plan(int64_t m, int64_t n, int64_t k)
+// thirds of the SMs idle. Without them, or with A transposed, M <= 16 on the small mma.sync tile.
+static gk_gemm_plan wg_plan(int64_t m, int64_t n, int64_t k, int a_row_major = 1, int wg = 1)
 {
     gk_gemm_plan pl = {};
-    gk_gemm_plan_impl(m, n, k, m, k, 1, n, k, 1, 132, 1, 1, &pl);
+    gk_gemm_plan_impl(m, n, k, a_row_major ? m : k, a_row_major ? k : m, 1, n, k, 1, 132, wg, a_row_major, &pl);
     return pl;
 }
 
 static std::string wg_name(const gk_gemm_plan &pl) { return gk_gemm_config_info(pl.config).name; }
 
+// The configuration (its name past "gk_gemm_bf16_") and split count of one plan.
+static void expect_pick(int64_t m, int64_t n, int64_t k, int a_row_major, int wg, const char *tile, int splits)
+{
+    const gk_gemm_plan pl = wg_plan(m, n, k, a_row_major, wg);
+    EXPECT_EQ(wg_name(pl), std::string("gk_gemm_bf16_") + tile) << m << " x " << n << " x " << k;
+    EXPECT_EQ(pl.splits, splits) << m << " x " << n << " x " << k;
+    EXPECT_GE(pl.split_bytes, splits > 1 ? (size_t)splits * m * n * 4 : 0) << m << " x " << n << " x " << k;
+}
+
 TEST(GemmDispatch, WgmmaTilesByWaves)
 {
-    // 4096^2: 512 tiles of 128 x 256 or 256 x 128 (4 waves each), 1024 of 128 x 128 (8 waves)
-    gk_gemm_plan pl = wg_plan(4096, 4096, 4096);
-    EXPECT_EQ(wg_name(pl), "gk_gemm_bf16_wg128x256x64_s4");
-    EXPECT_EQ(pl.splits, 1);
-    // 4095 x 4097: 544 tiles of 128 x 256 (5 waves), 528 of 256 x 128 (4 waves)
-    pl = wg_plan(4095, 4097, 4093);
-    EXPECT_EQ(wg_name(pl), "gk_gemm_bf16_wg256x128x64_s4");
-    EXPECT_EQ(pl.splits, 1);
-    // M = 128, N = 28672: 112 tiles of 128 x 256 in one (partial) wave beat 224 of 128 x 128 in two
-    pl = wg_plan(128, 28672, 8192);
-    EXPECT_EQ(wg_name(pl), "gk_gemm_bf16_wg128x256x64_s4");
-    EXPECT_EQ(pl.splits, 1);
-    // M = 128, N = 8192: 64 tiles of 128 x 128, half the SMs: not split
-    pl = wg_plan(128, 8192, 8192);
-    EXPECT_EQ(wg_name(pl), "gk_gemm_bf16_wg128x128x64_s6");
-    EXPECT_EQ(pl.splits, 1);
-    // M = 256, N = 1024: 16 tiles of 128 x 128, K split into one wave of 8 x 16 blocks
-    pl = wg_plan(256, 1024, 8192);
-    EXPECT_EQ(wg_name(pl), "gk_gemm_bf16_wg128x128x64_s6");
-    EXPECT_EQ(pl.splits, 8);
-    // decode, A row-major: M <= 16 on the swapped 16 x 128 tile, K split only until 64 blocks
-    // stream B (N = 8192: 64 tiles, none; N = 1000: 8 tiles, 8 splits)
-    pl = wg_plan(16, 8192, 8192);
-    EXPECT_EQ(wg_name(pl), "gk_gemm_bf16_wg16x128x64_s8_p");
-    EXPECT_EQ(pl.splits, 1);
-    pl = wg_plan(1, 28672, 8192);
-    EXPECT_EQ(wg_name(pl), "gk_gemm_bf16_wg16x128x64_s8_p");
-    EXPECT_EQ(pl.splits, 1);
-    pl = wg_plan(16, 1000, 65536);
-    EXPECT_EQ(wg_name(pl), "gk_gemm_bf16_wg16x128x64_s8_p");
-    EXPECT_EQ(pl.splits, 8);
-    EXPECT_GE(pl.split_bytes, (size_t)8 * 16 * 1000 * 4);
-    // A transposed: the small mma.sync tile (3 blocks an SM, 396 resident), 3 splits for
-    // N = 8192 (128 tiles: one wave of 384 blocks) and for N = 28672 (448 tiles: 1344 blocks
-    // of a third of K each, 4 waves)
-    pl = {};
-    gk_gemm_plan_impl(16, 8192, 8192, 8192, 16, 1, 8192, 8192, 1, 132, 1, 0, &pl);
-    EXPECT_EQ(wg_name(pl), "gk_gemm_bf16_64x64x64_s4");
-    EXPECT_EQ(pl.splits, 3);
-    EXPECT_GE(pl.split_bytes, (size_t)3 * 16 * 8192 * 4);
-    pl = {};
-    gk_gemm_plan_impl(1, 28672, 8192, 8192, 1, 1, 28672, 8192, 1, 132, 1, 0, &pl);
-    EXPECT_EQ(wg_name(pl), "gk_gemm_bf16_64x64x64_s4");
-    EXPECT_EQ(pl.splits, 3);
-    // without the wgmma kernels: the small mma.sync tile whatever the layout
-    pl = {};
-    gk_gemm_plan_impl(16, 8192, 8192, 16, 8192, 1, 8192, 8192, 1, 132, 0, 1, &pl);
-    EXPECT_EQ(wg_name(pl), "gk_gemm_bf16_64x64x64_s4");
-    // short K is not split; one tile is one block
-    pl = wg_plan(16, 8192, 512);
-    EXPECT_EQ(pl.splits, 1);
-    pl = wg_plan(17, 33, 65);
-    EXPECT_EQ(wg_name(pl), "gk_gemm_bf16_wg128x128x64_s6");
-    EXPECT_EQ(pl.splits, 1);
+    const struct {
+        int64_t m, n, k;
+        int a_row_major, wg;
+        const char *tile;
+        int splits;
+    } picks[] = {
+        // 4096^2: 512 tiles of 128 x 256 or 256 x 128 (4 waves each), 1024 of 128 x 128 (8 waves)
+        {4096, 4096, 4096, 1, 1, "wg128x256x64_s4", 1},
+        // 4095 x 4097: 544 tiles of 128 x 256 (5 waves), 528 of 256 x 128 (4 waves)
+        {4095, 4097, 4093, 1, 1, "wg256x128x64_s4", 1},
+        // M = 128, N = 28672: 112 tiles of 128 x 256 in one (partial) wave beat 224 of 128 x 128
+        {128, 28672, 8192, 1, 1, "wg128x256x64_s4", 1},
+        // M = 128, N = 8192: 64 tiles of 128 x 128, half the SMs: not split
+        {128, 8192, 8192, 1, 1, "wg128x128x64_s6", 1},
+        // M = 256, N = 1024: 16 tiles of 128 x 128, K split into one wave of 8 x 16 blocks
+        {256, 1024, 8192, 1, 1, "wg128x128x64_s6", 8},
+        // decode, A row-major: the swapped 16 x 128 tile, K split only until 64 blocks stream B
+        // (N = 8192: 64 tiles, none; N = 1000: 8 tiles, 8 splits)
+        {16, 8192, 8192, 1, 1, "wg16x128x64_s8_p", 1},
+        {1, 28672, 8192, 1, 1, "wg16x128x64_s8_p", 1},
+        {16, 1000, 65536, 1, 1, "wg16x128x64_s8_p", 8},
+        // A transposed, or no wgmma kernels: the small mma.sync tile (3 blocks an SM, 396
+        // resident), 3 splits for N = 8192 (128 tiles: one wave of 384 blocks) and for N = 28672
+        // (448 tiles: 1344 blocks of a third of K each, 4 waves)
+        {16, 8192, 8192, 0, 1, "64x64x64_s4", 3},
+        {1, 28672, 8192, 0, 1, "64x64x64_s4", 3},
+        {16, 8192, 8192, 1, 0, "64x64x64_s4", 3},
+        // short K is not split; one tile is one block
+        {16, 8192, 512, 1, 1, "wg16x128x64_s8_p", 1},
+        {17, 33, 65, 1, 1, "wg128x128x64_s6", 1},
+    };
+    for (const auto &c : picks) expect_pick(c.m, c.n, c.k, c.a_row_major, c.wg, c.tile, c.splits);
+    gk_gemm_plan pl;
     // every pick is a wgmma configuration, with 1 .. GK_GEMM_MAX_SPLITS splits, swapped exactly
     // at M <= 16
     for (int64_t m : {1, 16, 17, 100, 1030, 4096, 16384})

@@ -42,14 +42,6 @@ static cudaError_t cublas_nt(void *d, const void *x, const void *w, int m, int n
     return s == CUBLAS_STATUS_SUCCESS ? cudaSuccess : cudaErrorUnknown;
 }
 
-static float host_bf16(unsigned short v)
-{
-    unsigned u = (unsigned)v << 16;
-    float f;
-    memcpy(&f, &u, 4);
-    return f;
-}
-
 int main(int argc, char **argv)
 {
     CB(cublasCreate(&handle));
@@ -93,7 +85,7 @@ int main(int argc, char **argv)
         const double bytes = 2.0 * ((double)m * k + (double)n * k + (double)m * n), bound = bytes / (copy * 1e9);
         const double tc = median_s([&] { return cublas_nt(d, x, w, m, n, k); });
         CK(cublas_nt(dref, x, w, m, n, k));
-        std::vector<unsigned short> hr((size_t)m * n), hd((size_t)m * n);
+        std::vector<gk_bf16> hr((size_t)m * n), hd((size_t)m * n);
         CK(cudaMemcpy(hr.data(), dref, hr.size() * 2, cudaMemcpyDeviceToHost));
         gk_gemm_plan pl = gk_gemm_plan_for(m, n, k, 0, k, 1, k + pad);
         const double td = median_s([&] {
@@ -115,7 +107,7 @@ int main(int argc, char **argv)
                 CK(cudaMemcpy(hd.data(), d, hd.size() * 2, cudaMemcpyDeviceToHost));
                 double worst = 0;
                 for (size_t i = 0; i < hd.size(); i++) {
-                    const double e = fabs((double)host_bf16(hd[i]) - host_bf16(hr[i])) / (1.0 + fabs(host_bf16(hr[i])));
+                    const double r = gk_bf16_to_f32(hr[i]), e = fabs(gk_bf16_to_f32(hd[i]) - r) / (1.0 + fabs(r));
                     if (!(e <= worst)) worst = e;
                 }
                 if (!(worst < 2e-2)) {
