@@ -90,8 +90,8 @@
      threads, shared-memory bytes and swizzle follow from them and are checked at compile time
      in plain words.
      GK_DEFINE_GEMM_WGMMA(name, dt, BM, BN, STAGES, PERSIST, RATE) writes the sm_90a kernels (per
-     layout) and the config of a BM x BN x 64 tile (BM, BN 128 or 256, not both 256; or BM 16,
-     BN 128: a swapped tile, whose MMAs compute D^T, for A row-major only) with STAGES
+     layout) and the config of a BM x BN x 64 tile (BM, BN 128 or 256, not both 256; or BM 16
+     or 64, BN 128: a swapped tile, whose MMAs compute D^T, for A row-major only) with STAGES
      TMA stages: a producer warpgroup and two wgmma consumer warpgroups, one block per SM (or a
      persistent grid of them, PERSIST). RATE is the tile's measured TFLOP/s (8192^3 NT), which
      the dispatcher's time model divides by. Tiles of a last column at most half full run the
@@ -172,7 +172,7 @@ typedef struct gk_gemm_config {
     int wgmma;      /* 1: sm_90a wgmma fed by TMA (a producer warpgroup and two consumers) */
     int persistent; /* 1: one block per SM walks the tiles (the producer runs ahead into the next) */
     int rate;       /* wgmma: TFLOP/s measured at 8192^3 NT on the H200, the dispatcher's time model */
-    int swap;       /* wgmma, BM 16: the MMAs compute D^T = op(B)^T op(A)^T (B's rows fill their M), for M <= 16 */
+    int swap;       /* wgmma, BM 16 or 64: the MMAs compute D^T = op(B)^T op(A)^T (B's rows fill their M) */
 } gk_gemm_config;
 
 GK_DECL int gk_gemm_config_count(void);
@@ -591,9 +591,9 @@ static __device__ __noinline__ void gk_gemm_wg_store_each(const gk_gemm_args *p,
 GK_DEV void gk_gemm_wg_store(const gk_gemm_args *p, const float *acc, float *buf, int persistent, int wr, int bm, int bn,
                              int m0, int n0, int split)
 {
-    /* a swapped tile (bm 16): this warpgroup's 64 columns of D (its MMA rows) by 16 rows of D,
-       written transposed into [16][68] (the lanes' first writes in 32 distinct banks) */
-    const int swap = bm == 16, t = threadIdx.x & 127, lane = t & 31;
+    /* a swapped tile (bm 16 or 64): this warpgroup's 64 columns of D (its MMA rows) by bm rows of
+       D, written transposed into [bm][68] (each write of a warp in 32 distinct banks) */
+    const int swap = bm < 128, t = threadIdx.x & 127, lane = t & 31;
     const int width = swap ? bn / 2 : bn, ld = swap ? width + 4 : bn + 8, rows = swap ? bm : bm / 2;
     const int row0 = swap ? m0 : m0 + wr * rows, col0 = swap ? n0 + wr * width : n0;
     float *mine = buf + wr * rows * ld;
@@ -602,7 +602,7 @@ GK_DEV void gk_gemm_wg_store(const gk_gemm_args *p, const float *acc, float *buf
     else gk_named_barrier(1, 256);
     if (swap) {
 #pragma unroll
-        for (int j = 0; j < 2; j++)
+        for (int j = 0; j < bm / 8; j++)
 #pragma unroll
             for (int i = 0; i < 4; i++) mine[(j * 8 + (lane & 3) * 2 + (i & 1)) * ld + r + 8 * (i >> 1)] = acc[4 * j + i];
     } else {
@@ -721,10 +721,10 @@ GK_DEV void gk_gemm_wg_run(const gk_gemm_args *p, const CUtensorMap *tma, const 
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
     extern __shared__ uint4 gk_gemm_smem[];
     char *smem = gk_smem_align_1024(gk_gemm_smem);
-    /* the MMAs' tile: mm rows (operand A's), mn columns; a swapped tile (bm 16) puts B's bn
-       rows in the MMAs' M and D's 16 rows (A's) in their N, and ta / tb are then B's and A's */
-    const int swap = bm == 16, mm = swap ? bn : bm, mn = swap ? bm : bn;
-    if (swap && !tb) return; /* never launched: A's 16 rows are only read K-major */
+    /* the MMAs' tile: mm rows (operand A's), mn columns; a swapped tile (bm 16 or 64) puts B's
+       bn rows in the MMAs' M and D's bm rows (A's) in their N, and ta / tb are then B's and A's */
+    const int swap = bm < 128, mm = swap ? bn : bm, mn = swap ? bm : bn;
+    if (swap && !tb) return; /* never launched: a swapped tile reads A K-major only */
     const int a_bytes = mm * GK_GEMM_WG_BK * 2, stage_bytes = a_bytes + mn * GK_GEMM_WG_BK * 2;
     unsigned long long *full = (unsigned long long *)(smem + stages * stage_bytes), *empty = full + stages;
     float *epi = persistent ? (float *)(empty + stages) : (float *)smem;
@@ -826,8 +826,8 @@ typedef void (*gk_gemm_wg_kernel)(gk_gemm_args, CUtensorMap, CUtensorMap);
 /* One wgmma configuration: a BM x BN x 64 tile, STAGES TMA stages, a block per tile or a
    persistent grid of one block per SM (PERSIST), kernels per layout. */
 #define GK_DEFINE_GEMM_WGMMA(name, dt, BM, BN, STAGES, PERSIST, RATE)                                             \
-    static_assert((BM) == 128 || (BM) == 256 || ((BM) == 16 && (BN) == 128),                                   \
-                  #name ": BM is 128 or 256 (one or two m64 slices a consumer), or 16 with BN 128 (swapped)"); \
+    static_assert((BM) == 128 || (BM) == 256 || (((BM) == 16 || (BM) == 64) && (BN) == 128),                    \
+                  #name ": BM is 128 or 256 (one or two m64 slices a consumer), or 16 or 64 with BN 128 (swapped)"); \
     static_assert((BN) == 128 || (BN) == 256, #name ": BN is 128 or 256 (wgmma n; 16 rows of a swapped tile)"); \
     static_assert((BM) * (BN) <= 128 * 256, #name ": at most 128 accumulators a consumer thread");           \
     static_assert((STAGES) >= 2, #name ": at least 2 stages");                                                 \
@@ -840,10 +840,10 @@ typedef void (*gk_gemm_wg_kernel)(gk_gemm_args, CUtensorMap, CUtensorMap);
     GK_GEMM_WG_KERNEL(name##_tn, dt, 1, 0, BM, BN, STAGES, PERSIST)                                            \
     GK_GEMM_WG_KERNEL(name##_tt, dt, 1, 1, BM, BN, STAGES, PERSIST)                                            \
     static const gk_gemm_wg_kernel name##_kernels[4] = {name##_nn, name##_nt, name##_tn, name##_tt};          \
-    static const gk_gemm_config name##_config = {#name, BM, BN, GK_GEMM_WG_BK, (BM) == 16 ? (BM) : (BM) / 2,    \
-                                                 (BM) == 16 ? (BN) / 2 : (BN), STAGES, 1, 0, GK_GEMM_WG_THREADS,     \
+    static const gk_gemm_config name##_config = {#name, BM, BN, GK_GEMM_WG_BK, (BM) < 128 ? (BM) : (BM) / 2,    \
+                                                 (BM) < 128 ? (BN) / 2 : (BN), STAGES, 1, 0, GK_GEMM_WG_THREADS,     \
                                                  gk_gemm_wg_smem_bytes_c(BM, BN, STAGES, PERSIST), 1, 1, PERSIST,   \
-                                                 RATE, (BM) == 16};
+                                                 RATE, (BM) < 128};
 
 #define GK_GEMM_WG_KERNEL(kname, dt, TA, TB, BM, BN, STAGES, PERSIST)                                          \
     static __global__ void __launch_bounds__(GK_GEMM_WG_THREADS, 1)                                            \
@@ -1215,14 +1215,19 @@ static __global__ void __launch_bounds__(256, 1) gk_sgemm_pipelined_vb_kernel(gk
 
 /* The shipped wgmma configurations (sm_90a builds on compute capability 9.0 GPUs), as
    X(tile name, BM, BN, STAGES, PERSIST, RATE: TFLOP/s at 8192^3 NT); the dispatcher picks among
-   the unswapped ones by waves x tile FLOPs / RATE, and takes the swapped one for M <= 16.
+   the unswapped ones by waves x tile FLOPs / RATE, and takes a swapped one for M <= 64.
    - 16 x 128 x 64 swapped (the MMAs compute D^T: 128 rows of B in their M, D's 16 rows in
      n = 16), 8 stages of 18 KB, persistent: for decode, bound by the bytes of B, where
      128-row tiles are mostly padding. H200, x[M, 8192] w[N, 8192]^T, 1 split: M = 16, N = 8192
      / 28672 45.9 / 129.2 us (cuBLAS 43.6 / 127.8; the 64 x 64 mma.sync tile 50.3 / 147.1, best
      split), M = 1 45.8 / 129.1; 12 stages and the same tile not persistent within 2 us of it
-     (gk_bench/sweep/gemm_decode_sweep.cu; RESULTS.md). Its RATE is its TFLOP/s at M = 16,
-     N = 28672 (the time model does not use it).
+     (gk_bench/sweep/gemm_decode_sweep.cu; RESULTS.md).
+   - 64 x 128 x 64 swapped (n = 64), 7 stages of 24 KB, persistent, for 16 < M <= 64: M = 32 /
+     64, N = 8192 47.9 / 49.5 us (cuBLAS 44.0 / 46.2; the best unswapped tile and split 51.5 /
+     53.8), N = 28672 134.4 / 134.8 (cuBLAS 130.9 / 127.4; unswapped 148.1 / 140.1); 8 stages
+     not persistent within 2 us.
+   A swapped tile's RATE is its TFLOP/s at N = 28672 and M = its BM (the time model does not
+   use it).
    Measured on the H200 (TFLOP/s at 4096^3 / 8192^3 NT, //gk_bench:gemm
    at commit 7ceb8c4; gk_bench/sweep/gemm_sweep.cu runs, without the bench's idle pause between
    rows, read up to 5% apart):
@@ -1245,7 +1250,8 @@ static __global__ void __launch_bounds__(256, 1) gk_sgemm_pipelined_vb_kernel(gk
     X(wg128x256x64_s4, 128, 256, 4, 0, 679) \
     X(wg256x128x64_s4, 256, 128, 4, 0, 670) \
     X(wg128x128x64_s6, 128, 128, 6, 0, 623) \
-    X(wg16x128x64_s8_p, 16, 128, 8, 1, 58)
+    X(wg16x128x64_s8_p, 16, 128, 8, 1, 58)  \
+    X(wg64x128x64_s7_p, 64, 128, 7, 1, 223)
 #endif
 
 #define GK_GEMM_X_DEFINE(tile, BM, BN, BK, WM, WN, STAGES, MINB, DBUF, VEC)                           \
@@ -1473,11 +1479,13 @@ static int64_t gk_gemm_decode_splits(int64_t t, int64_t k, int64_t slots)
 }
 
 /* The dispatcher.
-   - M <= 16 (decode) with the wgmma kernels and A row-major: the swapped 16 x 128 tile, K
-     split (from K >= 1024) only until 64 blocks stream B: with 8 stages of 16 KB of B each,
-     64 blocks already reach the rate of 132 (H200, M = 16, N = 8192: 64 tiles, 45.9 us
-     unsplit, 48.2 in 2 splits; N = 1000, K = 65536: 8 tiles, 8 splits 48.3, 4 splits 67.2).
-   - M <= 16 otherwise: the small mma.sync tile (64 x 64, 3 blocks an SM), K split by
+   - M <= 64 (decode, small batches) with the wgmma kernels and A row-major: the swapped tile
+     with the fewest rows that hold M (16 or 64 x 128), K split (from K >= 1024) only until 64
+     blocks stream B: with 7-8 stages of 16 KB of B each, 64 blocks already reach the rate of
+     132 (H200, M = 16, N = 8192: 64 tiles, 45.9 us unsplit, 48.2 in 2 splits; N = 1000,
+     K = 65536: 8 tiles, 8 splits 48.3, 4 splits 67.2).
+   - M <= 16 otherwise (A transposed, or no sm_90a code): the small mma.sync tile (64 x 64, 3
+     blocks an SM), K split by
      gk_gemm_decode_splits. These shapes are bound by the bytes of B, and 3 blocks of 4
      cp.async stages an SM keep more bytes in flight than one 128-row wgmma block of padding
      (H200, M = 16, N = 28672, K = 8192: 149 us, against 152 for the 128 x 256 wgmma tile on 112
@@ -1501,11 +1509,13 @@ static void gk_gemm_plan_impl(int64_t m, int64_t n, int64_t k, int64_t rows_a, i
     int64_t s = 1;
     const gk_gemm_config *small = gk_gemm_config_table[1];
     const int64_t t_small = gk_ceil_div(m, small->bm) * gk_ceil_div(n, small->bn);
-    int swap = -1;
+    int swap = -1; /* the swapped tile with the fewest rows that hold all of M */
     if (wg && a_row_major)
-        for (int c = GK_GEMM_NMMA; c < GK_GEMM_NCONFIG; c++)
-            if (gk_gemm_config_table[c]->swap && swap < 0) swap = c;
-    if (m <= 16 && swap >= 0) {
+        for (int c = GK_GEMM_NMMA; c < GK_GEMM_NCONFIG; c++) {
+            const gk_gemm_config *w = gk_gemm_config_table[c];
+            if (w->swap && w->bm >= m && (swap < 0 || w->bm < gk_gemm_config_table[swap]->bm)) swap = c;
+        }
+    if (swap >= 0) {
         pl->config = swap;
         if (k >= 1024) s = gk_ceil_div(64, gk_ceil_div(n, gk_gemm_config_table[swap]->bn));
     } else if (m <= 16) {

@@ -502,15 +502,15 @@ TEST(GemmGpu, EveryConfigSplits1And3)
                 }
 }
 
-// Decode-like shapes through the dispatcher (M <= 16: on sm_90a builds the swapped 16 x 128 tile
-// for NN and NT, the small mma.sync tile for TN and TT): M of 1, 7 and 16, N with a partial last
-// tile of 128, K short, with a tail of 64, and long enough to split, with the workspace the plan
-// asks for.
+// Decode-like shapes through the dispatcher (on sm_90a builds the swapped 16 x 128 or 64 x 128
+// tile for NN and NT; for TN and TT the small mma.sync tile at M <= 16, the 128-row tiles
+// above): M of 1, 7, 16, 33 and 64, N with a partial last tile of 128, K short, with a tail of
+// 64, and long enough to split, with the workspace the plan asks for.
 TEST(GemmGpu, DecodeShapesThroughDispatcher)
 {
     GK_REQUIRE_GPU();
     int v = 0;
-    for (int64_t m : {1, 7, 16})
+    for (int64_t m : {1, 7, 16, 33, 64})
         for (int64_t n : {200, 1000})
             for (int64_t k : {40, 1000, 8200})
                 for (int layout = 0; layout < 4; layout++) {

@@ -418,10 +418,10 @@ TEST(GemmConfig, DerivedSizesAndRules)
             // k-tiles (one 128-byte swizzle row); 1 KB of alignment slack and two 8-byte
             // mbarriers a stage besides the stages; a persistent grid adds an epilogue buffer
             // (BM rows of BN + 8 floats); TMA needs 16-byte aligned rows
-            // (a swapped tile, BM 16 x BN 128: each consumer 16 rows by 64 columns of D)
+            // (a swapped tile, BM 16 or 64 x BN 128: each consumer BM rows by 64 columns of D)
             EXPECT_EQ(g.threads, 384);
-            EXPECT_EQ(g.swap, g.bm == 16 ? 1 : 0);
-            EXPECT_TRUE(g.bm == 128 || g.bm == 256 || (g.bm == 16 && g.bn == 128)) << g.bm;
+            EXPECT_EQ(g.swap, g.bm < 128 ? 1 : 0);
+            EXPECT_TRUE(g.bm == 128 || g.bm == 256 || ((g.bm == 16 || g.bm == 64) && g.bn == 128)) << g.bm;
             EXPECT_TRUE(g.bn == 128 || g.bn == 256) << g.bn;
             EXPECT_LE(g.bm * g.bn / 256, 128);
             EXPECT_EQ(g.wm, g.swap ? g.bm : g.bm / 2);
@@ -534,7 +534,7 @@ TEST(GemmDispatch, PlanIsConsistent)
 }
 
 // The dispatcher as on an H200 (132 SMs), called directly so that it runs without a GPU: with
-// the sm_90a kernels (wg) and A row-major, M <= 16 on the swapped tile; otherwise the wgmma tile
+// the sm_90a kernels (wg) and A row-major, M <= 64 on a swapped tile; otherwise the wgmma tile
 // with the least waves x tile FLOPs / measured rate, K split only when the tiles would leave two
 // thirds of the SMs idle. Without them, or with A transposed, M <= 16 on the small mma.sync tile.
 static gk_gemm_plan wg_plan(int64_t m, int64_t n, int64_t k, int a_row_major = 1, int wg = 1)
@@ -578,6 +578,9 @@ TEST(GemmDispatch, WgmmaTilesByWaves)
         {16, 8192, 8192, 1, 1, "wg16x128x64_s8_p", 1},
         {1, 28672, 8192, 1, 1, "wg16x128x64_s8_p", 1},
         {16, 1000, 65536, 1, 1, "wg16x128x64_s8_p", 8},
+        // 16 < M <= 64: the swapped 64 x 128 tile
+        {17, 8192, 8192, 1, 1, "wg64x128x64_s7_p", 1},
+        {64, 28672, 8192, 1, 1, "wg64x128x64_s7_p", 1},
         // A transposed, or no wgmma kernels: the small mma.sync tile (3 blocks an SM, 396
         // resident), 3 splits for N = 8192 (128 tiles: one wave of 384 blocks) and for N = 28672
         // (448 tiles: 1344 blocks of a third of K each, 4 waves)
@@ -586,18 +589,19 @@ TEST(GemmDispatch, WgmmaTilesByWaves)
         {16, 8192, 8192, 1, 0, "64x64x64_s4", 3},
         // short K is not split; one tile is one block
         {16, 8192, 512, 1, 1, "wg16x128x64_s8_p", 1},
-        {17, 33, 65, 1, 1, "wg128x128x64_s6", 1},
+        {17, 33, 65, 1, 1, "wg64x128x64_s7_p", 1},
+        {65, 33, 65, 1, 1, "wg128x128x64_s6", 1},
     };
     for (const auto &c : picks) expect_pick(c.m, c.n, c.k, c.a_row_major, c.wg, c.tile, c.splits);
     gk_gemm_plan pl;
     // every pick is a wgmma configuration, with 1 .. GK_GEMM_MAX_SPLITS splits, swapped exactly
-    // at M <= 16
-    for (int64_t m : {1, 16, 17, 100, 1030, 4096, 16384})
+    // at M <= 64
+    for (int64_t m : {1, 16, 17, 64, 65, 100, 1030, 4096, 16384})
         for (int64_t n : {1, 300, 4097, 28672})
             for (int64_t k : {1, 1000, 8192}) {
                 pl = wg_plan(m, n, k);
                 EXPECT_EQ(gk_gemm_config_info(pl.config).wgmma, 1) << m << " " << n << " " << k;
-                EXPECT_EQ(gk_gemm_config_info(pl.config).swap, m <= 16 ? 1 : 0) << m << " " << n << " " << k;
+                EXPECT_EQ(gk_gemm_config_info(pl.config).swap, m <= 64 ? 1 : 0) << m << " " << n << " " << k;
                 EXPECT_GE(pl.splits, 1);
                 EXPECT_LE(pl.splits, GK_GEMM_MAX_SPLITS);
             }

@@ -11,7 +11,9 @@
     X(wg256x128x64_s4, 256, 128, 4, 0, 670) \
     X(wg128x128x64_s6, 128, 128, 6, 0, 623) \
     X(wg128x128x64_s4_p, 128, 128, 4, 1, 622) \
-    X(wg16x128x64_s8_p, 16, 128, 8, 1, 58)
+    X(wg16x128x64_s8_p, 16, 128, 8, 1, 58)    \
+    X(wg64x128x64_s7_p, 64, 128, 7, 1, 1)     \
+    X(wg64x128x64_s8, 64, 128, 8, 0, 1)
 // Tried here, rejected: 128 x 64 tiles (gk_bench/sweep/gemm_tile_128x64.patch lets the header
 // build BN = 64), X(wg128x64x64_s8, 128, 64, 8, 0, 426).
 #define GK_IMPLEMENTATION
@@ -77,7 +79,8 @@ int main(int argc, char **argv)
 #endif
     const int shapes[][3] = {{16, 8192, 8192}, {16, 28672, 8192}, {128, 8192, 8192}, {128, 28672, 8192},
                              {1, 8192, 8192},  {1, 28672, 8192},  {5, 4100, 1000},   {16, 1000, 65536},
-                             {64, 8192, 8192}, {256, 8192, 8192}, {128, 1000, 8192}, {8192, 8192, 8192}};
+                             {64, 8192, 8192}, {256, 8192, 8192}, {128, 1000, 8192}, {8192, 8192, 8192},
+                             {32, 8192, 8192}, {32, 28672, 8192}, {64, 28672, 8192}, {48, 4100, 1000}};
     const int split_list[] = {1, 2, 3, 4, 5, 6, 7, 8, 10, 12, 16, 32};
     int bad = 0;
     for (const auto &s : shapes) {
@@ -98,6 +101,7 @@ int main(int argc, char **argv)
                m, n, k, bound * 1e6, tc * 1e6, 100 * bound / tc, pl.config, pl.splits, td * 1e6, 100 * bound / td,
                tc / td);
         for (int cfg = m <= 16 ? GK_GEMM_SKINNY : 1; cfg < gk_gemm_config_count(); cfg++) {
+            if (gk_gemm_config_info(cfg).swap && gk_gemm_config_info(cfg).bm < m) continue;
             if (cfg == -1 || cfg == 2) continue; // the dispatcher; the element-wise-load kernels
             if (only_skinny && cfg != GK_GEMM_SKINNY) break;
             printf("  cfg %d %-22s", cfg, cfg < 0 ? "skinny" : gk_gemm_config_info(cfg).name);
