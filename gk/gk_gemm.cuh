@@ -73,7 +73,8 @@
      rows in place and copying them inside the GEMM launch both measured slower (RESULTS.md,
      "The odd shape"). Decode, x[M, 8192] w[N, 8192]^T, bound by the bytes of w: M = 16 on the
      swapped 16 x 128 tile 46 / 129 us for N = 8192 / 28672 (69% / 86% of the copy bound, 0.95x /
-     0.98x cuBLAS), M = 128 on wgmma 56 / 137 us (0.83x / 1.00x). bf16 on mma.sync
+     0.98x cuBLAS), M = 64 on the swapped 64 x 128 tile 50 / 135 us (0.93x / 0.95x), M = 128 on
+     wgmma 56 / 137 us (0.83x / 1.00x). bf16 on mma.sync
      (sm_80, sm_90 builds): 336 / 374, 52-58% of the register-only mma.sync rate (645). fp32
      4096^3: pipelined 49.0 TFLOP/s, 0.95x cuBLAS SGEMM without TF32 (warp-tiled 40.7).
 
