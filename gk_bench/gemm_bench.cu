@@ -550,7 +550,7 @@ static void register_all()
         add({base + "/cublas", g, K_CUBLAS, -1, ""});
         add({base + "/gk", g, K_GK, -1, ""});
         for (int c = 0; c < gk_gemm_config_count(); c++) {
-            if (gk_gemm_config_info(c).swap) continue; // for M <= 16: the decode rows below take it
+            if (gk_gemm_config_info(c).swap) continue; // for M <= 64: the decode rows below take it
             add({base + "/gk_cfg" + std::to_string(c) + "_" + config_tile(c), g, K_GK_CONFIG, c, ""});
         }
     }
