@@ -605,7 +605,8 @@ GK_DEV void gk_gemm_wg_store(const gk_gemm_args *p, const float *acc, float *buf
 #pragma unroll
         for (int j = 0; j < bm / 8; j++)
 #pragma unroll
-            for (int i = 0; i < 4; i++) mine[(j * 8 + (lane & 3) * 2 + (i & 1)) * ld + r + 8 * (i >> 1)] = acc[4 * j + i];
+            for (int i = 0; i < 4; i++) /* acc 4 j + i: MMA row r + 8 (i / 2), column 8 j + 2 (lane % 4) + i % 2 */
+                mine[(j * 8 + (lane & 3) * 2 + (i & 1)) * ld + r + 8 * (i >> 1)] = acc[4 * j + i];
     } else {
 #pragma unroll
         for (int ms = 0; ms < rows / 64; ms++)
@@ -1486,11 +1487,11 @@ static int64_t gk_gemm_decode_splits(int64_t t, int64_t k, int64_t slots)
      132 (H200, M = 16, N = 8192: 64 tiles, 45.9 us unsplit, 48.2 in 2 splits; N = 1000,
      K = 65536: 8 tiles, 8 splits 48.3, 4 splits 67.2).
    - M <= 16 otherwise (A transposed, or no sm_90a code): the small mma.sync tile (64 x 64, 3
-     blocks an SM), K split by
-     gk_gemm_decode_splits. These shapes are bound by the bytes of B, and 3 blocks of 4
-     cp.async stages an SM keep more bytes in flight than one 128-row wgmma block of padding
-     (H200, M = 16, N = 28672, K = 8192: 149 us, against 152 for the 128 x 256 wgmma tile on 112
-     SMs and 197 for 128 x 128 in 1.7 waves; the swapped tile 129, cuBLAS 120-128).
+     blocks an SM), K split by gk_gemm_decode_splits. These shapes are bound by the bytes of B,
+     and 3 blocks of 4 cp.async stages an SM keep more bytes in flight than one 128-row wgmma
+     block of padding (H200, M = 16, N = 28672, K = 8192: 149 us, against 152 for the 128 x 256
+     wgmma tile on 112 SMs and 197 for 128 x 128 in 1.7 waves; the swapped tile 129, cuBLAS
+     120-128).
    - With the wgmma kernels (sm_90a build, compute capability 9.0): the tile with the least
      waves x tile FLOPs / its measured rate, a partial wave counted whole (4095 x 4097 takes
      256 x 128: 528 tiles, 4 waves, where 128 x 256 needs 544, 5 waves; M = 128, N = 28672

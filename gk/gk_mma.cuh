@@ -319,10 +319,10 @@ GK_DEV void gk_wgmma_fence_regs(float *d, int n)
     } while (0)
 
 /* wgmma.mma_async.sync.aligned.m64nNk16.f32.{bf16,f16}, N 256, 128, 64 or 16: a warpgroup's D
-   (64 x N fp32, N / 2 registers a thread: value 4 j + i at row 16 (warp % 4) + lane / 4 + 8 (i / 2), column 8 j +
-   2 (lane % 4) + i % 2) += A (64 x 16, descriptor da) B (16 x N, descriptor db), both from
-   shared memory; ta / tb: the operand is MN-major. Asynchronous: commit, then wait before D is
-   read. dt, n, ta, tb must be constants after inlining. */
+   (64 x N fp32, N / 2 registers a thread: value 4 j + i at row 16 (warp % 4) + lane / 4 +
+   8 (i / 2), column 8 j + 2 (lane % 4) + i % 2) += A (64 x 16, descriptor da) B (16 x N,
+   descriptor db), both from shared memory; ta / tb: the operand is MN-major. Asynchronous:
+   commit, then wait before D is read. dt, n, ta, tb must be constants after inlining. */
 GK_DEV void gk_wgmma_m64k16(float *d, unsigned long long da, unsigned long long db, int dt, int n, int ta, int tb)
 {
     if (n == 256) {
