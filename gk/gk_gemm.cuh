@@ -754,11 +754,11 @@ GK_DEV void gk_gemm_wg_run(const gk_gemm_args *p, const CUtensorMap *tma, const 
         for (int item = first; item < items; item += step) {
             int m0, n0, split, k_begin, ktiles;
             gk_gemm_wg_item(p, item, tiles, bm, bn, &m0, &n0, &split, &k_begin, &ktiles);
+            const int ra = swap ? n0 : m0, rb = swap ? m0 : n0; /* the MMAs' A and B tile rows */
             for (int kt = 0; kt < ktiles; kt++, it++) {
                 const int s = it % stages, k = k_begin + kt * GK_GEMM_WG_BK;
                 if (it >= stages) gk_mbar_wait(empty + s, (it / stages - 1) & 1);
                 char *sa = smem + s * stage_bytes, *sb = sa + a_bytes;
-                const int ra = swap ? n0 : m0, rb = swap ? m0 : n0;
                 gk_mbar_arrive_expect_tx(full + s, stage_bytes);
                 if (!ta) gk_tma_load_2d(sa, tma, full + s, k, ra);
                 else
