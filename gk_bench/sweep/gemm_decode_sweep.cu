@@ -5,6 +5,7 @@
 //   nvcc -std=c++17 -O3 -gencode arch=compute_90a,code=sm_90a -I. gk_bench/sweep/gemm_decode_sweep.cu -lcublas -o gemm_decode_sweep
 //   ./gemm_decode_sweep             every configuration, then the skinny kernel
 //   ./gemm_decode_sweep skinny      the skinny kernel only (M = 1 and 16), as built (-D GK_GEMM_SKINNY_*)
+//   ./gemm_decode_sweep mid         64 < M <= 128, swapped tiles up to two tile rows included
 // The candidates: the shipped wgmma configurations, then the ones under trial.
 #define GK_GEMM_WG_CONFIGS(X)               \
     X(wg128x256x64_s4, 128, 256, 4, 0, 679) \
@@ -13,9 +14,9 @@
     X(wg128x128x64_s4_p, 128, 128, 4, 1, 622) \
     X(wg16x128x64_s8_p, 16, 128, 8, 1, 58)    \
     X(wg64x128x64_s7_p, 64, 128, 7, 1, 1)     \
-    X(wg64x128x64_s8, 64, 128, 8, 0, 1)
-// Tried here, rejected: 128 x 64 tiles (gk_bench/sweep/gemm_tile_128x64.patch lets the header
-// build BN = 64), X(wg128x64x64_s8, 128, 64, 8, 0, 426).
+    X(wg64x128x64_s8, 64, 128, 8, 0, 1)       \
+    X(wg128x64x64_s8, 128, 64, 8, 0, 426)     \
+    X(wg128x64x64_s6_p, 128, 64, 6, 1, 426)
 #define GK_IMPLEMENTATION
 #include "gk/gk_gemm.cuh"
 // The skinny kernel (M <= 16, NT) is a rejected candidate: apply gk_bench/sweep/gemm_skinny_m16.patch
@@ -77,13 +78,18 @@ int main(int argc, char **argv)
     printf("skinny kernel: %d warps a block, %d row groups, %d chunks a step, %d stages, %d B shared memory\n",
            GK_GEMM_SKINNY_WARPS, GK_GEMM_SKINNY_NG, GK_GEMM_SKINNY_KU, GK_GEMM_SKINNY_STAGES, GK_GEMM_SKINNY_SMEM);
 #endif
-    const int shapes[][3] = {{16, 8192, 8192}, {16, 28672, 8192}, {128, 8192, 8192}, {128, 28672, 8192},
+    const int mid = argc > 1 && !strcmp(argv[1], "mid");
+    const int mid_shapes[][3] = {{128, 8192, 8192}, {96, 8192, 8192}, {65, 8192, 8192},  {128, 4096, 4096},
+                                 {128, 14336, 4096}, {100, 28672, 8192}, {128, 28672, 8192}, {128, 1000, 8192}};
+    const int all_shapes[][3] = {{16, 8192, 8192}, {16, 28672, 8192}, {128, 8192, 8192}, {128, 28672, 8192},
                              {1, 8192, 8192},  {1, 28672, 8192},  {5, 4100, 1000},   {16, 1000, 65536},
                              {64, 8192, 8192}, {256, 8192, 8192}, {128, 1000, 8192}, {8192, 8192, 8192},
                              {32, 8192, 8192}, {32, 28672, 8192}, {64, 28672, 8192}, {48, 4100, 1000}};
     const int split_list[] = {1, 2, 3, 4, 5, 6, 7, 8, 10, 12, 16, 32};
     int bad = 0;
-    for (const auto &s : shapes) {
+    const int nshape = mid ? 8 : 16;
+    for (int si = 0; si < nshape; si++) {
+        const int *s = mid ? mid_shapes[si] : all_shapes[si];
         const int m = s[0], n = s[1], k = s[2];
         if (only_skinny && m > 16) continue;
         const double bytes = 2.0 * ((double)m * k + (double)n * k + (double)m * n), bound = bytes / (copy * 1e9);
@@ -101,12 +107,13 @@ int main(int argc, char **argv)
                m, n, k, bound * 1e6, tc * 1e6, 100 * bound / tc, pl.config, pl.splits, td * 1e6, 100 * bound / td,
                tc / td);
         for (int cfg = m <= 16 ? GK_GEMM_SKINNY : 1; cfg < gk_gemm_config_count(); cfg++) {
-            if (gk_gemm_config_info(cfg).swap && gk_gemm_config_info(cfg).bm < m) continue;
+            if (gk_gemm_config_info(cfg).swap && gk_gemm_config_info(cfg).bm * (mid ? 2 : 1) < m) continue;
             if (cfg == -1 || cfg == 2) continue; // the dispatcher; the element-wise-load kernels
             if (only_skinny && cfg != GK_GEMM_SKINNY) break;
             printf("  cfg %d %-22s", cfg, cfg < 0 ? "skinny" : gk_gemm_config_info(cfg).name);
             for (int sp : split_list) {
                 if (m >= 2048 && sp > 1) break; // large shapes: one split, for the tile's rate
+                if (mid && sp > 8) break;
                 CK(cudaMemset(d, 0xff, (size_t)m * n * 2));
                 CK(gk_gemm_ex(cfg, sp, GK_BF16, d, GK_BF16, n, x, k, 0, w, k + pad, 1, NULL, 0, NULL, m, n, k, 1.0f, 0.0f,
                               GK_ACT_NONE, ws, G, 0));
