@@ -717,8 +717,9 @@ GK_DEV int gk_gemm_wg_consume(char *smem, unsigned long long *full, unsigned lon
     return it;
 }
 
-GK_DEV void gk_gemm_wg_run(const gk_gemm_args *p, const CUtensorMap *tma, const CUtensorMap *tmb, int dt, int ta, int tb,
-                           int bm, int bn, int stages, int persistent, float *acc)
+GK_DEV void gk_gemm_wg_run(const gk_gemm_args *p, const CUtensorMap *tma, const CUtensorMap *tmb,
+                           const CUtensorMap *tma_last, const CUtensorMap *tmb_last, int dt, int ta, int tb, int bm,
+                           int bn, int stages, int persistent, float *acc)
 {
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
     extern __shared__ uint4 gk_gemm_smem[];
@@ -734,6 +735,7 @@ GK_DEV void gk_gemm_wg_run(const gk_gemm_args *p, const CUtensorMap *tma, const 
        tile order; a block takes items blockIdx .. step gridDim (one each when the grid has one
        block per item, several when it is persistent) */
     const int tiles = p->tiles_m * p->tiles_n, splits = (p->k + p->k_per_split - 1) / p->k_per_split;
+    const int ea = swap ? p->n : p->m, eb = swap ? p->m : p->n; /* rows of the MMAs' A and B operands */
     const int first = blockIdx.y * gridDim.x + blockIdx.x, step = gridDim.x * gridDim.y, items = tiles * splits;
     const int wg = threadIdx.x >> 7;
 
@@ -755,17 +757,27 @@ GK_DEV void gk_gemm_wg_run(const gk_gemm_args *p, const CUtensorMap *tma, const 
             int m0, n0, split, k_begin, ktiles;
             gk_gemm_wg_item(p, item, tiles, bm, bn, &m0, &n0, &split, &k_begin, &ktiles);
             const int ra = swap ? n0 : m0, rb = swap ? m0 : n0; /* the MMAs' A and B tile rows */
+            /* only rows inside the operand are loaded: TMA's zero fill of rows past its end is
+               slow (H200, x[65, 8192] w[8192, 8192]^T on 128 x 64 tiles: 70.6 us with 63 of
+               A's 128 box rows past M, 49.5 with them inside). A K-major operand's last tile
+               row takes a map whose box is only its rows (*_last), an MN-major one loads only
+               its panels that hold rows; the rest of the stage keeps stale values, which reach
+               only D's rows and columns past M and N (never stored). Past K, zero fill stays. */
+            const int la = ea - ra < mm, lb = eb - rb < mn;
+            const int pa = la ? (ea - ra + 63) / 64 : mm / 64, pb = lb ? (eb - rb + 63) / 64 : mn / 64;
+            const CUtensorMap *ma = la ? tma_last : tma, *mb = lb ? tmb_last : tmb;
+            const int tx = (ta ? pa * 8192 : (la ? ea - ra : mm) * 128) + (tb ? (lb ? eb - rb : mn) * 128 : pb * 8192);
             for (int kt = 0; kt < ktiles; kt++, it++) {
                 const int s = it % stages, k = k_begin + kt * GK_GEMM_WG_BK;
                 if (it >= stages) gk_mbar_wait(empty + s, (it / stages - 1) & 1);
                 char *sa = smem + s * stage_bytes, *sb = sa + a_bytes;
-                gk_mbar_arrive_expect_tx(full + s, stage_bytes);
-                if (!ta) gk_tma_load_2d(sa, tma, full + s, k, ra);
+                gk_mbar_arrive_expect_tx(full + s, tx);
+                if (!ta) gk_tma_load_2d(sa, ma, full + s, k, ra);
                 else
-                    for (int i = 0; i < mm / 64; i++) gk_tma_load_2d(sa + i * 8192, tma, full + s, ra + i * 64, k);
-                if (tb) gk_tma_load_2d(sb, tmb, full + s, k, rb);
+                    for (int i = 0; i < pa; i++) gk_tma_load_2d(sa + i * 8192, tma, full + s, ra + i * 64, k);
+                if (tb) gk_tma_load_2d(sb, mb, full + s, k, rb);
                 else
-                    for (int i = 0; i < mn / 64; i++) gk_tma_load_2d(sb + i * 8192, tmb, full + s, rb + i * 64, k);
+                    for (int i = 0; i < pb; i++) gk_tma_load_2d(sb + i * 8192, tmb, full + s, rb + i * 64, k);
             }
         }
         return;
@@ -776,11 +788,11 @@ GK_DEV void gk_gemm_wg_run(const gk_gemm_args *p, const CUtensorMap *tma, const 
         int m0, n0, split, k_begin, ktiles;
         gk_gemm_wg_item(p, item, tiles, bm, bn, &m0, &n0, &split, &k_begin, &ktiles);
         /* a last tile column at most half full (N % BN in 1 .. BN / 2) runs the half-width
-           wgmma, half the MMAs; the TMA boxes stay whole (past N, TMA's zero fill). 4095 x
+           wgmma, half the MMAs (the producer loads only the rows or panels inside N). 4095 x
            4097 on 128 x 256 tiles: 243-246 us, was 284 (its 32 one-column tiles did a whole
            tile's MMAs); on 256 x 128: 244-246, was 246 (gk_bench/RESULTS.md). The GPU tests'
            1030 x 300 runs it on every configuration, layout and split count. */
-        if (!swap && p->n - n0 <= bn / 2) {
+        if (!swap && bn > 64 && p->n - n0 <= bn / 2) {
             it = gk_gemm_wg_consume(smem, full, empty, stage_bytes, a_bytes, dt, ta, tb, bm, bn / 2, stages, ktiles, it,
                                     acc);
             gk_gemm_wg_store(p, acc, epi, persistent, wg - 1, bm, bn / 2, m0, n0, split);
@@ -823,14 +835,15 @@ typedef void (*gk_gemm_kernel)(gk_gemm_args);
                                                  (BM) / (WM) * ((BN) / (WN)) * 32,                                 \
                                                  gk_gemm_smem_bytes_c(BM, BN, BK, STAGES), VEC, 0, 0, 0, 0};
 
-typedef void (*gk_gemm_wg_kernel)(gk_gemm_args, CUtensorMap, CUtensorMap);
+typedef void (*gk_gemm_wg_kernel)(gk_gemm_args, CUtensorMap, CUtensorMap, CUtensorMap, CUtensorMap);
 
 /* One wgmma configuration: a BM x BN x 64 tile, STAGES TMA stages, a block per tile or a
    persistent grid of one block per SM (PERSIST), kernels per layout. */
 #define GK_DEFINE_GEMM_WGMMA(name, dt, BM, BN, STAGES, PERSIST, RATE)                                             \
     static_assert((BM) == 128 || (BM) == 256 || (((BM) == 16 || (BM) == 64) && (BN) == 128),                    \
                   #name ": BM is 128 or 256 (one or two m64 slices a consumer), or 16 or 64 with BN 128 (swapped)"); \
-    static_assert((BN) == 128 || (BN) == 256, #name ": BN is 128 or 256 (wgmma n; 16 rows of a swapped tile)"); \
+    static_assert((BN) == 64 || (BN) == 128 || (BN) == 256,                                                    \
+                  #name ": BN is 64, 128 or 256 (wgmma n; 16 rows of a swapped tile)");                       \
     static_assert((BM) * (BN) <= 128 * 256, #name ": at most 128 accumulators a consumer thread");           \
     static_assert((STAGES) >= 2, #name ": at least 2 stages");                                                 \
     static_assert(gk_gemm_wg_smem_bytes_c(BM, BN, STAGES, PERSIST) <= 227 * 1024,                              \
@@ -850,10 +863,11 @@ typedef void (*gk_gemm_wg_kernel)(gk_gemm_args, CUtensorMap, CUtensorMap);
 #define GK_GEMM_WG_KERNEL(kname, dt, TA, TB, BM, BN, STAGES, PERSIST)                                          \
     static __global__ void __launch_bounds__(GK_GEMM_WG_THREADS, 1)                                            \
         kname(const __grid_constant__ gk_gemm_args p, const __grid_constant__ CUtensorMap tma,                  \
-              const __grid_constant__ CUtensorMap tmb)                                                         \
+              const __grid_constant__ CUtensorMap tmb, const __grid_constant__ CUtensorMap tma_last,           \
+              const __grid_constant__ CUtensorMap tmb_last)                                                    \
     {                                                                                                          \
         float acc[(BM) * (BN) / 256];                                                                          \
-        gk_gemm_wg_run(&p, &tma, &tmb, dt, TA, TB, BM, BN, STAGES, PERSIST, acc);                              \
+        gk_gemm_wg_run(&p, &tma, &tmb, &tma_last, &tmb_last, dt, TA, TB, BM, BN, STAGES, PERSIST, acc);        \
     }
 
 #define gk_gemm_smem_bytes_c(BM, BN, BK, STAGES) ((STAGES) * ((BM) + (BN)) * (BK) * 2)
@@ -1230,6 +1244,10 @@ static __global__ void __launch_bounds__(256, 1) gk_sgemm_pipelined_vb_kernel(gk
      not persistent within 2 us.
    A swapped tile's RATE is its TFLOP/s at N = 28672 and M = its BM (the time model does not
    use it).
+   - 128 x 64 x 64, 8 stages of 24 KB: twice the blocks of 128 x 128 where both fill one wave,
+     for B-bound shapes of 64 < M <= 128: x[M, 8192] w[8192, 8192]^T 47.3 / 47.6 / 48.1 us at
+     M = 65 / 96 / 128 (128 x 128: 55.5 / 54.7 / 55.8; cuBLAS 43.7 / 44.3 / 44.8). 426 TFLOP/s
+     at 8192^3 (its B tile reused half as often), so the time model leaves it out of larger M.
    Measured on the H200 (TFLOP/s at 4096^3 / 8192^3 NT, //gk_bench:gemm
    at commit 7ceb8c4; gk_bench/sweep/gemm_sweep.cu runs, without the bench's idle pause between
    rows, read up to 5% apart):
@@ -1253,7 +1271,8 @@ static __global__ void __launch_bounds__(256, 1) gk_sgemm_pipelined_vb_kernel(gk
     X(wg256x128x64_s4, 256, 128, 4, 0, 670) \
     X(wg128x128x64_s6, 128, 128, 6, 0, 623) \
     X(wg16x128x64_s8_p, 16, 128, 8, 1, 58)  \
-    X(wg64x128x64_s7_p, 64, 128, 7, 1, 223)
+    X(wg64x128x64_s7_p, 64, 128, 7, 1, 223) \
+    X(wg128x64x64_s8, 128, 64, 8, 0, 426)
 #endif
 
 #define GK_GEMM_X_DEFINE(tile, BM, BN, BK, WM, WN, STAGES, MINB, DBUF, VEC)                           \
@@ -1342,6 +1361,18 @@ static cudaError_t gk_gemm_tensor_map(const char *fn, CUtensorMap *map, const vo
                               CU_TENSOR_MAP_SWIZZLE_128B, CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
                               CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
     if (r != CUDA_SUCCESS) return gk__fail(cudaErrorInvalidValue, fn, "cuTensorMapEncodeTiled failed (CUresult %d)", (int)r);
+    return cudaSuccess;
+}
+
+/* An MMA operand's tensor maps: K-major ([rows, K], tiles of tile_rows rows) boxes of tile_rows
+   rows, and in *last boxes of the last tile row's rows (rows % tile_rows, when not 0), so that no
+   box row lies past the operand (gk_gemm_wg_run); MN-major, [64][64] panels, *last unused. */
+static cudaError_t gk_gemm_tensor_maps(const char *fn, CUtensorMap *map, CUtensorMap *last, const void *x, int dt,
+                                       int64_t rows, int64_t cols, int64_t ld, int k_major, int tile_rows)
+{
+    GK_TRY(gk_gemm_tensor_map(fn, map, x, dt, rows, cols, ld, k_major ? tile_rows : 64));
+    *last = *map;
+    if (k_major && rows % tile_rows) GK_TRY(gk_gemm_tensor_map(fn, last, x, dt, rows, cols, ld, (int)(rows % tile_rows)));
     return cudaSuccess;
 }
 
@@ -1497,8 +1528,9 @@ static int64_t gk_gemm_decode_splits(int64_t t, int64_t k, int64_t slots)
      256 x 128: 528 tiles, 4 waves, where 128 x 256 needs 544, 5 waves; M = 128, N = 28672
      takes 128 x 256: 112 tiles in one wave, 133 us against 140 for 224 of 128 x 128). K is
      split (from K >= 1024, each split >= 512 of K) only when the tiles would leave two
-     thirds of the SMs idle, into as many splits as one wave holds (M = 128, N = 8192: 64
-     tiles of 128 x 128 unsplit, 55 us; 2 splits 59, 128 x 256 in 4 splits 62).
+     thirds of the SMs idle, into as many splits as one wave holds (M = 128, N = 8192: 128
+     tiles of 128 x 64 unsplit, 48 us; 128 x 128 unsplit 56, in 2 splits 58; 128 x 256 in 4
+     splits 62).
    - Otherwise (mma.sync): the large tile when its tiles fill every SM at least once, else the
      small tile (4x the blocks), splitting K (same bounds) until 3 blocks per SM are resident:
      the resident blocks' cp.async stages are the bytes in flight.
@@ -1725,15 +1757,15 @@ GK_IMPL cudaError_t gk_gemm_ex(int config, int splits, int in_dtype, void *d, in
     dim3 grid((unsigned)((int64_t)p.tiles_m * p.tiles_n), (unsigned)splits);
     if (cfg->persistent) grid = dim3((unsigned)((int64_t)grid.x * splits < sms ? (int64_t)grid.x * splits : sms), 1);
     if (cfg->wgmma) {
-        CUtensorMap ma, mb;
+        CUtensorMap ma, mb, ma_last, mb_last;
         if (cfg->swap) {
-            GK_TRY(gk_gemm_tensor_map(fn, &ma, b, in_dtype, rows_b, cols_b, ldb, trans_b ? cfg->bn : 64));
-            GK_TRY(gk_gemm_tensor_map(fn, &mb, a, in_dtype, rows_a, cols_a, lda, cfg->bm));
+            GK_TRY(gk_gemm_tensor_maps(fn, &ma, &ma_last, b, in_dtype, rows_b, cols_b, ldb, trans_b, cfg->bn));
+            GK_TRY(gk_gemm_tensor_maps(fn, &mb, &mb_last, a, in_dtype, rows_a, cols_a, lda, 1, cfg->bm));
         } else {
-            GK_TRY(gk_gemm_tensor_map(fn, &ma, a, in_dtype, rows_a, cols_a, lda, trans_a ? 64 : cfg->bm));
-            GK_TRY(gk_gemm_tensor_map(fn, &mb, b, in_dtype, rows_b, cols_b, ldb, trans_b ? cfg->bn : 64));
+            GK_TRY(gk_gemm_tensor_maps(fn, &ma, &ma_last, a, in_dtype, rows_a, cols_a, lda, !trans_a, cfg->bm));
+            GK_TRY(gk_gemm_tensor_maps(fn, &mb, &mb_last, b, in_dtype, rows_b, cols_b, ldb, trans_b, cfg->bn));
         }
-        ((gk_gemm_wg_kernel)kern)<<<grid, cfg->threads, cfg->smem_bytes, stream>>>(p, ma, mb);
+        ((gk_gemm_wg_kernel)kern)<<<grid, cfg->threads, cfg->smem_bytes, stream>>>(p, ma, mb, ma_last, mb_last);
     } else {
         ((gk_gemm_kernel)kern)<<<grid, cfg->threads, cfg->smem_bytes, stream>>>(p);
     }

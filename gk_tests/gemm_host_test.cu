@@ -422,7 +422,7 @@ TEST(GemmConfig, DerivedSizesAndRules)
             EXPECT_EQ(g.threads, 384);
             EXPECT_EQ(g.swap, g.bm < 128 ? 1 : 0);
             EXPECT_TRUE(g.bm == 128 || g.bm == 256 || ((g.bm == 16 || g.bm == 64) && g.bn == 128)) << g.bm;
-            EXPECT_TRUE(g.bn == 128 || g.bn == 256) << g.bn;
+            EXPECT_TRUE(g.bn == 64 || g.bn == 128 || g.bn == 256) << g.bn;
             EXPECT_LE(g.bm * g.bn / 256, 128);
             EXPECT_EQ(g.wm, g.swap ? g.bm : g.bm / 2);
             EXPECT_EQ(g.wn, g.swap ? g.bn / 2 : g.bn);
@@ -569,10 +569,13 @@ TEST(GemmDispatch, WgmmaTilesByWaves)
         {4095, 4097, 4093, 1, 1, "wg256x128x64_s4", 1},
         // M = 128, N = 28672: 112 tiles of 128 x 256 in one (partial) wave beat 224 of 128 x 128
         {128, 28672, 8192, 1, 1, "wg128x256x64_s4", 1},
-        // M = 128, N = 8192: 64 tiles of 128 x 128, half the SMs: not split
-        {128, 8192, 8192, 1, 1, "wg128x128x64_s6", 1},
-        // M = 256, N = 1024: 16 tiles of 128 x 128, K split into one wave of 8 x 16 blocks
-        {256, 1024, 8192, 1, 1, "wg128x128x64_s6", 8},
+        // M = 128, N = 8192: 128 tiles of 128 x 64 (one wave, at 426 against 64 of 128 x 128 at
+        // 623): not split
+        {128, 8192, 8192, 1, 1, "wg128x64x64_s8", 1},
+        // M = 256, N = 1024: 32 tiles of 128 x 64, K split into one wave of 4 x 32 blocks
+        {256, 1024, 8192, 1, 1, "wg128x64x64_s8", 4},
+        // M = 256, N = 8192: 128 tiles of 128 x 128 in one wave beat 256 of 128 x 64 in two
+        {256, 8192, 8192, 1, 1, "wg128x128x64_s6", 1},
         // decode, A row-major: the swapped 16 x 128 tile, K split only until 64 blocks stream B
         // (N = 8192: 64 tiles, none; N = 1000: 8 tiles, 8 splits)
         {16, 8192, 8192, 1, 1, "wg16x128x64_s8_p", 1},
@@ -590,7 +593,7 @@ TEST(GemmDispatch, WgmmaTilesByWaves)
         // short K is not split; one tile is one block
         {16, 8192, 512, 1, 1, "wg16x128x64_s8_p", 1},
         {17, 33, 65, 1, 1, "wg64x128x64_s7_p", 1},
-        {65, 33, 65, 1, 1, "wg128x128x64_s6", 1},
+        {65, 33, 65, 1, 1, "wg128x64x64_s8", 1},
     };
     for (const auto &c : picks) expect_pick(c.m, c.n, c.k, c.a_row_major, c.wg, c.tile, c.splits);
     gk_gemm_plan pl;

@@ -17,6 +17,8 @@
     X(wg64x128x64_s8, 64, 128, 8, 0, 1)       \
     X(wg128x64x64_s8, 128, 64, 8, 0, 426)     \
     X(wg128x64x64_s6_p, 128, 64, 6, 1, 426)
+// Rejected here: the 64 x 128 swapped tile not persistent (8 stages) and the 128 x 64 tile
+// persistent (6 stages); results/2026-11-30/gemm_decode_sweep_*_box.txt.
 #define GK_IMPLEMENTATION
 #include "gk/gk_gemm.cuh"
 // The skinny kernel (M <= 16, NT) is a rejected candidate: apply gk_bench/sweep/gemm_skinny_m16.patch
@@ -80,14 +82,15 @@ int main(int argc, char **argv)
 #endif
     const int mid = argc > 1 && !strcmp(argv[1], "mid");
     const int mid_shapes[][3] = {{128, 8192, 8192}, {96, 8192, 8192}, {65, 8192, 8192},  {128, 4096, 4096},
-                                 {128, 14336, 4096}, {100, 28672, 8192}, {128, 28672, 8192}, {128, 1000, 8192}};
+                                 {128, 14336, 4096}, {100, 28672, 8192}, {128, 28672, 8192}, {128, 1000, 8192},
+                                 {256, 1024, 8192},  {256, 8192, 8192}};
     const int all_shapes[][3] = {{16, 8192, 8192}, {16, 28672, 8192}, {128, 8192, 8192}, {128, 28672, 8192},
                              {1, 8192, 8192},  {1, 28672, 8192},  {5, 4100, 1000},   {16, 1000, 65536},
                              {64, 8192, 8192}, {256, 8192, 8192}, {128, 1000, 8192}, {8192, 8192, 8192},
                              {32, 8192, 8192}, {32, 28672, 8192}, {64, 28672, 8192}, {48, 4100, 1000}};
     const int split_list[] = {1, 2, 3, 4, 5, 6, 7, 8, 10, 12, 16, 32};
     int bad = 0;
-    const int nshape = mid ? 8 : 16;
+    const int nshape = mid ? 10 : 16;
     for (int si = 0; si < nshape; si++) {
         const int *s = mid ? mid_shapes[si] : all_shapes[si];
         const int m = s[0], n = s[1], k = s[2];
