@@ -66,17 +66,19 @@
      aligned are repacked into the workspace or, without one, read by element-wise loads.
 
    MEASURED (H200, gk_bench/RESULTS.md; ceilings measured in the same process)
-     bf16 on wgmma (sm_90a): 636 / 705 TFLOP/s at 4096^3 / 8192^3 NT, 66% / 73% of the
-     measured wgmma rate (969) and 0.83x / 0.92x cuBLAS; LLM shapes at M = 2048 0.91x / 0.92x;
-     4095 x 4097 x 4093 with unaligned rows 262 us, 0.82x of 4096^3 (3.4x cuBLAS): the repack, a
+     bf16 on wgmma (sm_90a): 631 / 703 TFLOP/s at 4096^3 / 8192^3 NT, 66% / 73% of the
+     measured wgmma rate (960) and 0.83x / 0.93x cuBLAS, its k-tiles at cuBLAS's rate and ~12 us
+     a round of tiles in fill and epilogue against cuBLAS's ~2 (RESULTS.md); LLM shapes at
+     M = 2048 0.91x / 0.92x;
+     4095 x 4097 x 4093 with unaligned rows 263 us, 0.83x of 4096^3 (3.4x cuBLAS): the repack, a
      launch of its own at 96% of a cudaMemcpy of its bytes, is ~38 of those us; reading the
      rows in place and copying them inside the GEMM launch both measured slower (RESULTS.md,
      "The odd shape"). Decode, x[M, 8192] w[N, 8192]^T, bound by the bytes of w: M = 16 on the
-     swapped 16 x 128 tile 46 / 129 us for N = 8192 / 28672 (69% / 86% of the copy bound, 0.95x /
-     0.98x cuBLAS), M = 64 on the swapped 64 x 128 tile 50 / 135 us (0.93x / 0.95x), M = 128 on
-     wgmma 56 / 137 us (0.83x / 1.00x). bf16 on mma.sync
-     (sm_80, sm_90 builds): 336 / 374, 52-58% of the register-only mma.sync rate (645). fp32
-     4096^3: pipelined 49.0 TFLOP/s, 0.95x cuBLAS SGEMM without TF32 (warp-tiled 40.7).
+     swapped 16 x 128 tile 46 / 130 us for N = 8192 / 28672 (68% / 85% of the copy bound, 0.96x /
+     0.95x cuBLAS), M = 64 on the swapped 64 x 128 tile 49 / 135 us (sweep), M = 128 on the
+     128 x 64 / 128 x 256 tiles 49 / 137 us (0.96x / 1.00x). bf16 on mma.sync
+     (sm_80, sm_90 builds): 338 / 334, 52% of the register-only mma.sync rate (647). fp32
+     4096^3: pipelined 48.9 TFLOP/s, 0.96x cuBLAS SGEMM without TF32 (warp-tiled 40.7).
 
    CONFIGURATION MACROS
      GK_GEMM_GROUP_M (8)      tile rows per rasterization group: a group of 8 x N-tiles walks down
@@ -91,9 +93,9 @@
      threads, shared-memory bytes and swizzle follow from them and are checked at compile time
      in plain words.
      GK_DEFINE_GEMM_WGMMA(name, dt, BM, BN, STAGES, PERSIST, RATE) writes the sm_90a kernels (per
-     layout) and the config of a BM x BN x 64 tile (BM, BN 128 or 256, not both 256; or BM 16
-     or 64, BN 128: a swapped tile, whose MMAs compute D^T, for A row-major only) with STAGES
-     TMA stages: a producer warpgroup and two wgmma consumer warpgroups, one block per SM (or a
+     layout) and the config of a BM x BN x 64 tile (BM 128 or 256, BN 64, 128 or 256, not both
+     256; or BM 16 or 64, BN 128: a swapped tile, whose MMAs compute D^T, for A row-major only)
+     with STAGES TMA stages: a producer warpgroup and two wgmma consumer warpgroups, one block per SM (or a
      persistent grid of them, PERSIST). RATE is the tile's measured TFLOP/s (8192^3 NT), which
      the dispatcher's time model divides by. Tiles of a last column at most half full run the
      half-width wgmma (n = BN / 2).
