@@ -22,6 +22,7 @@
     X(wg64x128x64_s7_p, 64, 128, 7, 1, 223)     \
     X(wg128x64x64_s8, 128, 64, 8, 0, 426)       \
     X(wg128x128x64_s4_p, 128, 128, 4, 1, 1)     \
+    X(wg128x128x64_s6_p, 128, 128, 6, 1, 1)     \
     GK_SWEEP_WIDE_P(X)
 #define GK_IMPLEMENTATION
 #include "gk/gk_gemm.cuh"
