@@ -7,10 +7,11 @@
 // those configurations (gk_gemm_ex, 1 split) beside the dispatcher.
 // Configurations 3..8 are the shipped ones, 9 the rejected persistent 128 x 128; with
 // -DGK_SWEEP_PERSISTENT_WIDE and gk_bench/sweep/gemm_persistent_128x256.patch applied to the
-// header (an epilogue buffer of 32 / 16 columns a pass), 10 and 11 the persistent 128 x 256 and
-// 256 x 128 (rejected, RESULTS.md).
+// header (an epilogue buffer of 32 / 16 columns a pass), 10..12 the persistent 128 x 128 with 6
+// stages, 128 x 256 and 256 x 128 (all rejected, RESULTS.md).
 #ifdef GK_SWEEP_PERSISTENT_WIDE
-#define GK_SWEEP_WIDE_P(X) X(wg128x256x64_s4_p, 128, 256, 4, 1, 1) X(wg256x128x64_s4_p, 256, 128, 4, 1, 1)
+#define GK_SWEEP_WIDE_P(X) \
+    X(wg128x128x64_s6_p, 128, 128, 6, 1, 1) X(wg128x256x64_s4_p, 128, 256, 4, 1, 1) X(wg256x128x64_s4_p, 256, 128, 4, 1, 1)
 #else
 #define GK_SWEEP_WIDE_P(X)
 #endif
@@ -22,7 +23,6 @@
     X(wg64x128x64_s7_p, 64, 128, 7, 1, 223)     \
     X(wg128x64x64_s8, 128, 64, 8, 0, 426)       \
     X(wg128x128x64_s4_p, 128, 128, 4, 1, 1)     \
-    X(wg128x128x64_s6_p, 128, 128, 6, 1, 1)     \
     GK_SWEEP_WIDE_P(X)
 #define GK_IMPLEMENTATION
 #include "gk/gk_gemm.cuh"
