@@ -202,7 +202,28 @@ struct MmaRun {
     int64_t ws_adjust = 0;
     int ws_expect = -1;      // 1: the workspace must be written, 0: it must stay untouched
     int64_t sample_rows = 0; // rows checked against the reference (0: all)
+    bool poison_smem = false; // every SM's shared memory all NaN right before the GEMM launch
 };
+
+// Fills the block's whole dynamic shared memory with NaN (all-ones bytes). Shared memory is not
+// cleared between kernels: a block of the next kernel on the SM finds these bytes.
+static __global__ void poison_shared_memory(int bytes)
+{
+    extern __shared__ unsigned smem_words[];
+    for (int i = threadIdx.x; i < bytes / 4; i += blockDim.x) smem_words[i] = 0xffffffffu;
+}
+
+// Launches poison_shared_memory on every SM (two blocks of the largest opt-in size an SM).
+static cudaError_t poison_every_sm()
+{
+    int dev, sms, bytes;
+    GK_TRY(cudaGetDevice(&dev));
+    GK_TRY(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev));
+    GK_TRY(cudaDeviceGetAttribute(&bytes, cudaDevAttrMaxSharedMemoryPerBlockOptin, dev));
+    GK_TRY(cudaFuncSetAttribute(poison_shared_memory, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes));
+    poison_shared_memory<<<2 * sms, 1024, bytes>>>(bytes);
+    return cudaGetLastError();
+}
 
 // A run of the given dtypes, shape and layout (trans_a = layout / 2, trans_b = layout % 2).
 static MmaRun mma_run(int in_dt, int d_dt, int64_t m, int64_t n, int64_t k, int layout)
@@ -292,6 +313,7 @@ static void run_mma(const MmaRun &p, std::vector<unsigned char> *d_bytes = nullp
         EXPECT_TRUE(after.bytes == before.bytes) << "D written by a refused call";
         return;
     }
+    if (p.poison_smem) GK_CUDA_OK(poison_every_sm());
     if (p.config != -1 || p.splits != 0)
         GK_CUDA_OK(gk_gemm_ex(p.config, p.splits, p.in_dt, dd.ptr(), p.d_dt, ldd, da.ptr(), lda, p.ta, db.ptr(), ldb,
                               p.tb, c, ldc, bias, m, n, k, p.alpha, p.beta, p.act, ws, ws_bytes, 0));
@@ -539,6 +561,30 @@ TEST(GemmGpu, SplitPartialRowsOffSixteenBytes)
             run_mma(p);
             if (HasFailure()) return;
         }
+}
+
+// The wgmma kernels load only the rows of a tile inside the operand (TMA's zero fill of rows past
+// its end is slow); the rest of the stage keeps whatever shared memory held, which may reach only
+// D's rows past M and columns past N. Shared memory all NaN right before each launch, partial last
+// tiles in M and N (M = 37: one partial tile row; M = 1030: 1030 = 8 x 128 + 6 = 4 x 256 + 6),
+// every configuration and layout, K split or not: a stale value reaching D shows as NaN.
+TEST(GemmGpu, StaleSharedMemoryStaysPastTheEdges)
+{
+    GK_REQUIRE_GPU();
+    int v = 0;
+    for (int config = 0; config < gk_gemm_config_count(); config++)
+        for (int64_t m : {37, 1030})
+            for (int layout = 0; layout < 4; layout++) {
+                MmaRun p = mma_run(v % 2 ? GK_F16 : GK_BF16, kDDtypes[v % 3], m, 300, 1100, layout);
+                p.config = config;
+                p.splits = v % 2 ? 3 : 1;
+                if (p.splits > 1) p.ws_splits = p.splits;
+                else p.ws_plan = true;
+                p.poison_smem = true;
+                set_epilogue(&p, v++);
+                run_mma(p);
+                if (HasFailure()) return;
+            }
 }
 
 // Leading dimensions past the row by 3, 8 and 64 for A, B, C and D at once, every layout.
