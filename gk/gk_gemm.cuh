@@ -793,7 +793,8 @@ GK_DEV void gk_gemm_wg_run(const gk_gemm_args *p, const CUtensorMap *tma, const 
            wgmma, half the MMAs (the producer loads only the rows or panels inside N). 4095 x
            4097 on 128 x 256 tiles: 243-246 us, was 284 (its 32 one-column tiles did a whole
            tile's MMAs); on 256 x 128: 244-246, was 246 (gk_bench/RESULTS.md). The GPU tests'
-           1030 x 300 runs it on every configuration, layout and split count. */
+           1030 x 300 runs it on every configuration, layout and split count. Not for BN 64
+           (no n = 32 wgmma here). */
         if (!swap && bn > 64 && p->n - n0 <= bn / 2) {
             it = gk_gemm_wg_consume(smem, full, empty, stage_bytes, a_bytes, dt, ta, tb, bm, bn / 2, stages, ktiles, it,
                                     acc);
