@@ -1,22 +1,22 @@
-/* gk_core.cuh - gk core v0.1: dtypes, errors, argument validation, 16-byte memory ops,
+/* gk_core.cuh - gk core v0.2: dtypes, errors, argument validation, 16-byte memory ops,
    warp and block reductions, grid sizing, the ledger.
 
-   Every gk header includes this one, and it includes only CUDA's own headers. It has no
-   implementation section: its host functions are `inline` (one copy per program, so the
-   failure reason set in one translation unit is read in another), its device functions
-   `static __device__ __forceinline__`.
+   Every gk header includes this one, and it includes only CUDA's own headers and the C library.
 
    WHAT IS INSIDE
      dtypes       gk_bf16, gk_f16, gk_e4m3, gk_e5m2 (fp8 as raw bytes), gk_int4x2 (two signed
-                  4-bit values in one byte, low nibble first); enum gk_dtype with size and name;
-                  host+device conversions gk_<a>_to_<b> (round to nearest even; fp8 saturates
-                  to the largest finite value, never inf).
+                  4-bit values in one byte, low nibble first); enum gk_dtype; gk_dtype_size,
+                  gk_dtype_name; host+device conversions gk_<a>_to_<b> (round to nearest even;
+                  fp8 saturates to the largest finite value, never inf).
      errors       every gk launcher returns cudaError_t. Bad arguments give
-                  cudaErrorInvalidValue before any CUDA call, and gk_failure_reason() names the
-                  function and the argument, e.g. "gk_add_f32: 'n' is -5; it must be >= 0".
-                  A failed launch returns the CUDA error and records its string there too.
+                  cudaErrorInvalidValue before any CUDA call; a CUDA error met on the way (no
+                  device, a failed launch) is returned as it is. Either way gk_failure_reason()
+                  names the function called and what went wrong, e.g.
+                  "gk_add_f32: 'n' is -5; it must be >= 0"; a call that succeeds clears it to "".
+                  The reason is kept per host thread.
      validation   gk_check_ptr, gk_check_nonneg, gk_check_positive, gk_check_elem_aligned,
-                  gk_check_overlap (same range or disjoint), gk_check_disjoint, gk_check_fits_i32;
+                  gk_check_overlap (same range or disjoint), gk_check_disjoint, gk_check_fits_i32,
+                  gk_check_span (bytes of a strided operand, int64 overflow refused);
                   GK_TRY(expr) returns the first error.
      memory       gk_ld16 / gk_st16, gk_ld8 / gk_st8: one 128- or 64-bit access each, aligned to
                   its size; _cs forms stream (evict-first), gk_ld16_nc takes the read-only path.
@@ -28,11 +28,27 @@
      reductions   gk_warp_sum, gk_warp_max (shfl.sync.bfly, deterministic butterfly),
                   gk_group_sum, gk_group_max (the same over aligned groups of 2..32 lanes),
                   gk_block_sum, gk_block_max (warp results through 32 floats of shared memory).
+     activations  gk_silu, gk_gelu_tanh (fp32, device).
      helpers      gk_ceil_div, gk_round_up, gk_is_aligned, gk_sm_count, gk_grid_size, gk_smem_opt_in.
-     ledger       gk_ledger {flops, bytes}; gk_roofline_seconds(ledger, flop/s, byte/s).
+     ledger       gk_ledger {flops, bytes}; gk_roofline_seconds(ledger, flop/s, byte/s);
+                  gk_gemm_ledger(m, n, k, in_dtype, d_dtype, has_c, has_bias), shared by the GEMM
+                  headers.
+
+   C, C++ AND FFI
+     The declarations (types, enums, structs, the public functions, all with C linkage) parse as
+     C11: a C program includes any gk header with CUDA's include folder on its path and links
+     an object or shared library that nvcc built from the implementation. bf16 and f16 are then
+     opaque 2-byte structs. Device code and everything C++-only are seen by nvcc alone.
+
+   IMPLEMENTATION (stb style)
+     Each header declares; its implementation is compiled where a .cu file defines
+     GK_IMPLEMENTATION (every header it includes) before including it. gk_core.cuh's part (the
+     failure reason, gk_dtype_name, the ledger functions) comes with GK_IMPLEMENTATION or
+     GK_CORE_IMPLEMENTATION; where files use the per-header GK_<NAME>_IMPLEMENTATION instead,
+     exactly one of them defines GK_CORE_IMPLEMENTATION too.
 
    CONFIG MACROS (define before including)
-     GK_STATIC        host functions become `static inline` (single-translation-unit users).
+     GK_STATIC        every function gk defines becomes static (programs of one translation unit).
 
    THE LEDGER
      A kernel's floor is T >= max(flops / peak flop/s, bytes / bandwidth). Each family header
@@ -46,36 +62,60 @@
 #ifndef GK_CORE_CUH
 #define GK_CORE_CUH
 
+#include <stddef.h>
+#include <stdint.h>
+#ifdef __cplusplus
 #include <cuda_runtime.h>
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 #include <cuda_fp8.h>
+#else
+#include <cuda_runtime_api.h> /* cudaError_t, cudaStream_t */
+#endif
+#ifdef __CUDACC__
 #include <stdarg.h>
-#include <stddef.h>
-#include <stdint.h>
 #include <stdio.h>
+#include <string.h>
+#endif
 
-#define GK_VERSION "0.1"
+#define GK_VERSION "0.2"
 
-/* GK_API: header-defined host helpers. GK_DECL / GK_IMPL: a family's public launchers, declared
-   in its header and defined once in its implementation section. */
+/* GK_DECL / GK_IMPL: the public functions, declared in a header and defined once in its
+   implementation section. GK_EXTERN_C_BEGIN / _END: their C linkage. */
 #ifdef GK_STATIC
-#define GK_API static inline
 #define GK_DECL static
 #define GK_IMPL static
 #else
-#define GK_API inline
 #define GK_DECL extern
 #define GK_IMPL
 #endif
+#ifdef __cplusplus
+#define GK_EXTERN_C_BEGIN extern "C" {
+#define GK_EXTERN_C_END }
+#else
+#define GK_EXTERN_C_BEGIN
+#define GK_EXTERN_C_END
+#endif
 
+/* GK_HD: index arithmetic for host and device (plain static inline outside nvcc); GK_DEV:
+   device building blocks; GK_HOST: host helpers of the implementation sections. */
+#ifdef __CUDACC__
 #define GK_HD static __host__ __device__ __forceinline__
 #define GK_DEV static __device__ __forceinline__
+#define GK_HOST static inline
+#else
+#define GK_HD static inline
+#endif
 
 /* ---------------------------------------------------------------- dtypes */
 
+#ifdef __cplusplus
 typedef __nv_bfloat16 gk_bf16;
 typedef __half gk_f16;
+#else
+typedef struct gk_bf16 { unsigned short bits; } gk_bf16; /* opaque in C: 2 bytes, bf16 bits */
+typedef struct gk_f16 { unsigned short bits; } gk_f16;   /* opaque in C: 2 bytes, IEEE half bits */
+#endif
 typedef unsigned char gk_e4m3;   /* OCP fp8 E4M3: bias 7, max 448, no inf, NaN = S.1111.111 */
 typedef unsigned char gk_e5m2;   /* OCP fp8 E5M2: bias 15, max 57344, IEEE-style inf and NaN */
 typedef unsigned char gk_int4x2; /* two signed int4 values, element 2i in the low nibble */
@@ -93,17 +133,32 @@ GK_HD int gk_dtype_size(int dt)
     return dt == GK_F32 ? 4 : (dt == GK_BF16 || dt == GK_F16) ? 2 : 1;
 }
 
-GK_API const char *gk_dtype_name(int dt)
-{
-    switch (dt) {
-    case GK_F32: return "f32";
-    case GK_BF16: return "bf16";
-    case GK_F16: return "f16";
-    case GK_E4M3: return "e4m3";
-    case GK_E5M2: return "e5m2";
-    default: return "?";
-    }
-}
+typedef struct gk_ledger {
+    double flops; /* floating-point operations (an FMA is 2) */
+    double bytes; /* fewest bytes through device memory: each input read once, each output written once */
+} gk_ledger;
+
+/* ---------------------------------------------------------------- public API */
+
+GK_EXTERN_C_BEGIN
+/* Why the last gk call on this host thread failed ("" after a call that succeeded). */
+GK_DECL const char *gk_failure_reason(void);
+/* "f32", "bf16", "f16", "e4m3", "e5m2", or "?" */
+GK_DECL const char *gk_dtype_name(int dtype);
+/* The roofline floor in seconds for the ledger on a device with the given ceilings. */
+GK_DECL double gk_roofline_seconds(gk_ledger l, double flops_per_s, double bytes_per_s);
+/* A GEMM's ledger: FLOPs 2 M N K; bytes: A and B of in_dtype read once, D of d_dtype written once
+   (and read as C when has_c), an fp32 bias of N when has_bias. */
+GK_DECL gk_ledger gk_gemm_ledger(int64_t m, int64_t n, int64_t k, int in_dtype, int d_dtype, int has_c, int has_bias);
+/* The thread's failure-reason buffer (GK_REASON_BYTES), for the implementation sections. */
+GK_DECL char *gk__reason_buffer(void);
+GK_EXTERN_C_END
+
+#define GK_REASON_BYTES 320
+
+#ifdef __CUDACC__
+
+/* ---------------------------------------------------------------- conversions */
 
 GK_HD float gk_bf16_to_f32(gk_bf16 x) { return __bfloat162float(x); }
 GK_HD gk_bf16 gk_f32_to_bf16(float x) { return __float2bfloat16_rn(x); }
@@ -150,23 +205,28 @@ GK_HD int gk_is_aligned(const void *p, int bytes) { return ((uintptr_t)p % (uint
 
 /* ---------------------------------------------------------------- errors and validation */
 
-/* The reason for the last gk failure on this host thread ("" if none yet). */
-GK_API char *gk__reason_buffer(void)
-{
-    static thread_local char buf[320];
-    return buf;
-}
-GK_API const char *gk_failure_reason(void) { return gk__reason_buffer(); }
-
-GK_API cudaError_t gk__fail(cudaError_t code, const char *fn, const char *fmt, ...)
+/* Records "fn: <message>" as the failure reason and returns code. */
+GK_HOST cudaError_t gk__fail(cudaError_t code, const char *fn, const char *fmt, ...)
 {
     char *buf = gk__reason_buffer();
-    int n = snprintf(buf, 320, "%s: ", fn);
+    int n = snprintf(buf, GK_REASON_BYTES, "%s: ", fn);
     va_list ap;
     va_start(ap, fmt);
-    if (n > 0 && n < 320) vsnprintf(buf + n, (size_t)(320 - n), fmt, ap);
+    if (n > 0 && n < GK_REASON_BYTES) vsnprintf(buf + n, (size_t)(GK_REASON_BYTES - n), fmt, ap);
     va_end(ap);
     return code;
+}
+
+/* A public function's body runs between these two: gk__begin clears the reason, gk__end
+   returns e, clearing the reason on success and, for an error no check has described (a CUDA
+   call's), recording it under fn's name. */
+GK_HOST void gk__begin(void) { gk__reason_buffer()[0] = '\0'; }
+
+GK_HOST cudaError_t gk__end(const char *fn, cudaError_t e)
+{
+    if (e == cudaSuccess) gk__reason_buffer()[0] = '\0';
+    else if (gk__reason_buffer()[0] == '\0') gk__fail(e, fn, "%s: %s", cudaGetErrorName(e), cudaGetErrorString(e));
+    return e;
 }
 
 #define GK_TRY(expr)                                    \
@@ -175,34 +235,34 @@ GK_API cudaError_t gk__fail(cudaError_t code, const char *fn, const char *fmt, .
         if (gk__err != cudaSuccess) return gk__err;     \
     } while (0)
 
-GK_API cudaError_t gk_check_ptr(const char *fn, const char *arg, const void *p)
+GK_HOST cudaError_t gk_check_ptr(const char *fn, const char *arg, const void *p)
 {
     if (p) return cudaSuccess;
     return gk__fail(cudaErrorInvalidValue, fn, "'%s' is a null pointer", arg);
 }
 
-GK_API cudaError_t gk_check_nonneg(const char *fn, const char *arg, int64_t v)
+GK_HOST cudaError_t gk_check_nonneg(const char *fn, const char *arg, int64_t v)
 {
     if (v >= 0) return cudaSuccess;
     return gk__fail(cudaErrorInvalidValue, fn, "'%s' is %lld; it must be >= 0", arg, (long long)v);
 }
 
-GK_API cudaError_t gk_check_positive(const char *fn, const char *arg, int64_t v)
+GK_HOST cudaError_t gk_check_positive(const char *fn, const char *arg, int64_t v)
 {
     if (v > 0) return cudaSuccess;
     return gk__fail(cudaErrorInvalidValue, fn, "'%s' is %lld; it must be > 0", arg, (long long)v);
 }
 
 /* A pointer must be aligned to its own element size (a float* on a 2-byte boundary is a bug). */
-GK_API cudaError_t gk_check_elem_aligned(const char *fn, const char *arg, const void *p, int bytes)
+GK_HOST cudaError_t gk_check_elem_aligned(const char *fn, const char *arg, const void *p, int bytes)
 {
     if (gk_is_aligned(p, bytes)) return cudaSuccess;
     return gk__fail(cudaErrorInvalidValue, fn, "'%s' (%p) is not aligned to %d bytes", arg, p, bytes);
 }
 
 /* Two ranges may be identical (in place) or disjoint; a partial overlap has no defined result. */
-GK_API cudaError_t gk_check_overlap(const char *fn, const char *arg_a, const void *a, int64_t a_bytes,
-                                    const char *arg_b, const void *b, int64_t b_bytes)
+GK_HOST cudaError_t gk_check_overlap(const char *fn, const char *arg_a, const void *a, int64_t a_bytes,
+                                     const char *arg_b, const void *b, int64_t b_bytes)
 {
     uintptr_t a0 = (uintptr_t)a, b0 = (uintptr_t)b;
     if (a0 == b0 && a_bytes == b_bytes) return cudaSuccess;
@@ -213,23 +273,37 @@ GK_API cudaError_t gk_check_overlap(const char *fn, const char *arg_a, const voi
 }
 
 /* Two ranges that must not share a byte (two outputs, or an output and a differently shaped input). */
-GK_API cudaError_t gk_check_disjoint(const char *fn, const char *arg_a, const void *a, int64_t a_bytes,
-                                     const char *arg_b, const void *b, int64_t b_bytes)
+GK_HOST cudaError_t gk_check_disjoint(const char *fn, const char *arg_a, const void *a, int64_t a_bytes,
+                                      const char *arg_b, const void *b, int64_t b_bytes)
 {
     uintptr_t a0 = (uintptr_t)a, b0 = (uintptr_t)b;
     if (a0 + (uintptr_t)a_bytes <= b0 || b0 + (uintptr_t)b_bytes <= a0) return cudaSuccess;
     return gk__fail(cudaErrorInvalidValue, fn, "'%s' and '%s' overlap (unsupported aliasing)", arg_a, arg_b);
 }
 
-GK_API cudaError_t gk_check_fits_i32(const char *fn, const char *arg, int64_t v)
+GK_HOST cudaError_t gk_check_fits_i32(const char *fn, const char *arg, int64_t v)
 {
     if (v <= 2147483647LL) return cudaSuccess;
     return gk__fail(cudaErrorInvalidValue, fn, "'%s' is %lld, past the 32-bit indexing this kernel uses",
                     arg, (long long)v);
 }
 
+/* *bytes = the bytes a [rows, cols] operand of elem-byte values with row stride ld spans,
+   ((rows - 1) ld + cols) elem (rows, cols >= 1, ld >= cols); a span past int64 is refused. */
+GK_HOST cudaError_t gk_check_span(const char *fn, const char *arg, int64_t rows, int64_t cols, int64_t ld, int elem,
+                                  int64_t *bytes)
+{
+    const int64_t most = INT64_MAX / elem;
+    if (rows > 1 && ld > (most - cols) / (rows - 1))
+        return gk__fail(cudaErrorInvalidValue, fn, "'%s' spans more than 2^63 bytes (%lld rows of stride %lld)", arg,
+                        (long long)rows, (long long)ld);
+    if (cols > most) return gk__fail(cudaErrorInvalidValue, fn, "'%s' holds more than 2^63 bytes", arg);
+    *bytes = ((rows - 1) * ld + cols) * elem;
+    return cudaSuccess;
+}
+
 /* After a launch: turns a launch error into a recorded failure. */
-GK_API cudaError_t gk_check_launch(const char *fn)
+GK_HOST cudaError_t gk_check_launch(const char *fn)
 {
     cudaError_t e = cudaGetLastError();
     if (e == cudaSuccess) return e;
@@ -238,26 +312,25 @@ GK_API cudaError_t gk_check_launch(const char *fn)
 
 /* ---------------------------------------------------------------- device and grid */
 
-/* Multiprocessors of the current device, cached per device ordinal. */
-GK_API cudaError_t gk_sm_count(int *sms)
+/* Multiprocessors of the current device, cached per device ordinal. A CUDA error is returned
+   as it is (the public function that called records it). */
+GK_HOST cudaError_t gk_sm_count(int *sms)
 {
     static int cache[64];
     int dev = 0;
-    cudaError_t e = cudaGetDevice(&dev);
-    if (e != cudaSuccess) return gk__fail(e, "gk_sm_count", "%s", cudaGetErrorString(e));
+    GK_TRY(cudaGetDevice(&dev));
     if (dev >= 0 && dev < 64 && cache[dev] > 0) {
         *sms = cache[dev];
         return cudaSuccess;
     }
-    e = cudaDeviceGetAttribute(sms, cudaDevAttrMultiProcessorCount, dev);
-    if (e != cudaSuccess) return gk__fail(e, "gk_sm_count", "%s", cudaGetErrorString(e));
+    GK_TRY(cudaDeviceGetAttribute(sms, cudaDevAttrMultiProcessorCount, dev));
     if (dev >= 0 && dev < 64) cache[dev] = *sms;
     return cudaSuccess;
 }
 
 /* Grid for a grid-stride loop: enough blocks to cover `items` once, at most one full wave of
    `blocks_per_sm` resident blocks per multiprocessor (more blocks would only queue). */
-GK_API cudaError_t gk_grid_size(int64_t items, int items_per_block, int blocks_per_sm, int *grid)
+GK_HOST cudaError_t gk_grid_size(int64_t items, int items_per_block, int blocks_per_sm, int *grid)
 {
     int sms = 0;
     GK_TRY(gk_sm_count(&sms));
@@ -269,7 +342,7 @@ GK_API cudaError_t gk_grid_size(int64_t items, int items_per_block, int blocks_p
 
 /* The dynamic shared-memory opt-in of kern (bytes over 48 KB), once per kernel and device: set
    holds a bit per device done (the first 32 devices; others set it every call). */
-GK_API cudaError_t gk_smem_opt_in(const char *fn, const void *kern, int bytes, unsigned *set)
+GK_HOST cudaError_t gk_smem_opt_in(const char *fn, const void *kern, int bytes, unsigned *set)
 {
     int dev = 0;
     GK_TRY(cudaGetDevice(&dev));
@@ -505,29 +578,64 @@ GK_DEV float gk_block_max(float v, float *scratch)
 
 /* silu(x) = x / (1 + e^-x). __fdividef, not '/': IEEE division takes a slow path on extreme
    operands (random bit patterns ran SwiGLU at half speed); past 2^126 it gives 0, the limit. */
-GK_DEV float gk_silu_f32(float x) { return __fdividef(x, 1.0f + __expf(-x)); }
+GK_DEV float gk_silu(float x) { return __fdividef(x, 1.0f + __expf(-x)); }
 
 /* 0.5 x (1 + tanh(u)), u = sqrt(2/pi) (x + 0.044715 x^3), computed as x / (1 + e^(-2u)): no
    cancellation for negative x. */
-GK_DEV float gk_gelu_tanh_f32(float x)
+GK_DEV float gk_gelu_tanh(float x)
 {
     const float u = 0.7978845608028654f * fmaf(0.044715f * x, x * x, x);
     return __fdividef(x, 1.0f + __expf(-2.0f * u));
 }
 
-/* ---------------------------------------------------------------- ledger */
 
-typedef struct gk_ledger {
-    double flops; /* floating-point operations (an FMA is 2) */
-    double bytes; /* fewest bytes through device memory: each input read once, each output written once */
-} gk_ledger;
+#endif /* __CUDACC__ */
 
-/* The roofline floor in seconds for the ledger on a device with the given ceilings. */
-GK_API double gk_roofline_seconds(gk_ledger l, double flops_per_s, double bytes_per_s)
+#endif /* GK_CORE_CUH */
+
+/* ================================================================ implementation */
+
+#if (defined(GK_IMPLEMENTATION) || defined(GK_CORE_IMPLEMENTATION)) && !defined(GK_CORE_IMPLEMENTED)
+#define GK_CORE_IMPLEMENTED
+
+GK_EXTERN_C_BEGIN
+
+GK_IMPL char *gk__reason_buffer(void)
+{
+    static thread_local char buf[GK_REASON_BYTES];
+    return buf;
+}
+
+GK_IMPL const char *gk_failure_reason(void) { return gk__reason_buffer(); }
+
+GK_IMPL const char *gk_dtype_name(int dt)
+{
+    switch (dt) {
+    case GK_F32: return "f32";
+    case GK_BF16: return "bf16";
+    case GK_F16: return "f16";
+    case GK_E4M3: return "e4m3";
+    case GK_E5M2: return "e5m2";
+    default: return "?";
+    }
+}
+
+GK_IMPL double gk_roofline_seconds(gk_ledger l, double flops_per_s, double bytes_per_s)
 {
     double tc = flops_per_s > 0 ? l.flops / flops_per_s : 0.0;
     double tm = bytes_per_s > 0 ? l.bytes / bytes_per_s : 0.0;
     return tc > tm ? tc : tm;
 }
 
-#endif /* GK_CORE_CUH */
+GK_IMPL gk_ledger gk_gemm_ledger(int64_t m, int64_t n, int64_t k, int in_dtype, int d_dtype, int has_c, int has_bias)
+{
+    gk_ledger l;
+    l.flops = 2.0 * m * n * k;
+    l.bytes = ((double)m * k + (double)k * n) * gk_dtype_size(in_dtype) +
+              (double)m * n * gk_dtype_size(d_dtype) * (has_c ? 2 : 1) + (has_bias ? 4.0 * n : 0.0);
+    return l;
+}
+
+GK_EXTERN_C_END
+
+#endif /* core implementation */

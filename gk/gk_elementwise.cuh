@@ -67,10 +67,10 @@
            fprintf(stderr, "%s\n", gk_failure_reason());
        cudaStreamSynchronize(0);
 */
+#include "gk_core.cuh"
+
 #ifndef GK_ELEMENTWISE_CUH
 #define GK_ELEMENTWISE_CUH
-
-#include "gk_core.cuh"
 
 #ifndef GK_EW_THREADS
 #define GK_EW_THREADS 256
@@ -101,6 +101,8 @@ typedef enum gk_ew_op {
 } gk_ew_op;
 
 /* ---------------------------------------------------------------- public API */
+
+GK_EXTERN_C_BEGIN
 
 GK_DECL cudaError_t gk_add_f32(float *out, const float *a, const float *b, int64_t n, cudaStream_t stream);
 GK_DECL cudaError_t gk_add_bf16(gk_bf16 *out, const gk_bf16 *a, const gk_bf16 *b, int64_t n, cudaStream_t stream);
@@ -141,6 +143,10 @@ GK_DECL cudaError_t gk_cast_f16_to_f32(float *out, const gk_f16 *in, int64_t n, 
 GK_DECL cudaError_t gk_cast_bf16_to_f16(gk_f16 *out, const gk_bf16 *in, int64_t n, cudaStream_t stream);
 GK_DECL cudaError_t gk_cast_f16_to_bf16(gk_bf16 *out, const gk_f16 *in, int64_t n, cudaStream_t stream);
 
+/* Fewest bytes and the FLOPs of one call over n output elements with n_in inputs of dt_in. */
+GK_DECL gk_ledger gk_elementwise_ledger(int op, int dt_out, int dt_in, int n_in, int64_t n);
+GK_EXTERN_C_END
+
 /* FLOPs per element of each op (exp and tanh count as one). */
 GK_HD int gk_elementwise_flops_per_elem(int op)
 {
@@ -154,14 +160,7 @@ GK_HD int gk_elementwise_flops_per_elem(int op)
     }
 }
 
-/* Fewest bytes and the FLOPs of one call over n output elements with n_in inputs of dt_in. */
-GK_API gk_ledger gk_elementwise_ledger(int op, int dt_out, int dt_in, int n_in, int64_t n)
-{
-    gk_ledger l;
-    l.bytes = (double)n * (gk_dtype_size(dt_out) + n_in * gk_dtype_size(dt_in));
-    l.flops = (double)n * gk_elementwise_flops_per_elem(op);
-    return l;
-}
+#ifdef __CUDACC__
 
 /* ---------------------------------------------------------------- device building blocks */
 
@@ -218,8 +217,8 @@ GK_DEV float gk_ew_apply(int op, float x, float y, float alpha, float beta)
     case GK_EW_ADD:
     case GK_EW_RESIDUAL_ADD: return x + y;
     case GK_EW_AXPBY: return alpha * x + beta * y;
-    case GK_EW_SWIGLU: return gk_silu_f32(x) * y;
-    case GK_EW_GELU_TANH: return gk_gelu_tanh_f32(x);
+    case GK_EW_SWIGLU: return gk_silu(x) * y;
+    case GK_EW_GELU_TANH: return gk_gelu_tanh(x);
     default: return x; /* GK_EW_CAST */
     }
 }
@@ -366,6 +365,8 @@ GK_DEV void gk_ew_rows_run(const gk_ew_rows_args a, int op, int dt_out, int dt_i
         return gk_ew_rows_launch(fn, name##_kernel, dt_out, dt_in, out, ldo, x, ldx, rows, d, stream);  \
     }
 
+#endif /* __CUDACC__ */
+
 #endif /* GK_ELEMENTWISE_CUH */
 
 /* ================================================================ implementation */
@@ -393,13 +394,15 @@ static int64_t gk_ew_head(int vec, const void *out, int dt_out, const void *in0,
 }
 
 /* names: the public function and its out, in0 and in1 arguments, for failure reasons. */
-static cudaError_t gk_ew_launch(const char *const *names, void (*kernel)(gk_ew_args), int dt_out, int dt0, int dt1,
-                                void *out, const void *in0, const void *in1, float alpha, float beta, int64_t n,
-                                cudaStream_t stream)
+static cudaError_t gk_ew_launch_checked(const char *const *names, void (*kernel)(gk_ew_args), int dt_out, int dt0,
+                                        int dt1, void *out, const void *in0, const void *in1, float alpha, float beta,
+                                        int64_t n, cudaStream_t stream)
 {
     const char *fn = names[0];
     GK_TRY(gk_check_nonneg(fn, "n", n));
     if (n == 0) return cudaSuccess;
+    int64_t bytes = 0;
+    GK_TRY(gk_check_span(fn, "n", 1, n, n, 4, &bytes)); /* every operand's bytes fit int64 */
     GK_TRY(gk_check_ptr(fn, names[1], out));
     GK_TRY(gk_check_ptr(fn, names[2], in0));
     if (dt1 >= 0) GK_TRY(gk_check_ptr(fn, names[3], in1));
@@ -430,6 +433,14 @@ static cudaError_t gk_ew_launch(const char *const *names, void (*kernel)(gk_ew_a
     return gk_check_launch(fn);
 }
 
+static cudaError_t gk_ew_launch(const char *const *names, void (*kernel)(gk_ew_args), int dt_out, int dt0, int dt1,
+                                void *out, const void *in0, const void *in1, float alpha, float beta, int64_t n,
+                                cudaStream_t stream)
+{
+    gk__begin();
+    return gk__end(names[0], gk_ew_launch_checked(names, kernel, dt_out, dt0, dt1, out, in0, in1, alpha, beta, n, stream));
+}
+
 static int gk_ew_pow2_at_least(int64_t v, int cap)
 {
     int t = 1;
@@ -437,9 +448,9 @@ static int gk_ew_pow2_at_least(int64_t v, int cap)
     return t;
 }
 
-static cudaError_t gk_ew_rows_launch(const char *fn, void (*kernel)(gk_ew_rows_args), int dt_out, int dt_in,
-                                     void *out, int64_t ldo, const void *x, int64_t ldx, int64_t rows, int64_t d,
-                                     cudaStream_t stream)
+static cudaError_t gk_ew_rows_launch_checked(const char *fn, void (*kernel)(gk_ew_rows_args), int dt_out, int dt_in,
+                                             void *out, int64_t ldo, const void *x, int64_t ldx, int64_t rows,
+                                             int64_t d, cudaStream_t stream)
 {
     GK_TRY(gk_check_nonneg(fn, "rows", rows));
     GK_TRY(gk_check_nonneg(fn, "d", d));
@@ -449,13 +460,17 @@ static cudaError_t gk_ew_rows_launch(const char *fn, void (*kernel)(gk_ew_rows_a
     const int so = gk_dtype_size(dt_out), si = gk_dtype_size(dt_in);
     GK_TRY(gk_check_elem_aligned(fn, "out", out, so));
     GK_TRY(gk_check_elem_aligned(fn, "x", x, si));
+    if (d > INT64_MAX / 4) return gk__fail(cudaErrorInvalidValue, fn, "'d' is %lld, past 2^63 bytes a row", (long long)d);
     if (ldx < 2 * d)
         return gk__fail(cudaErrorInvalidValue, fn, "'ldx' is %lld; a row of x holds 2*d = %lld elements",
                         (long long)ldx, (long long)(2 * d));
     if (ldo < d)
         return gk__fail(cudaErrorInvalidValue, fn, "'ldo' is %lld; a row of out holds d = %lld elements",
                         (long long)ldo, (long long)d);
-    GK_TRY(gk_check_overlap(fn, "out", out, ((rows - 1) * ldo + d) * so, "x", x, ((rows - 1) * ldx + 2 * d) * si));
+    int64_t out_bytes = 0, x_bytes = 0;
+    GK_TRY(gk_check_span(fn, "out", rows, d, ldo, so, &out_bytes));
+    GK_TRY(gk_check_span(fn, "x", rows, 2 * d, ldx, si, &x_bytes));
+    GK_TRY(gk_check_overlap(fn, "out", out, out_bytes, "x", x, x_bytes));
 
     gk_ew_rows_args a;
     a.out = out;
@@ -484,6 +499,14 @@ static cudaError_t gk_ew_rows_launch(const char *fn, void (*kernel)(gk_ew_rows_a
     return gk_check_launch(fn);
 }
 
+static cudaError_t gk_ew_rows_launch(const char *fn, void (*kernel)(gk_ew_rows_args), int dt_out, int dt_in,
+                                     void *out, int64_t ldo, const void *x, int64_t ldx, int64_t rows, int64_t d,
+                                     cudaStream_t stream)
+{
+    gk__begin();
+    return gk__end(fn, gk_ew_rows_launch_checked(fn, kernel, dt_out, dt_in, out, ldo, x, ldx, rows, d, stream));
+}
+
 /* The shipped kernels: one per op and dtype combination. */
 GK_DEFINE_ELEMENTWISE(gk_ew_add_f32, GK_EW_ADD, GK_F32, GK_F32, GK_F32)
 GK_DEFINE_ELEMENTWISE(gk_ew_add_bf16, GK_EW_ADD, GK_BF16, GK_BF16, GK_BF16)
@@ -509,6 +532,16 @@ GK_DEFINE_ELEMENTWISE_ROWS(gk_ew_swiglu_packed_bf16, GK_EW_SWIGLU, GK_BF16, GK_B
 GK_DEFINE_ELEMENTWISE_ROWS(gk_ew_swiglu_packed_f16, GK_EW_SWIGLU, GK_F16, GK_F16)
 
 /* Residual add is add with out == a; it has its own names because in place is its contract. */
+
+GK_EXTERN_C_BEGIN
+
+GK_IMPL gk_ledger gk_elementwise_ledger(int op, int dt_out, int dt_in, int n_in, int64_t n)
+{
+    gk_ledger l;
+    l.bytes = (double)n * (gk_dtype_size(dt_out) + n_in * gk_dtype_size(dt_in));
+    l.flops = (double)n * gk_elementwise_flops_per_elem(op);
+    return l;
+}
 
 GK_IMPL cudaError_t gk_add_f32(float *out, const float *a, const float *b, int64_t n, cudaStream_t s)
 { return gk_ew_add_f32_launch("gk_add_f32", "out", "a", "b", out, a, b, 0.0f, 0.0f, n, s); }
@@ -573,5 +606,7 @@ GK_IMPL cudaError_t gk_cast_bf16_to_f16(gk_f16 *out, const gk_bf16 *in, int64_t 
 { return gk_ew_cast_bf16_f16_launch("gk_cast_bf16_to_f16", "out", "in", "", out, in, 0, 0.0f, 0.0f, n, s); }
 GK_IMPL cudaError_t gk_cast_f16_to_bf16(gk_bf16 *out, const gk_f16 *in, int64_t n, cudaStream_t s)
 { return gk_ew_cast_f16_bf16_launch("gk_cast_f16_to_bf16", "out", "in", "", out, in, 0, 0.0f, 0.0f, n, s); }
+
+GK_EXTERN_C_END
 
 #endif /* elementwise implementation */

@@ -63,10 +63,12 @@
    DOES NOT
      launch kernels or pick tile sizes (the GEMM header does).
 */
+#include "gk_core.cuh"
+
 #ifndef GK_MMA_CUH
 #define GK_MMA_CUH
 
-#include "gk_core.cuh"
+#ifdef __CUDACC__ /* device code only: nothing here for C */
 
 /* ---------------------------------------------------------------- fragment layouts */
 
@@ -339,5 +341,7 @@ GK_DEV void gk_wgmma_m64k16(float *d, unsigned long long da, unsigned long long 
         else GK_WGMMA_LAYOUTS(N16, "f16");
     }
 }
+
+#endif /* __CUDACC__ */
 
 #endif /* GK_MMA_CUH */

@@ -94,10 +94,10 @@
        cudaError_t e = gk_rmsnorm_bf16(out, 8192, x, 8192, w, 4096, 8192, 1e-6f, stream);
        if (e != cudaSuccess) fprintf(stderr, "%s\n", gk_failure_reason());
 */
+#include "gk_core.cuh"
+
 #ifndef GK_REDUCE_CUH
 #define GK_REDUCE_CUH
-
-#include "gk_core.cuh"
 
 #ifndef GK_RD_SLOTS
 #define GK_RD_SLOTS 4
@@ -113,25 +113,6 @@
 #define GK_RD_ROW_BLOCKS(op, dt) \
     ((dt) == GK_F16 && (op) != GK_RD_RMSNORM && (op) != GK_RD_QUANT && GK_RD_MIN_BLOCKS > 1 ? GK_RD_MIN_BLOCKS - 1 \
                                                                                         : GK_RD_MIN_BLOCKS)
-/* Whether rows of whole vectors (gk_rd_end) take a kernel without per-vector checks, by kind of
-   kernel: 0 group of lanes, 1 block of 256, 2 block of 512, 3 the stash kernels (alone and split
-   over a cluster); a kernel not taken is left empty.
-   bf16, % of copy bandwidth, with checks -> without (gk_bench/RESULTS.md):
-   - groups, every op: [65536, 128] +2 to +8 (LayerNorm 44.1 -> 51.9), [262144, 64] +1 to +6;
-   - blocks of 256: LayerNorm 90.2 -> 93.9 at [16384, 8192] and 61.2 -> 67.8 at [4096, 4096];
-     RMSNorm + fp8 87.4 -> 93.9 and 54.0 -> 58.0; fp8 quantization level. RMSNorm 94.9 -> 94.2,
-     softmax 90.7 -> 89.6 at [16384, 8192] and residual add + RMSNorm 82.8 -> 80.9 at
-     [4096, 4096] lost, so those three keep the checks;
-   - blocks of 512 at [8192, 16384]: +2 to +8 (LayerNorm 80.8 -> 88.3), but softmax 80.3 -> 79.4;
-   - stash kernels at [1024, 65536]: LayerNorm 63.9 -> 70.4, fp8 quantization +2, RMSNorm + fp8
-     +1.3, residual add + RMSNorm +0.8; split at [64, 262144] +0.4 to +3. Softmax lost 2.9 points
-     and RMSNorm 0.5 (its kernel spills 4 bytes at 32 registers): they keep the checks. */
-#ifndef GK_RD_WHOLE_ROWS
-#define GK_RD_WHOLE_ROWS(op, kind)                                                                      \
-    ((kind) == 0 ||                                                                                     \
-     ((op) != GK_RD_SOFTMAX &&                                                                          \
-      ((kind) == 2 || ((op) != GK_RD_RMSNORM && ((kind) == 3 || (op) != GK_RD_RESIDUAL_RMSNORM)))))
-#endif
 /* The group kernels spill at 48 registers: 4 blocks (64); softmax's at 64 on sm_80 (f16): 2. */
 #define GK_RD_GROUP_BLOCKS(op) ((op) == GK_RD_SOFTMAX ? 2 : 4)
 /* Vectors per thread in flight per round of the one-block streaming kernel (registers: 2 x 4 each). */
@@ -171,10 +152,6 @@
 #endif
 /* Bytes past the stash of a split block: its two statistics slots (a float pair each). */
 #define GK_RD_SPLIT_SLOTS 16
-/* Whether op and dt split such rows: the f16 LayerNorm split kernel spills (16 bytes at 32
-   registers), so those rows stay on the one-block kernel. */
-#define GK_RD_SPLITS(op, dt) (!((dt) == GK_F16 && (op) == GK_RD_LAYERNORM))
-
 typedef enum gk_rd_op {
     GK_RD_RMSNORM = 0,
     GK_RD_LAYERNORM = 1,
@@ -188,28 +165,61 @@ typedef enum gk_rd_op {
 
 /* ---------------------------------------------------------------- public API */
 
-#define GK_RD_DECLARE(T, tag)                                                                                   \
-    GK_DECL cudaError_t gk_rmsnorm_##tag(T *out, int64_t ldo, const T *x, int64_t ldx, const T *weight,        \
-                                         int64_t rows, int64_t cols, float eps, cudaStream_t stream);           \
-    GK_DECL cudaError_t gk_layernorm_##tag(T *out, int64_t ldo, const T *x, int64_t ldx, const T *weight,      \
-                                           const T *bias, int64_t rows, int64_t cols, float eps,               \
-                                           cudaStream_t stream);                                               \
-    GK_DECL cudaError_t gk_softmax_##tag(T *out, int64_t ldo, const T *x, int64_t ldx, int64_t rows,           \
-                                         int64_t cols, float scale, cudaStream_t stream);                      \
-    GK_DECL cudaError_t gk_log_softmax_##tag(T *out, int64_t ldo, const T *x, int64_t ldx, int64_t rows,       \
-                                             int64_t cols, float scale, cudaStream_t stream);                  \
-    GK_DECL cudaError_t gk_residual_rmsnorm_##tag(T *out, int64_t ldo, T *residual_out, const T *residual,     \
-                                                  int64_t ldr, const T *x, int64_t ldx, const T *weight,       \
-                                                  int64_t rows, int64_t cols, float eps, cudaStream_t stream); \
-    GK_DECL cudaError_t gk_rmsnorm_quant_e4m3_##tag(gk_e4m3 *out, int64_t ldo, float *scales, const T *x,      \
-                                                    int64_t ldx, const T *weight, int64_t rows, int64_t cols,  \
-                                                    float eps, cudaStream_t stream);                           \
-    GK_DECL cudaError_t gk_quant_e4m3_##tag(gk_e4m3 *out, int64_t ldo, float *scales, const T *x, int64_t ldx, \
-                                            int64_t rows, int64_t cols, cudaStream_t stream);
+GK_EXTERN_C_BEGIN
+GK_DECL cudaError_t gk_rmsnorm_f32(float *out, int64_t ldo, const float *x, int64_t ldx, const float *weight, int64_t rows,
+                                int64_t cols, float eps, cudaStream_t stream);
+GK_DECL cudaError_t gk_layernorm_f32(float *out, int64_t ldo, const float *x, int64_t ldx, const float *weight,
+                                  const float *bias, int64_t rows, int64_t cols, float eps, cudaStream_t stream);
+GK_DECL cudaError_t gk_softmax_f32(float *out, int64_t ldo, const float *x, int64_t ldx, int64_t rows, int64_t cols,
+                                float scale, cudaStream_t stream);
+GK_DECL cudaError_t gk_log_softmax_f32(float *out, int64_t ldo, const float *x, int64_t ldx, int64_t rows, int64_t cols,
+                                    float scale, cudaStream_t stream);
+GK_DECL cudaError_t gk_residual_rmsnorm_f32(float *out, int64_t ldo, float *residual_out, const float *residual,
+                                         int64_t ldr, const float *x, int64_t ldx, const float *weight, int64_t rows,
+                                         int64_t cols, float eps, cudaStream_t stream);
+GK_DECL cudaError_t gk_rmsnorm_quant_e4m3_f32(gk_e4m3 *out, int64_t ldo, float *scales, const float *x, int64_t ldx,
+                                           const float *weight, int64_t rows, int64_t cols, float eps,
+                                           cudaStream_t stream);
+GK_DECL cudaError_t gk_quant_e4m3_f32(gk_e4m3 *out, int64_t ldo, float *scales, const float *x, int64_t ldx,
+                                   int64_t rows, int64_t cols, cudaStream_t stream);
 
-GK_RD_DECLARE(float, f32)
-GK_RD_DECLARE(gk_bf16, bf16)
-GK_RD_DECLARE(gk_f16, f16)
+GK_DECL cudaError_t gk_rmsnorm_bf16(gk_bf16 *out, int64_t ldo, const gk_bf16 *x, int64_t ldx, const gk_bf16 *weight, int64_t rows,
+                                int64_t cols, float eps, cudaStream_t stream);
+GK_DECL cudaError_t gk_layernorm_bf16(gk_bf16 *out, int64_t ldo, const gk_bf16 *x, int64_t ldx, const gk_bf16 *weight,
+                                  const gk_bf16 *bias, int64_t rows, int64_t cols, float eps, cudaStream_t stream);
+GK_DECL cudaError_t gk_softmax_bf16(gk_bf16 *out, int64_t ldo, const gk_bf16 *x, int64_t ldx, int64_t rows, int64_t cols,
+                                float scale, cudaStream_t stream);
+GK_DECL cudaError_t gk_log_softmax_bf16(gk_bf16 *out, int64_t ldo, const gk_bf16 *x, int64_t ldx, int64_t rows, int64_t cols,
+                                    float scale, cudaStream_t stream);
+GK_DECL cudaError_t gk_residual_rmsnorm_bf16(gk_bf16 *out, int64_t ldo, gk_bf16 *residual_out, const gk_bf16 *residual,
+                                         int64_t ldr, const gk_bf16 *x, int64_t ldx, const gk_bf16 *weight, int64_t rows,
+                                         int64_t cols, float eps, cudaStream_t stream);
+GK_DECL cudaError_t gk_rmsnorm_quant_e4m3_bf16(gk_e4m3 *out, int64_t ldo, float *scales, const gk_bf16 *x, int64_t ldx,
+                                           const gk_bf16 *weight, int64_t rows, int64_t cols, float eps,
+                                           cudaStream_t stream);
+GK_DECL cudaError_t gk_quant_e4m3_bf16(gk_e4m3 *out, int64_t ldo, float *scales, const gk_bf16 *x, int64_t ldx,
+                                   int64_t rows, int64_t cols, cudaStream_t stream);
+
+GK_DECL cudaError_t gk_rmsnorm_f16(gk_f16 *out, int64_t ldo, const gk_f16 *x, int64_t ldx, const gk_f16 *weight, int64_t rows,
+                                int64_t cols, float eps, cudaStream_t stream);
+GK_DECL cudaError_t gk_layernorm_f16(gk_f16 *out, int64_t ldo, const gk_f16 *x, int64_t ldx, const gk_f16 *weight,
+                                  const gk_f16 *bias, int64_t rows, int64_t cols, float eps, cudaStream_t stream);
+GK_DECL cudaError_t gk_softmax_f16(gk_f16 *out, int64_t ldo, const gk_f16 *x, int64_t ldx, int64_t rows, int64_t cols,
+                                float scale, cudaStream_t stream);
+GK_DECL cudaError_t gk_log_softmax_f16(gk_f16 *out, int64_t ldo, const gk_f16 *x, int64_t ldx, int64_t rows, int64_t cols,
+                                    float scale, cudaStream_t stream);
+GK_DECL cudaError_t gk_residual_rmsnorm_f16(gk_f16 *out, int64_t ldo, gk_f16 *residual_out, const gk_f16 *residual,
+                                         int64_t ldr, const gk_f16 *x, int64_t ldx, const gk_f16 *weight, int64_t rows,
+                                         int64_t cols, float eps, cudaStream_t stream);
+GK_DECL cudaError_t gk_rmsnorm_quant_e4m3_f16(gk_e4m3 *out, int64_t ldo, float *scales, const gk_f16 *x, int64_t ldx,
+                                           const gk_f16 *weight, int64_t rows, int64_t cols, float eps,
+                                           cudaStream_t stream);
+GK_DECL cudaError_t gk_quant_e4m3_f16(gk_e4m3 *out, int64_t ldo, float *scales, const gk_f16 *x, int64_t ldx,
+                                   int64_t rows, int64_t cols, cudaStream_t stream);
+
+/* Fewest bytes through device memory and the FLOPs of one call. */
+GK_DECL gk_ledger gk_reduce_ledger(int op, int dt, int64_t rows, int64_t cols);
+GK_EXTERN_C_END
 
 GK_HD int gk_reduce_flops_per_elem(int op)
 {
@@ -224,22 +234,7 @@ GK_HD int gk_reduce_flops_per_elem(int op)
     }
 }
 
-/* Fewest bytes through device memory and the FLOPs of one call. */
-GK_API gk_ledger gk_reduce_ledger(int op, int dt, int64_t rows, int64_t cols)
-{
-    const double n = (double)rows * cols, s = gk_dtype_size(dt);
-    gk_ledger l;
-    l.flops = n * gk_reduce_flops_per_elem(op);
-    switch (op) {
-    case GK_RD_RMSNORM: l.bytes = n * 2 * s + cols * s; break;
-    case GK_RD_LAYERNORM: l.bytes = n * 2 * s + 2 * cols * s; break;
-    case GK_RD_RESIDUAL_RMSNORM: l.bytes = n * 4 * s + cols * s; break;
-    case GK_RD_RMSNORM_QUANT: l.bytes = n * (s + 1) + cols * s + 4.0 * rows; break;
-    case GK_RD_QUANT: l.bytes = n * (s + 1) + 4.0 * rows; break;
-    default: l.bytes = n * 2 * s; break; /* softmax, log-softmax */
-    }
-    return l;
-}
+#ifdef __CUDACC__
 
 /* exp on the device's fast path (ex2.approx, about 2 ulp), exact-rounded libm on the host. */
 GK_HD float gk_rd_exp(float v)
@@ -997,42 +992,68 @@ GK_DEV void gk_rd_stream_run(const gk_rd_args row, int op, int dt, int stashed, 
 
 /* ---------------------------------------------------------------- generator macros */
 
-/* The kernels of one op and dtype (a group of lanes per row, a block of 256 or 512 per row with
-   the row in registers, streaming blocks of GK_RD_STREAM_THREADS: one an SM, two with the stash,
-   two with the stash split over a cluster), their copies without checks for rows of whole vectors
-   (_whole; empty where GK_RD_WHOLE_ROWS does not take them) and name##_launch, which picks one by
-   the row width. Softmax and log-softmax share kernels (a.log). */
-#define GK_DEFINE_REDUCE(name, op, dt)                                                                      \
+/* GK_RD_IF(flag, ...): the arguments when flag is the literal 1, nothing when 0; GK_RD_OR_NULL
+   likewise gives a kernel or NULL. */
+#define GK_RD_IF_0(...)
+#define GK_RD_IF_1(...) __VA_ARGS__
+#define GK_RD_IF_(flag, ...) GK_RD_IF_##flag(__VA_ARGS__)
+#define GK_RD_IF(flag, ...) GK_RD_IF_(flag, __VA_ARGS__)
+#define GK_RD_OR_NULL_0(k) NULL
+#define GK_RD_OR_NULL_1(k) k
+#define GK_RD_OR_NULL_(flag, k) GK_RD_OR_NULL_##flag(k)
+#define GK_RD_OR_NULL(flag, k) GK_RD_OR_NULL_(flag, k)
+
+/* The kernels of one op and dtype and name##_launch, which picks one by the row width: a group
+   of lanes per row, a block of 256 or 512 per row with the row in registers, streaming blocks
+   of GK_RD_STREAM_THREADS (one an SM; two with the stash; with SPLIT, two with the stash split
+   over a cluster). The flags (literal 0 or 1) WG, W256, W512, WST add copies without per-vector
+   checks for rows of whole vectors (gk_rd_end) of the group, 256, 512 and stash (and split)
+   kernels. Softmax and log-softmax share kernels (a.log). */
+#define GK_DEFINE_REDUCE(name, op, dt, WG, W256, W512, WST, SPLIT)                                          \
     static __global__ void __launch_bounds__(256, GK_RD_GROUP_BLOCKS(op)) name##_group(gk_rd_args a)        \
     { gk_rd_regs_run(a, op, dt, 0, 0); }                                                                    \
     static __global__ void __launch_bounds__(256, GK_RD_ROW_BLOCKS(op, dt)) name##_b256(gk_rd_args a)       \
     { gk_rd_regs_run(a, op, dt, 1, 0); }                                                                    \
     static __global__ void __launch_bounds__(512, 2) name##_b512(gk_rd_args a)                              \
     { gk_rd_regs_run(a, op, dt, 1, 0); }                                                                    \
-    static __global__ void __launch_bounds__(256, GK_RD_GROUP_BLOCKS(op)) name##_group_whole(gk_rd_args a)  \
-    { if (GK_RD_WHOLE_ROWS(op, 0)) gk_rd_regs_run(a, op, dt, 0, 1); }                                       \
-    static __global__ void __launch_bounds__(256, GK_RD_ROW_BLOCKS(op, dt)) name##_b256_whole(gk_rd_args a) \
-    { if (GK_RD_WHOLE_ROWS(op, 1)) gk_rd_regs_run(a, op, dt, 1, 1); }                                       \
-    static __global__ void __launch_bounds__(512, 2) name##_b512_whole(gk_rd_args a)                        \
-    { if (GK_RD_WHOLE_ROWS(op, 2)) gk_rd_regs_run(a, op, dt, 1, 1); }                                       \
-    static __global__ void __launch_bounds__(GK_RD_STREAM_THREADS, 2) name##_stash_whole(gk_rd_args a)      \
-    { if (GK_RD_WHOLE_ROWS(op, 3)) gk_rd_stream_run(a, op, dt, 1, 0, 1); }                                  \
-    static __global__ void __launch_bounds__(GK_RD_STREAM_THREADS, 2) name##_split_whole(gk_rd_args a)      \
-    { if (GK_RD_WHOLE_ROWS(op, 3)) gk_rd_stream_run(a, op, dt, 1, GK_RD_SPLITS(op, dt), 1); }               \
     static __global__ void __launch_bounds__(GK_RD_STREAM_THREADS, 1) name##_stream(gk_rd_args a)           \
     { gk_rd_stream_run(a, op, dt, 0, 0, 0); }                                                               \
     static __global__ void __launch_bounds__(GK_RD_STREAM_THREADS, 2) name##_stash(gk_rd_args a)            \
     { gk_rd_stream_run(a, op, dt, 1, 0, 0); }                                                               \
-    static __global__ void __launch_bounds__(GK_RD_STREAM_THREADS, 2) name##_split(gk_rd_args a)            \
-    { gk_rd_stream_run(a, op, dt, 1, GK_RD_SPLITS(op, dt), 0); }                                            \
+    GK_RD_IF(SPLIT, static __global__ void __launch_bounds__(GK_RD_STREAM_THREADS, 2)                       \
+             name##_split(gk_rd_args a) { gk_rd_stream_run(a, op, dt, 1, 1, 0); })                          \
+    GK_RD_IF(WG, static __global__ void __launch_bounds__(256, GK_RD_GROUP_BLOCKS(op))                      \
+             name##_group_whole(gk_rd_args a) { gk_rd_regs_run(a, op, dt, 0, 1); })                         \
+    GK_RD_IF(W256, static __global__ void __launch_bounds__(256, GK_RD_ROW_BLOCKS(op, dt))                  \
+             name##_b256_whole(gk_rd_args a) { gk_rd_regs_run(a, op, dt, 1, 1); })                          \
+    GK_RD_IF(W512, static __global__ void __launch_bounds__(512, 2)                                         \
+             name##_b512_whole(gk_rd_args a) { gk_rd_regs_run(a, op, dt, 1, 1); })                          \
+    GK_RD_IF(WST, static __global__ void __launch_bounds__(GK_RD_STREAM_THREADS, 2)                         \
+             name##_stash_whole(gk_rd_args a) { gk_rd_stream_run(a, op, dt, 1, 0, 1); })                    \
+    GK_RD_IF(GK_RD_AND_##WST##SPLIT, static __global__ void __launch_bounds__(GK_RD_STREAM_THREADS, 2)      \
+             name##_split_whole(gk_rd_args a) { gk_rd_stream_run(a, op, dt, 1, 1, 1); })                    \
     static cudaError_t name##_launch(const char *fn, gk_rd_args a, cudaStream_t stream)                     \
     {                                                                                                       \
-        void (*k[11])(gk_rd_args) = {name##_group,       name##_b256,       name##_b512,                    \
-                                     name##_stream,      name##_stash,      name##_split,                   \
-                                     name##_group_whole, name##_b256_whole, name##_b512_whole,              \
-                                     name##_stash_whole, name##_split_whole};                               \
+        void (*k[11])(gk_rd_args) = {name##_group,                                                          \
+                                     name##_b256,                                                           \
+                                     name##_b512,                                                           \
+                                     name##_stream,                                                         \
+                                     name##_stash,                                                          \
+                                     GK_RD_OR_NULL(SPLIT, name##_split),                                    \
+                                     GK_RD_OR_NULL(WG, name##_group_whole),                                 \
+                                     GK_RD_OR_NULL(W256, name##_b256_whole),                                \
+                                     GK_RD_OR_NULL(W512, name##_b512_whole),                                \
+                                     GK_RD_OR_NULL(WST, name##_stash_whole),                                \
+                                     GK_RD_OR_NULL(GK_RD_AND_##WST##SPLIT, name##_split_whole)};            \
         return gk_rd_launch(fn, k, a, op, dt, stream);                                                      \
     }
+/* Both flags: GK_RD_AND_##a##b. */
+#define GK_RD_AND_00 0
+#define GK_RD_AND_01 0
+#define GK_RD_AND_10 0
+#define GK_RD_AND_11 1
+
+#endif /* __CUDACC__ */
 
 #endif /* GK_REDUCE_CUH */
 
@@ -1040,9 +1061,6 @@ GK_DEV void gk_rd_stream_run(const gk_rd_args row, int op, int dt, int stashed, 
 
 #if (defined(GK_IMPLEMENTATION) || defined(GK_REDUCE_IMPLEMENTATION)) && !defined(GK_REDUCE_IMPLEMENTED)
 #define GK_REDUCE_IMPLEMENTED
-
-/* Bytes a strided [rows, cols] operand spans. */
-static int64_t gk_rd_extent(int64_t rows, int64_t cols, int64_t ld, int elem) { return ((rows - 1) * ld + cols) * elem; }
 
 /* The streaming rows' stash, in 16-byte vectors, for a row of nv of them (0: the one-block
    kernel), given the device's shared memory per SM and per block; room: the most any row gets
@@ -1120,14 +1138,15 @@ static int gk_rd_split(int64_t cols, int vec, int room, int threads)
 /* Validates the arguments of op (the pointers a holds, the shape, the strides), then picks the
    kernel: k[0] group of lanes, k[1] block of 256, k[2] block of 512, k[3] streaming, k[4] streaming
    with the stash, k[5] the stash kernel split over a cluster; k[6..8] and k[9..10]: k[0..2] and
-   k[4..5] for rows of whole vectors (gk_rd_end), where GK_RD_WHOLE_ROWS takes them. */
-static cudaError_t gk_rd_launch(const char *fn, void (*const *k)(gk_rd_args), gk_rd_args a, int op, int dt,
-                                cudaStream_t stream)
+   k[4..5] for rows of whole vectors (gk_rd_end); NULL where the op has no such kernel. */
+static cudaError_t gk_rd_launch_checked(const char *fn, void (*const *k)(gk_rd_args), gk_rd_args a, int op, int dt,
+                                        cudaStream_t stream)
 {
     const int s = gk_dtype_size(dt), quant = op == GK_RD_RMSNORM_QUANT || op == GK_RD_QUANT;
     const int so = quant ? 1 : s;
-    GK_TRY(gk_check_positive(fn, "rows", a.rows));
-    GK_TRY(gk_check_positive(fn, "cols", a.cols64));
+    GK_TRY(gk_check_nonneg(fn, "rows", a.rows));
+    GK_TRY(gk_check_nonneg(fn, "cols", a.cols64));
+    if (a.rows == 0 || a.cols64 == 0) return cudaSuccess; /* nothing to write; pointers not inspected */
     GK_TRY(gk_check_fits_i32(fn, "cols", a.cols64));
     a.cols = (int)a.cols64;
     GK_TRY(gk_check_ptr(fn, "out", a.out));
@@ -1138,7 +1157,9 @@ static cudaError_t gk_rd_launch(const char *fn, void (*const *k)(gk_rd_args), gk
     GK_TRY(gk_check_elem_aligned(fn, "x", a.x, s));
     if (a.w) GK_TRY(gk_check_elem_aligned(fn, "weight", a.w, s));
     if (a.b) GK_TRY(gk_check_elem_aligned(fn, "bias", a.b, s));
-    const int64_t out_bytes = gk_rd_extent(a.rows, a.cols, a.ldo, so), x_bytes = gk_rd_extent(a.rows, a.cols, a.ldx, s);
+    int64_t out_bytes = 0, x_bytes = 0;
+    GK_TRY(gk_check_span(fn, "out", a.rows, a.cols, a.ldo, so, &out_bytes));
+    GK_TRY(gk_check_span(fn, "x", a.rows, a.cols, a.ldx, s, &x_bytes));
     if (quant) {
         GK_TRY(gk_check_ptr(fn, "scales", a.scales));
         GK_TRY(gk_check_elem_aligned(fn, "scales", a.scales, 4));
@@ -1154,7 +1175,8 @@ static cudaError_t gk_rd_launch(const char *fn, void (*const *k)(gk_rd_args), gk
         if (a.ldr < a.cols) return gk__fail(cudaErrorInvalidValue, fn, "'ldr' is %lld, less than cols = %d", (long long)a.ldr, a.cols);
         GK_TRY(gk_check_elem_aligned(fn, "residual", a.res, s));
         GK_TRY(gk_check_elem_aligned(fn, "residual_out", a.res_out, s));
-        const int64_t r_bytes = gk_rd_extent(a.rows, a.cols, a.ldr, s);
+        int64_t r_bytes = 0;
+        GK_TRY(gk_check_span(fn, "residual", a.rows, a.cols, a.ldr, s, &r_bytes));
         GK_TRY(gk_check_overlap(fn, "residual_out", a.res_out, r_bytes, "residual", a.res, r_bytes));
         GK_TRY(gk_check_disjoint(fn, "residual_out", a.res_out, r_bytes, "x", a.x, x_bytes));
         GK_TRY(gk_check_disjoint(fn, "out", a.out, out_bytes, "residual_out", a.res_out, r_bytes));
@@ -1178,16 +1200,16 @@ static cudaError_t gk_rd_launch(const char *fn, void (*const *k)(gk_rd_args), gk
         int g = 1;
         while ((int64_t)g * GK_RD_SLOTS < nv) g <<= 1;
         a.group = g;
-        kernel = whole && GK_RD_WHOLE_ROWS(op, 0) ? k[6] : k[0];
+        kernel = whole && k[6] ? k[6] : k[0];
         threads = 256;
         grid = gk_ceil_div(a.rows, 256 / g);
     } else if (nv <= 256 * GK_RD_SLOTS) {
-        kernel = whole && GK_RD_WHOLE_ROWS(op, 1) ? k[7] : k[1]; /* the fewest threads that hold the row: more rows resident per SM */
+        kernel = whole && k[7] ? k[7] : k[1]; /* the fewest threads that hold the row: more rows resident per SM */
         threads = 64;
         while ((int64_t)threads * GK_RD_SLOTS < nv) threads <<= 1;
         grid = a.rows;
     } else if (nv <= 512 * GK_RD_SLOTS) {
-        kernel = whole && GK_RD_WHOLE_ROWS(op, 2) ? k[8] : k[2];
+        kernel = whole && k[8] ? k[8] : k[2];
         threads = 512;
         grid = a.rows;
     } else {
@@ -1198,11 +1220,11 @@ static cudaError_t gk_rd_launch(const char *fn, void (*const *k)(gk_rd_args), gk
         GK_TRY(cudaDeviceGetAttribute(&per_sm, cudaDevAttrMaxSharedMemoryPerMultiprocessor, dev));
         GK_TRY(cudaDeviceGetAttribute(&per_block, cudaDevAttrMaxSharedMemoryPerBlockOptin, dev));
         int room, major = 0;
-        const int ws = whole && GK_RD_WHOLE_ROWS(op, 3); /* the stash and split kernels for whole rows */
+        const int ws = whole && k[9]; /* the stash and split kernels for whole rows */
         a.stash = gk_rd_stash_vectors(nv, per_sm, per_block, &room);
         /* rows too wide for one block's stash: split over a cluster of n blocks (sm_90), the
            fewest whose parts the stash and a vector a thread hold whole */
-        if (!a.stash && GK_RD_SPLITS(op, dt)) GK_TRY(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev));
+        if (!a.stash && k[5]) GK_TRY(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev));
         if (major >= 9) {
             const int n = gk_rd_split(a.cols, vec, room, GK_RD_STREAM_THREADS);
             a.stash = gk_rd_stash_vectors(gk_rd_part_vectors(a.cols, n, vec), per_sm, per_block, &room);
@@ -1231,6 +1253,13 @@ static cudaError_t gk_rd_launch(const char *fn, void (*const *k)(gk_rd_args), gk
     return gk_check_launch(fn);
 }
 
+static cudaError_t gk_rd_launch(const char *fn, void (*const *k)(gk_rd_args), gk_rd_args a, int op, int dt,
+                                cudaStream_t stream)
+{
+    gk__begin();
+    return gk__end(fn, gk_rd_launch_checked(fn, k, a, op, dt, stream));
+}
+
 static gk_rd_args gk_rd_args_make(void *out, int64_t ldo, const void *x, int64_t ldx, int64_t rows, int64_t cols)
 {
     gk_rd_args a;
@@ -1245,78 +1274,243 @@ static gk_rd_args gk_rd_args_make(void *out, int64_t ldo, const void *x, int64_t
     return a;
 }
 
-#define GK_RD_IMPLEMENT(T, tag, dt)                                                                             \
-    GK_DEFINE_REDUCE(gk_rd_rmsnorm_##tag, GK_RD_RMSNORM, dt)                                                   \
-    GK_DEFINE_REDUCE(gk_rd_layernorm_##tag, GK_RD_LAYERNORM, dt)                                               \
-    GK_DEFINE_REDUCE(gk_rd_softmax_##tag, GK_RD_SOFTMAX, dt)                                                   \
-    GK_DEFINE_REDUCE(gk_rd_residual_rmsnorm_##tag, GK_RD_RESIDUAL_RMSNORM, dt)                                 \
-    GK_DEFINE_REDUCE(gk_rd_rmsnorm_quant_##tag, GK_RD_RMSNORM_QUANT, dt)                                       \
-    GK_DEFINE_REDUCE(gk_rd_quant_##tag, GK_RD_QUANT, dt)                                                       \
-    GK_IMPL cudaError_t gk_rmsnorm_##tag(T *out, int64_t ldo, const T *x, int64_t ldx, const T *weight,        \
-                                         int64_t rows, int64_t cols, float eps, cudaStream_t stream)           \
-    {                                                                                                          \
-        gk_rd_args a = gk_rd_args_make(out, ldo, x, ldx, rows, cols);                                          \
-        a.w = weight;                                                                                          \
-        a.eps = eps;                                                                                           \
-        return gk_rd_rmsnorm_##tag##_launch("gk_rmsnorm_" #tag, a, stream);                                    \
-    }                                                                                                          \
-    GK_IMPL cudaError_t gk_layernorm_##tag(T *out, int64_t ldo, const T *x, int64_t ldx, const T *weight,      \
-                                           const T *bias, int64_t rows, int64_t cols, float eps,               \
-                                           cudaStream_t stream)                                                \
-    {                                                                                                          \
-        gk_rd_args a = gk_rd_args_make(out, ldo, x, ldx, rows, cols);                                          \
-        a.w = weight;                                                                                          \
-        a.b = bias;                                                                                            \
-        a.eps = eps;                                                                                           \
-        return gk_rd_layernorm_##tag##_launch("gk_layernorm_" #tag, a, stream);                                \
-    }                                                                                                          \
-    GK_IMPL cudaError_t gk_softmax_##tag(T *out, int64_t ldo, const T *x, int64_t ldx, int64_t rows,           \
-                                         int64_t cols, float scale, cudaStream_t stream)                       \
-    {                                                                                                          \
-        gk_rd_args a = gk_rd_args_make(out, ldo, x, ldx, rows, cols);                                          \
-        a.scale = scale;                                                                                       \
-        return gk_rd_softmax_##tag##_launch("gk_softmax_" #tag, a, stream);                                    \
-    }                                                                                                          \
-    GK_IMPL cudaError_t gk_log_softmax_##tag(T *out, int64_t ldo, const T *x, int64_t ldx, int64_t rows,       \
-                                             int64_t cols, float scale, cudaStream_t stream)                   \
-    {                                                                                                          \
-        gk_rd_args a = gk_rd_args_make(out, ldo, x, ldx, rows, cols);                                          \
-        a.scale = scale;                                                                                       \
-        a.log = 1;                                                                                             \
-        return gk_rd_softmax_##tag##_launch("gk_log_softmax_" #tag, a, stream);                                \
-    }                                                                                                          \
-    GK_IMPL cudaError_t gk_residual_rmsnorm_##tag(T *out, int64_t ldo, T *residual_out, const T *residual,     \
-                                                  int64_t ldr, const T *x, int64_t ldx, const T *weight,       \
-                                                  int64_t rows, int64_t cols, float eps, cudaStream_t stream)  \
-    {                                                                                                          \
-        gk_rd_args a = gk_rd_args_make(out, ldo, x, ldx, rows, cols);                                          \
-        a.res_out = residual_out;                                                                              \
-        a.res = residual;                                                                                      \
-        a.ldr = ldr;                                                                                           \
-        a.w = weight;                                                                                          \
-        a.eps = eps;                                                                                           \
-        return gk_rd_residual_rmsnorm_##tag##_launch("gk_residual_rmsnorm_" #tag, a, stream);                  \
-    }                                                                                                          \
-    GK_IMPL cudaError_t gk_rmsnorm_quant_e4m3_##tag(gk_e4m3 *out, int64_t ldo, float *scales, const T *x,      \
-                                                    int64_t ldx, const T *weight, int64_t rows, int64_t cols,  \
-                                                    float eps, cudaStream_t stream)                            \
-    {                                                                                                          \
-        gk_rd_args a = gk_rd_args_make(out, ldo, x, ldx, rows, cols);                                          \
-        a.scales = scales;                                                                                     \
-        a.w = weight;                                                                                          \
-        a.eps = eps;                                                                                           \
-        return gk_rd_rmsnorm_quant_##tag##_launch("gk_rmsnorm_quant_e4m3_" #tag, a, stream);                   \
-    }                                                                                                          \
-    GK_IMPL cudaError_t gk_quant_e4m3_##tag(gk_e4m3 *out, int64_t ldo, float *scales, const T *x, int64_t ldx, \
-                                            int64_t rows, int64_t cols, cudaStream_t stream)                   \
-    {                                                                                                          \
-        gk_rd_args a = gk_rd_args_make(out, ldo, x, ldx, rows, cols);                                          \
-        a.scales = scales;                                                                                     \
-        return gk_rd_quant_##tag##_launch("gk_quant_e4m3_" #tag, a, stream);                                   \
-    }
+/* The shipped kernels, as GK_DEFINE_REDUCE(name, op, dt, WG, W256, W512, WST, SPLIT). The copies
+   for rows of whole vectors ship where they measured faster than the checked kernels (bf16, %
+   of copy bandwidth, gk_bench/RESULTS.md): groups for every op (LayerNorm 44.1 -> 51.9 at
+   [65536, 128]); blocks of 256 for LayerNorm and the quant forms (RMSNorm + fp8 87.4 -> 93.9 at
+   [16384, 8192]); blocks of 512 for all but softmax (LayerNorm 80.8 -> 88.3 at [8192, 16384]);
+   the stash kernels for LayerNorm, residual and the quant forms (LayerNorm 63.9 -> 70.4 at
+   [1024, 65536]). f16 LayerNorm has no split kernel: it spills (16 bytes at 32 registers), so
+   its widest rows stay on the one-block kernel. */
+GK_DEFINE_REDUCE(gk_rd_rmsnorm_f32, GK_RD_RMSNORM, GK_F32, 1, 0, 1, 0, 1)
+GK_DEFINE_REDUCE(gk_rd_layernorm_f32, GK_RD_LAYERNORM, GK_F32, 1, 1, 1, 1, 1)
+GK_DEFINE_REDUCE(gk_rd_softmax_f32, GK_RD_SOFTMAX, GK_F32, 1, 0, 0, 0, 1)
+GK_DEFINE_REDUCE(gk_rd_residual_rmsnorm_f32, GK_RD_RESIDUAL_RMSNORM, GK_F32, 1, 0, 1, 1, 1)
+GK_DEFINE_REDUCE(gk_rd_rmsnorm_quant_f32, GK_RD_RMSNORM_QUANT, GK_F32, 1, 1, 1, 1, 1)
+GK_DEFINE_REDUCE(gk_rd_quant_f32, GK_RD_QUANT, GK_F32, 1, 1, 1, 1, 1)
+GK_DEFINE_REDUCE(gk_rd_rmsnorm_bf16, GK_RD_RMSNORM, GK_BF16, 1, 0, 1, 0, 1)
+GK_DEFINE_REDUCE(gk_rd_layernorm_bf16, GK_RD_LAYERNORM, GK_BF16, 1, 1, 1, 1, 1)
+GK_DEFINE_REDUCE(gk_rd_softmax_bf16, GK_RD_SOFTMAX, GK_BF16, 1, 0, 0, 0, 1)
+GK_DEFINE_REDUCE(gk_rd_residual_rmsnorm_bf16, GK_RD_RESIDUAL_RMSNORM, GK_BF16, 1, 0, 1, 1, 1)
+GK_DEFINE_REDUCE(gk_rd_rmsnorm_quant_bf16, GK_RD_RMSNORM_QUANT, GK_BF16, 1, 1, 1, 1, 1)
+GK_DEFINE_REDUCE(gk_rd_quant_bf16, GK_RD_QUANT, GK_BF16, 1, 1, 1, 1, 1)
+GK_DEFINE_REDUCE(gk_rd_rmsnorm_f16, GK_RD_RMSNORM, GK_F16, 1, 0, 1, 0, 1)
+GK_DEFINE_REDUCE(gk_rd_layernorm_f16, GK_RD_LAYERNORM, GK_F16, 1, 1, 1, 1, 0)
+GK_DEFINE_REDUCE(gk_rd_softmax_f16, GK_RD_SOFTMAX, GK_F16, 1, 0, 0, 0, 1)
+GK_DEFINE_REDUCE(gk_rd_residual_rmsnorm_f16, GK_RD_RESIDUAL_RMSNORM, GK_F16, 1, 0, 1, 1, 1)
+GK_DEFINE_REDUCE(gk_rd_rmsnorm_quant_f16, GK_RD_RMSNORM_QUANT, GK_F16, 1, 1, 1, 1, 1)
+GK_DEFINE_REDUCE(gk_rd_quant_f16, GK_RD_QUANT, GK_F16, 1, 1, 1, 1, 1)
 
-GK_RD_IMPLEMENT(float, f32, GK_F32)
-GK_RD_IMPLEMENT(gk_bf16, bf16, GK_BF16)
-GK_RD_IMPLEMENT(gk_f16, f16, GK_F16)
+typedef cudaError_t (*gk_rd_launch_fn)(const char *, gk_rd_args, cudaStream_t);
+
+/* The public launchers' argument packing, one per form. */
+static cudaError_t gk_rd_norm(gk_rd_launch_fn launch, const char *fn, void *out, int64_t ldo, const void *x,
+                              int64_t ldx, const void *weight, const void *bias, int64_t rows, int64_t cols, float eps,
+                              cudaStream_t stream)
+{
+    gk_rd_args a = gk_rd_args_make(out, ldo, x, ldx, rows, cols);
+    a.w = weight;
+    a.b = bias;
+    a.eps = eps;
+    return launch(fn, a, stream);
+}
+
+static cudaError_t gk_rd_softmax(gk_rd_launch_fn launch, const char *fn, void *out, int64_t ldo, const void *x,
+                                 int64_t ldx, int64_t rows, int64_t cols, float scale, int log, cudaStream_t stream)
+{
+    gk_rd_args a = gk_rd_args_make(out, ldo, x, ldx, rows, cols);
+    a.scale = scale;
+    a.log = log;
+    return launch(fn, a, stream);
+}
+
+static cudaError_t gk_rd_residual(gk_rd_launch_fn launch, const char *fn, void *out, int64_t ldo, void *residual_out,
+                                  const void *residual, int64_t ldr, const void *x, int64_t ldx, const void *weight,
+                                  int64_t rows, int64_t cols, float eps, cudaStream_t stream)
+{
+    gk_rd_args a = gk_rd_args_make(out, ldo, x, ldx, rows, cols);
+    a.res_out = residual_out;
+    a.res = residual;
+    a.ldr = ldr;
+    a.w = weight;
+    a.eps = eps;
+    return launch(fn, a, stream);
+}
+
+static cudaError_t gk_rd_quant(gk_rd_launch_fn launch, const char *fn, gk_e4m3 *out, int64_t ldo, float *scales,
+                               const void *x, int64_t ldx, const void *weight, int64_t rows, int64_t cols, float eps,
+                               cudaStream_t stream)
+{
+    gk_rd_args a = gk_rd_args_make(out, ldo, x, ldx, rows, cols);
+    a.scales = scales;
+    a.w = weight;
+    a.eps = eps;
+    return launch(fn, a, stream);
+}
+
+GK_EXTERN_C_BEGIN
+
+/* Fewest bytes through device memory and the FLOPs of one call. */
+GK_IMPL gk_ledger gk_reduce_ledger(int op, int dt, int64_t rows, int64_t cols)
+{
+    const double n = (double)rows * cols, s = gk_dtype_size(dt);
+    gk_ledger l;
+    l.flops = n * gk_reduce_flops_per_elem(op);
+    switch (op) {
+    case GK_RD_RMSNORM: l.bytes = n * 2 * s + cols * s; break;
+    case GK_RD_LAYERNORM: l.bytes = n * 2 * s + 2 * cols * s; break;
+    case GK_RD_RESIDUAL_RMSNORM: l.bytes = n * 4 * s + cols * s; break;
+    case GK_RD_RMSNORM_QUANT: l.bytes = n * (s + 1) + cols * s + 4.0 * rows; break;
+    case GK_RD_QUANT: l.bytes = n * (s + 1) + 4.0 * rows; break;
+    default: l.bytes = n * 2 * s; break; /* softmax, log-softmax */
+    }
+    return l;
+}
+
+GK_IMPL cudaError_t gk_rmsnorm_f32(float *out, int64_t ldo, const float *x, int64_t ldx, const float *weight, int64_t rows,
+                                int64_t cols, float eps, cudaStream_t stream)
+{
+    return gk_rd_norm(gk_rd_rmsnorm_f32_launch, "gk_rmsnorm_f32", out, ldo, x, ldx, weight, NULL, rows, cols, eps, stream);
+}
+
+GK_IMPL cudaError_t gk_layernorm_f32(float *out, int64_t ldo, const float *x, int64_t ldx, const float *weight,
+                                  const float *bias, int64_t rows, int64_t cols, float eps, cudaStream_t stream)
+{
+    return gk_rd_norm(gk_rd_layernorm_f32_launch, "gk_layernorm_f32", out, ldo, x, ldx, weight, bias, rows, cols, eps,
+                      stream);
+}
+
+GK_IMPL cudaError_t gk_softmax_f32(float *out, int64_t ldo, const float *x, int64_t ldx, int64_t rows, int64_t cols,
+                                float scale, cudaStream_t stream)
+{
+    return gk_rd_softmax(gk_rd_softmax_f32_launch, "gk_softmax_f32", out, ldo, x, ldx, rows, cols, scale, 0, stream);
+}
+
+GK_IMPL cudaError_t gk_log_softmax_f32(float *out, int64_t ldo, const float *x, int64_t ldx, int64_t rows, int64_t cols,
+                                    float scale, cudaStream_t stream)
+{
+    return gk_rd_softmax(gk_rd_softmax_f32_launch, "gk_log_softmax_f32", out, ldo, x, ldx, rows, cols, scale, 1, stream);
+}
+
+GK_IMPL cudaError_t gk_residual_rmsnorm_f32(float *out, int64_t ldo, float *residual_out, const float *residual,
+                                         int64_t ldr, const float *x, int64_t ldx, const float *weight, int64_t rows,
+                                         int64_t cols, float eps, cudaStream_t stream)
+{
+    return gk_rd_residual(gk_rd_residual_rmsnorm_f32_launch, "gk_residual_rmsnorm_f32", out, ldo, residual_out, residual,
+                          ldr, x, ldx, weight, rows, cols, eps, stream);
+}
+
+GK_IMPL cudaError_t gk_rmsnorm_quant_e4m3_f32(gk_e4m3 *out, int64_t ldo, float *scales, const float *x, int64_t ldx,
+                                           const float *weight, int64_t rows, int64_t cols, float eps,
+                                           cudaStream_t stream)
+{
+    return gk_rd_quant(gk_rd_rmsnorm_quant_f32_launch, "gk_rmsnorm_quant_e4m3_f32", out, ldo, scales, x, ldx, weight, rows,
+                       cols, eps, stream);
+}
+
+GK_IMPL cudaError_t gk_quant_e4m3_f32(gk_e4m3 *out, int64_t ldo, float *scales, const float *x, int64_t ldx,
+                                   int64_t rows, int64_t cols, cudaStream_t stream)
+{
+    return gk_rd_quant(gk_rd_quant_f32_launch, "gk_quant_e4m3_f32", out, ldo, scales, x, ldx, NULL, rows, cols, 0.0f,
+                       stream);
+}
+
+GK_IMPL cudaError_t gk_rmsnorm_bf16(gk_bf16 *out, int64_t ldo, const gk_bf16 *x, int64_t ldx, const gk_bf16 *weight, int64_t rows,
+                                int64_t cols, float eps, cudaStream_t stream)
+{
+    return gk_rd_norm(gk_rd_rmsnorm_bf16_launch, "gk_rmsnorm_bf16", out, ldo, x, ldx, weight, NULL, rows, cols, eps, stream);
+}
+
+GK_IMPL cudaError_t gk_layernorm_bf16(gk_bf16 *out, int64_t ldo, const gk_bf16 *x, int64_t ldx, const gk_bf16 *weight,
+                                  const gk_bf16 *bias, int64_t rows, int64_t cols, float eps, cudaStream_t stream)
+{
+    return gk_rd_norm(gk_rd_layernorm_bf16_launch, "gk_layernorm_bf16", out, ldo, x, ldx, weight, bias, rows, cols, eps,
+                      stream);
+}
+
+GK_IMPL cudaError_t gk_softmax_bf16(gk_bf16 *out, int64_t ldo, const gk_bf16 *x, int64_t ldx, int64_t rows, int64_t cols,
+                                float scale, cudaStream_t stream)
+{
+    return gk_rd_softmax(gk_rd_softmax_bf16_launch, "gk_softmax_bf16", out, ldo, x, ldx, rows, cols, scale, 0, stream);
+}
+
+GK_IMPL cudaError_t gk_log_softmax_bf16(gk_bf16 *out, int64_t ldo, const gk_bf16 *x, int64_t ldx, int64_t rows, int64_t cols,
+                                    float scale, cudaStream_t stream)
+{
+    return gk_rd_softmax(gk_rd_softmax_bf16_launch, "gk_log_softmax_bf16", out, ldo, x, ldx, rows, cols, scale, 1, stream);
+}
+
+GK_IMPL cudaError_t gk_residual_rmsnorm_bf16(gk_bf16 *out, int64_t ldo, gk_bf16 *residual_out, const gk_bf16 *residual,
+                                         int64_t ldr, const gk_bf16 *x, int64_t ldx, const gk_bf16 *weight, int64_t rows,
+                                         int64_t cols, float eps, cudaStream_t stream)
+{
+    return gk_rd_residual(gk_rd_residual_rmsnorm_bf16_launch, "gk_residual_rmsnorm_bf16", out, ldo, residual_out, residual,
+                          ldr, x, ldx, weight, rows, cols, eps, stream);
+}
+
+GK_IMPL cudaError_t gk_rmsnorm_quant_e4m3_bf16(gk_e4m3 *out, int64_t ldo, float *scales, const gk_bf16 *x, int64_t ldx,
+                                           const gk_bf16 *weight, int64_t rows, int64_t cols, float eps,
+                                           cudaStream_t stream)
+{
+    return gk_rd_quant(gk_rd_rmsnorm_quant_bf16_launch, "gk_rmsnorm_quant_e4m3_bf16", out, ldo, scales, x, ldx, weight, rows,
+                       cols, eps, stream);
+}
+
+GK_IMPL cudaError_t gk_quant_e4m3_bf16(gk_e4m3 *out, int64_t ldo, float *scales, const gk_bf16 *x, int64_t ldx,
+                                   int64_t rows, int64_t cols, cudaStream_t stream)
+{
+    return gk_rd_quant(gk_rd_quant_bf16_launch, "gk_quant_e4m3_bf16", out, ldo, scales, x, ldx, NULL, rows, cols, 0.0f,
+                       stream);
+}
+
+GK_IMPL cudaError_t gk_rmsnorm_f16(gk_f16 *out, int64_t ldo, const gk_f16 *x, int64_t ldx, const gk_f16 *weight, int64_t rows,
+                                int64_t cols, float eps, cudaStream_t stream)
+{
+    return gk_rd_norm(gk_rd_rmsnorm_f16_launch, "gk_rmsnorm_f16", out, ldo, x, ldx, weight, NULL, rows, cols, eps, stream);
+}
+
+GK_IMPL cudaError_t gk_layernorm_f16(gk_f16 *out, int64_t ldo, const gk_f16 *x, int64_t ldx, const gk_f16 *weight,
+                                  const gk_f16 *bias, int64_t rows, int64_t cols, float eps, cudaStream_t stream)
+{
+    return gk_rd_norm(gk_rd_layernorm_f16_launch, "gk_layernorm_f16", out, ldo, x, ldx, weight, bias, rows, cols, eps,
+                      stream);
+}
+
+GK_IMPL cudaError_t gk_softmax_f16(gk_f16 *out, int64_t ldo, const gk_f16 *x, int64_t ldx, int64_t rows, int64_t cols,
+                                float scale, cudaStream_t stream)
+{
+    return gk_rd_softmax(gk_rd_softmax_f16_launch, "gk_softmax_f16", out, ldo, x, ldx, rows, cols, scale, 0, stream);
+}
+
+GK_IMPL cudaError_t gk_log_softmax_f16(gk_f16 *out, int64_t ldo, const gk_f16 *x, int64_t ldx, int64_t rows, int64_t cols,
+                                    float scale, cudaStream_t stream)
+{
+    return gk_rd_softmax(gk_rd_softmax_f16_launch, "gk_log_softmax_f16", out, ldo, x, ldx, rows, cols, scale, 1, stream);
+}
+
+GK_IMPL cudaError_t gk_residual_rmsnorm_f16(gk_f16 *out, int64_t ldo, gk_f16 *residual_out, const gk_f16 *residual,
+                                         int64_t ldr, const gk_f16 *x, int64_t ldx, const gk_f16 *weight, int64_t rows,
+                                         int64_t cols, float eps, cudaStream_t stream)
+{
+    return gk_rd_residual(gk_rd_residual_rmsnorm_f16_launch, "gk_residual_rmsnorm_f16", out, ldo, residual_out, residual,
+                          ldr, x, ldx, weight, rows, cols, eps, stream);
+}
+
+GK_IMPL cudaError_t gk_rmsnorm_quant_e4m3_f16(gk_e4m3 *out, int64_t ldo, float *scales, const gk_f16 *x, int64_t ldx,
+                                           const gk_f16 *weight, int64_t rows, int64_t cols, float eps,
+                                           cudaStream_t stream)
+{
+    return gk_rd_quant(gk_rd_rmsnorm_quant_f16_launch, "gk_rmsnorm_quant_e4m3_f16", out, ldo, scales, x, ldx, weight, rows,
+                       cols, eps, stream);
+}
+
+GK_IMPL cudaError_t gk_quant_e4m3_f16(gk_e4m3 *out, int64_t ldo, float *scales, const gk_f16 *x, int64_t ldx,
+                                   int64_t rows, int64_t cols, cudaStream_t stream)
+{
+    return gk_rd_quant(gk_rd_quant_f16_launch, "gk_quant_e4m3_f16", out, ldo, scales, x, ldx, NULL, rows, cols, 0.0f,
+                       stream);
+}
+
+GK_EXTERN_C_END
 
 #endif /* reduce implementation */

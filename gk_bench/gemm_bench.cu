@@ -13,6 +13,7 @@
 // A subset: --benchmark_filter=<regex on the row name>, e.g. 'bf16_nt/8192', '/cublas$', '^f32'.
 #define GK_IMPLEMENTATION
 #include "gk/gk_gemm.cuh"
+#include "gk/gk_sgemm.cuh"
 #include "gk_bench/gk_bench.h"
 
 #include <cublas_v2.h>

@@ -1,5 +1,6 @@
 // GPU tests of gk_core.cuh's device building blocks: warp and block reductions against a CPU
 // reference in double, their determinism, and the 16-byte loads and stores. Skipped without a GPU.
+#define GK_CORE_IMPLEMENTATION
 #include "gk/gk_core.cuh"
 #include "gk_tests/gk_test.h"
 

@@ -1,5 +1,6 @@
 // Host tests of gk_core.cuh: conversions, packing, helpers, validation and the ledger.
 // No CUDA call is made: these run on machines without a GPU.
+#define GK_CORE_IMPLEMENTATION
 #include "gk/gk_core.cuh"
 #include "gk_tests/gk_test.h"
 

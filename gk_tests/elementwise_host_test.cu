@@ -32,6 +32,7 @@ TEST_P(EwValidation, RejectsBadInputBeforeLaunch)
     const int64_t n = 1000;
 
     expect_rejected(c.call(out, a, b, 1.0f, 1.0f, -1), c.name, "'n' is -1");
+    expect_rejected(c.call(out, a, b, 1.0f, 1.0f, INT64_MAX), c.name, "more than 2^63 bytes");
     expect_rejected(c.call(nullptr, a, b, 1.0f, 1.0f, n), c.name, "is a null pointer");
     if (!c.in_place) expect_rejected(c.call(out, nullptr, b, 1.0f, 1.0f, n), c.name, "is a null pointer");
     if (c.dt1 >= 0) expect_rejected(c.call(out, a, nullptr, 1.0f, 1.0f, n), c.name, "is a null pointer");
@@ -81,6 +82,8 @@ TEST(EwPackedValidation, RejectsBadShapesAndStrides)
         expect_rejected(c.call(out, 63, x, 128, 8, 64), c.name, "'ldo' is 63");
         expect_rejected(c.call((char *)x + 128 * s, 64, x, 128, 8, 64), c.name, "overlap");
         expect_rejected(c.call(kFake + 1, 64, x, 128, 8, 64), c.name, "not aligned");
+        expect_rejected(c.call(out, 64, x, INT64_MAX / 2, 8, 64), c.name, "'x' spans more than 2^63 bytes");
+        expect_rejected(c.call(out, 64, x, 128, 8, INT64_MAX / 2), c.name, "'d' is");
         EXPECT_EQ(c.call(nullptr, 0, nullptr, 0, 0, 64), cudaSuccess) << c.name;
         EXPECT_EQ(c.call(nullptr, 0, nullptr, 0, 5, 0), cudaSuccess) << c.name;
     }

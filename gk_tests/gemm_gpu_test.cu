@@ -17,6 +17,7 @@
 // Shapes of 2^24 outputs check every output for being written, the reference on sampled rows.
 #define GK_IMPLEMENTATION
 #include "gk/gk_gemm.cuh"
+#include "gk/gk_sgemm.cuh"
 #include "gk_tests/gk_test.h"
 
 #include <algorithm>

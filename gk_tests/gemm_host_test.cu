@@ -4,6 +4,7 @@
 // (configuration, K splits, workspace).
 #define GK_IMPLEMENTATION
 #include "gk/gk_gemm.cuh"
+#include "gk/gk_sgemm.cuh"
 #include "gk_tests/gk_test.h"
 
 #include <string>
@@ -67,8 +68,8 @@ struct GemmCase {
 static const GemmCase kGemmCases[] = {
     {"bf16", call_bf16, GK_BF16, false, "gk_gemm_bf16: "},
     {"f16", call_f16, GK_F16, false, "gk_gemm_f16: "},
-    {"ex_bf16", call_ex, GK_BF16, true, "gk_gemm_bf16: "},
-    {"ex_f16", call_ex, GK_F16, true, "gk_gemm_f16: "},
+    {"ex_bf16", call_ex, GK_BF16, true, "gk_gemm_ex: "},
+    {"ex_f16", call_ex, GK_F16, true, "gk_gemm_ex: "},
 };
 
 class GemmValidation : public ::testing::TestWithParam<int> {
@@ -117,12 +118,26 @@ TEST_P(GemmValidation, NullPointers)
 TEST_P(GemmValidation, Sizes)
 {
     GemmArgs g;
-    g = valid(); g.m = 0; rejected(g, "'m' is 0", "m 0");
     g = valid(); g.m = -4; rejected(g, "'m' is -4", "m -4");
-    g = valid(); g.n = 0; rejected(g, "'n' is 0", "n 0");
     g = valid(); g.n = -1; rejected(g, "'n' is -1", "n -1");
-    g = valid(); g.k = 0; rejected(g, "'k' is 0", "k 0");
     g = valid(); g.k = -65; rejected(g, "'k' is -65", "k -65");
+    g = valid(); g.m = INT64_MIN; rejected(g, "'m' is", "m INT64_MIN");
+    // an empty D is a no-op that inspects no pointer (an empty framework tensor may be NULL)
+    for (int which = 0; which < 2; which++) {
+        GemmArgs e;
+        e.in_dt = c().in_dt;
+        e.a = e.b = e.c = e.d = nullptr;
+        e.bias = nullptr;
+        e.lda = e.ldb = e.ldc = e.ldd = 0;
+        (which ? e.n : e.m) = 0;
+        EXPECT_EQ(c().call(e), cudaSuccess) << c().name << (which ? " n = 0" : " m = 0");
+        EXPECT_STREQ(gk_failure_reason(), "") << "a successful call clears the reason";
+    }
+    // k == 0 computes D = act(beta C + bias): a and b are not read (NULL, any leading dimension)
+    g = valid(); g.k = 0; accepted(g, "k 0");
+    g = valid(); g.k = 0; g.a = nullptr; g.b = nullptr; g.lda = 0; g.ldb = 0; accepted(g, "k 0, a and b NULL");
+    g = valid(); g.k = 0; g.d = nullptr; rejected(g, "'d' is a null pointer", "k 0, d NULL");
+    g = valid(); g.k = 0; g.c = nullptr; rejected(g, "'c' is a null pointer", "k 0, c NULL with beta != 0");
     // 32-bit indexing: m, n, k < 2^31 (leading dimensions large enough, so the size is the reason)
     const int64_t big = (int64_t)1 << 31;
     g = valid(); g.m = big; g.ta = 1; g.lda = big; rejected(g, "'m' is 2147483648", "m 2^31");
@@ -207,8 +222,43 @@ TEST_P(GemmValidation, Workspace)
         rejected(g, "workspace is not 256-byte aligned", "workspace off 256 bytes, 0 bytes");
     }
     // the other checks come first
-    g = valid(); g.ws = kFake + (320 << 20) + 16; g.ws_bytes = 1 << 20; g.m = 0;
-    rejected(g, "'m' is 0", "m 0 with a misaligned workspace");
+    g = valid(); g.ws = kFake + (320 << 20) + 16; g.ws_bytes = 1 << 20; g.m = -1;
+    rejected(g, "'m' is -1", "m -1 with a misaligned workspace");
+    // the workspace is written: it must not share a byte with an operand
+    g = valid(); g.ws = kFake; g.ws_bytes = 256; rejected(g, "'workspace' and 'd' overlap", "workspace on d");
+    g = valid(); g.ws = kFake + (64 << 20); g.ws_bytes = 4096; rejected(g, "'workspace' and 'a' overlap", "workspace on a");
+    g = valid(); g.ws = kFake + (128 << 20) - 256; g.ws_bytes = 512; rejected(g, "'workspace' and 'b' overlap", "workspace on b");
+    g = valid(); g.ws = kFake + (192 << 20); g.ws_bytes = 256; rejected(g, "'workspace' and 'c' overlap", "workspace on c");
+    g = valid(); g.ws = kFake + (192 << 20); g.ws_bytes = 256; g.beta = 0.0f;
+    accepted(g, "workspace on c with beta 0 (c not read)");
+}
+
+// D is written while A, B, bias (and C, unless it is D itself) are read: ranges that share bytes
+// with it are refused, except C identical to D (same pointer, same leading dimension: in place).
+TEST_P(GemmValidation, Aliasing)
+{
+    GemmArgs g;
+    g = valid(); g.a = kFake + 64; rejected(g, "'d' and 'a' overlap", "a inside d");
+    g = valid(); g.b = kFake; rejected(g, "'d' and 'b' overlap", "b on d");
+    g = valid(); g.a = kFake - 64; rejected(g, "'d' and 'a' overlap", "a ending inside d");
+    g = valid(); g.bias = (const float *)(kFake + 128); rejected(g, "'d' and 'bias' overlap", "bias inside d");
+    g = valid(); g.c = kFake + 2; rejected(g, "'d' and 'c' overlap without being the same range", "c one value past d");
+    g = valid(); g.c = kFake; g.ldc = 34; rejected(g, "'d' and 'c' overlap without being the same range", "c = d, ldc != ldd");
+    g = valid(); g.c = kFake; g.ldc = g.ldd; accepted(g, "c = d, ldc = ldd (in place)");
+    g = valid(); g.c = kFake; g.ldc = 34; g.beta = 0.0f; accepted(g, "c = d, ldc != ldd, beta 0 (c not read)");
+    g = valid(); g.a = kFake + 64; g.k = 0; accepted(g, "a inside d with k 0 (a not read)");
+}
+
+TEST_P(GemmValidation, TransposeFlags)
+{
+    GemmArgs g;
+    for (int t : {-1, 2, 7}) {
+        char needle[48];
+        snprintf(needle, sizeof needle, "trans_a = %d is not 0 or 1", t);
+        g = valid(); g.ta = t; rejected(g, needle, "trans_a");
+        snprintf(needle, sizeof needle, "trans_b = %d is not 0 or 1", t);
+        g = valid(); g.tb = t; rejected(g, needle, "trans_b");
+    }
 }
 
 TEST_P(GemmValidation, Alignment)
@@ -342,9 +392,9 @@ TEST_P(SgemmValidation, RejectsBadInputBeforeLaunch)
     s = SgemmArgs(); s.c = nullptr; s.beta = 1.0f; rejected(s, "'c' is a null pointer", "c NULL, beta 1");
     s = SgemmArgs(); s.a = nullptr; rejected(s, "'a' is a null pointer", "a NULL");
     s = SgemmArgs(); s.b = nullptr; rejected(s, "'b' is a null pointer", "b NULL");
-    s = SgemmArgs(); s.m = 0; rejected(s, "'m' is 0", "m 0");
+    s = SgemmArgs(); s.m = -1; rejected(s, "'m' is -1", "m -1");
     s = SgemmArgs(); s.n = -2; rejected(s, "'n' is -2", "n -2");
-    s = SgemmArgs(); s.k = 0; rejected(s, "'k' is 0", "k 0");
+    s = SgemmArgs(); s.k = -3; rejected(s, "'k' is -3", "k -3");
     s = SgemmArgs(); s.m = big; rejected(s, "'m' is 2147483648", "m 2^31");
     s = SgemmArgs(); s.n = big; s.ldb = s.ldc = big; rejected(s, "'n' is 2147483648", "n 2^31");
     s = SgemmArgs(); s.k = big; s.lda = big; rejected(s, "'k' is 2147483648", "k 2^31");
@@ -363,6 +413,18 @@ TEST_P(SgemmValidation, RejectsBadInputBeforeLaunch)
     s = SgemmArgs(); s.lda = 68; s.ldb = 35; s.alpha = -2.0f; s.beta = 0.5f; accepted(s, "padded, alpha, beta");
     s = SgemmArgs(); s.a = (const float *)(kFake + (64 << 20) + 4); accepted(s, "a 4-byte aligned, not 16");
     s = SgemmArgs(); s.k = big - 1; s.lda = big - 1; accepted(s, "k 2^31 - 1");
+    // k == 0: C = beta C, a and b not read
+    s = SgemmArgs(); s.k = 0; s.a = nullptr; s.b = nullptr; s.lda = 0; accepted(s, "k 0, a and b NULL");
+    // c is written while a and b are read
+    s = SgemmArgs(); s.a = (const float *)(kFake + 64); rejected(s, "'c' and 'a' overlap", "a inside c");
+    s = SgemmArgs(); s.b = (const float *)kFake; rejected(s, "'c' and 'b' overlap", "b on c");
+    // an empty C is a no-op that inspects no pointer
+    for (int which = 0; which < 2; which++) {
+        s = SgemmArgs(); s.c = nullptr; s.a = nullptr; s.b = nullptr; s.lda = s.ldb = s.ldc = 0;
+        (which ? s.n : s.m) = 0;
+        EXPECT_EQ(call(s), cudaSuccess) << c().name << (which ? " n = 0" : " m = 0");
+        EXPECT_STREQ(gk_failure_reason(), "");
+    }
 }
 
 INSTANTIATE_TEST_SUITE_P(AllRungs, SgemmValidation, ::testing::Range(0, (int)(sizeof kSgemmCases / sizeof kSgemmCases[0])),

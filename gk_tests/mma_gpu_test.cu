@@ -2,6 +2,7 @@
 // shared memory with cp.async, loads the fragments with ldmatrix (B both n-major and, through
 // .trans, k-major) and runs mma.sync m16n8k16; D is checked against a CPU reference in double.
 // Also: cp.async's zero fill. Skipped without a GPU.
+#define GK_CORE_IMPLEMENTATION
 #include "gk/gk_mma.cuh"
 #include "gk_tests/gk_test.h"
 

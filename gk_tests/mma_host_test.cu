@@ -1,6 +1,7 @@
 // Host tests of gk_mma.cuh: the fragment index maps against the PTX ISA's tables, the ldmatrix
 // layouts against the mma operands they feed, and the swizzles under a simulation of the 32
 // shared-memory banks.
+#define GK_CORE_IMPLEMENTATION
 #include "gk/gk_mma.cuh"
 #include "gk_tests/gk_test.h"
 

@@ -205,10 +205,9 @@ TEST_P(RdValidation, RejectsBadInputBeforeLaunch)
 {
     const RdCase &c = kRdCases[GetParam()];
     RdArgs a;
-    a = valid_args(c); a.rows = 0; expect_rejected(c, a, "'rows' is 0");
     a = valid_args(c); a.rows = -3; expect_rejected(c, a, "'rows' is -3");
-    a = valid_args(c); a.cols = 0; expect_rejected(c, a, "'cols' is 0");
     a = valid_args(c); a.cols = -1; expect_rejected(c, a, "'cols'");
+    a = valid_args(c); a.rows = 2; a.ldx = INT64_MAX / 2; expect_rejected(c, a, "'x' spans more than 2^63 bytes");
     a = valid_args(c); a.cols = 3000000000LL; a.ldx = a.ldo = a.ldr = a.cols; expect_rejected(c, a, "'cols'");
     a = valid_args(c); a.out = nullptr; expect_rejected(c, a, "'out' is a null pointer");
     a = valid_args(c); a.x = nullptr; expect_rejected(c, a, "'x' is a null pointer");
@@ -240,6 +239,23 @@ TEST_P(RdValidation, RejectsBadInputBeforeLaunch)
     a.rows = -1;
     c.call(a);
     EXPECT_EQ(std::string(gk_failure_reason()).rfind(std::string("gk_") + c.name, 0), 0u) << gk_failure_reason();
+}
+
+// An empty problem (no rows or no columns) is a no-op that inspects no pointer, and clears the
+// reason of an earlier failure.
+TEST_P(RdValidation, EmptyIsNoOp)
+{
+    const RdCase &c = kRdCases[GetParam()];
+    for (int which = 0; which < 2; which++) {
+        RdArgs a = valid_args(c);
+        a.rows = -1;
+        c.call(a); /* leaves a reason */
+        a = RdArgs();
+        a.rows = which ? 5 : 0;
+        a.cols = which ? 0 : 5;
+        EXPECT_EQ(c.call(a), cudaSuccess) << c.name << (which ? " cols = 0" : " rows = 0");
+        EXPECT_STREQ(gk_failure_reason(), "") << c.name;
+    }
 }
 
 INSTANTIATE_TEST_SUITE_P(AllLaunchers, RdValidation, ::testing::Range(0, kNumRdCases),

@@ -97,3 +97,15 @@ def gk_cuda_contract(name, src, hdrs, arch, expect):
         data = [report, ptx, expect],
         size = "small",
     )
+
+def gk_cuda_shared_library(name, src, hdrs = [], out = None):
+    """A shared library (nvcc -shared, position-independent code, static CUDA runtime inside) from
+    one .cu file, for FFI callers such as Python's ctypes."""
+    native.genrule(
+        name = name,
+        srcs = [src] + hdrs,
+        outs = [out or ("lib%s.so" % name)],
+        cmd = NVCC_OWN_TMPDIR + _GENCODE + NVCC + " -shared -Xcompiler -fPIC " + NVCC_FLAGS +
+              " $$G $(location " + src + ") -o $@",
+        message = "nvcc -shared " + src,
+    )

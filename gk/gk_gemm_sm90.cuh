@@ -1,0 +1,488 @@
+/* gk_gemm_sm90.cuh - gk GEMM on Hopper v0.2: wgmma kernels fed by TMA, for gk_gemm.cuh's
+   dispatcher. Part of gk_gemm.cuh, which includes it when GK_GEMM_SM90 is 1 (by default when
+   nvcc targets compute capability 9.0): copy it beside gk_gemm.cuh, never include it yourself.
+   The only gk header that needs <cuda.h> (CUtensorMap; the encoder is found through the
+   runtime, no -lcuda). Its kernels have code in sm_90a images only (-gencode
+   arch=compute_90a,code=sm_90a); the dispatcher uses them where the running image has it.
+
+   HOW IT RUNS
+     A block is a producer warpgroup (one thread issues the TMA copies) and two consumer
+     warpgroups running wgmma with both operands in shared memory; STAGES k-tiles of 64 ring
+     through shared memory with a "full" and an "empty" mbarrier each; the epilogue goes through
+     shared memory into 16-byte stores (gk_gemm_wg_store). Swapped tiles (BM 16 or 64) compute
+     D^T so that decode-sized M fills the MMAs' N; persistent tiles walk the tiles with one
+     block per SM; a last tile column at most half full runs the half-width wgmma.
+
+   GENERATOR
+     GK_DEFINE_GEMM_WGMMA(name, dt, BM, BN, STAGES, PERSIST, RATE) writes the kernels (per
+     layout) and the config of a BM x BN x 64 tile (BM 128 or 256, BN 64, 128 or 256, not both
+     256; or BM 16 or 64, BN 128: a swapped tile, for A row-major only) with STAGES TMA stages,
+     one block per SM (or a persistent grid of them, PERSIST). RATE is the tile's measured
+     TFLOP/s (8192^3 NT), which the dispatcher's time model divides by.
+*/
+#ifndef GK_GEMM_CUH
+#error "gk_gemm_sm90.cuh is a part of gk_gemm.cuh: include gk_gemm.cuh"
+#endif
+
+#ifndef GK_GEMM_SM90_CUH
+#define GK_GEMM_SM90_CUH
+
+#include <cuda.h> /* CUtensorMap: the TMA descriptors */
+
+/* ---------------------------------------------------------------- sm_90a: wgmma fed by TMA
+
+   One block: a producer warpgroup (one thread issues the TMA copies) and two consumer
+   warpgroups, each a BM / 2 x BN slice of the BM x BN tile (BM 128: one 64-row wgmma.m64nBNk16
+   per k16, BM 256: two) with both
+   operands read from shared memory (no fragment registers: the register-bound limit of the
+   mma.sync kernels goes away). STAGES k-tiles of 64 ring through shared memory; each has a
+   "full" mbarrier (TMA transaction bytes) and an "empty" one (one arrival per consumer when its
+   wgmma on the tile has finished). Tiles are the TMA's 128-byte swizzle: K-major operands one
+   [rows][64] box, MN-major operands [64][64] panels along MN. */
+#define GK_GEMM_WG_BK 64
+#define GK_GEMM_WG_THREADS 384
+/* 1 KB of alignment slack, the stages and their two mbarriers, and a persistent kernel's
+   epilogue buffer (BM rows of BN + 8 floats) */
+#define gk_gemm_wg_epi_bytes_c(BM, BN) ((BM) * ((BN) + 8) * 4)
+#define gk_gemm_wg_smem_bytes_c(BM, BN, STAGES, PERSIST) \
+    (1024 + (STAGES) * (((BM) + (BN)) * GK_GEMM_WG_BK * 2 + 16) + ((PERSIST) ? gk_gemm_wg_epi_bytes_c(BM, BN) : 0))
+
+/* Outputs (row, col .. col + cnt - 1) of the wgmma epilogue that its inline path does not take
+   (the N edge, fp32 rows off 16-byte alignment): a store each, out of line. The values come by
+   value (an array's address would put it on the stack) and the arguments are copied once (read
+   through the pointer, every field would be a load at every use). */
+static __device__ __noinline__ void gk_gemm_wg_store_each(const gk_gemm_args *p, int row, int col, float4 lo, float4 hi,
+                                                         int cnt, int split)
+{
+    const gk_gemm_args a = *p;
+    const float v[8] = {lo.x, lo.y, lo.z, lo.w, hi.x, hi.y, hi.z, hi.w};
+    if (a.partial) {
+        float *q = (float *)gk_gemm_out(&a, row, col, split, 4);
+#pragma unroll
+        for (int e = 0; e < 8; e++)
+            if (e < cnt) q[e] = v[e];
+        return;
+    }
+    const int64_t i = (int64_t)row * a.ldd + col;
+#pragma unroll
+    for (int e = 0; e < 8; e++)
+        if (e < cnt) gk_store1_f32(a.d, i + e, a.d_dtype, gk_gemm_epilogue(&a, v[e], row, col + e));
+}
+
+/* Consumer warpgroup wr's 64 x bn accumulators out through shared memory: written as they sit
+   in registers (rows of bn + 8 floats, so the float2 writes of a half warp, 4 rows by 4 lanes,
+   fall in 32 distinct banks), then read back in rows of 8 values: 16-byte global stores, and
+   one loop body instead of bn / 4 inlined epilogues (that unrolled form
+   missed the instruction cache: ncu, 45% of stall cycles at 128 x 256). buf: the stages, free
+   once every consumer is past its last wgmma (barrier 1), or a buffer of its own when the
+   kernel is persistent (the producer is already filling the stages for the next tile). */
+GK_DEV void gk_gemm_wg_store(const gk_gemm_args *p, const float *acc, float *buf, int persistent, int wr, int bm, int bn,
+                             int m0, int n0, int split)
+{
+    /* a swapped tile (bm 16 or 64): this warpgroup's 64 columns of D (its MMA rows) by bm rows of
+       D, written transposed into [bm][68] (each write of a warp in 32 distinct banks) */
+    const int swap = bm < 128, t = threadIdx.x & 127, lane = t & 31;
+    const int width = swap ? bn / 2 : bn, ld = swap ? width + 4 : bn + 8, rows = swap ? bm : bm / 2;
+    const int row0 = swap ? m0 : m0 + wr * rows, col0 = swap ? n0 + wr * width : n0;
+    float *mine = buf + wr * rows * ld;
+    const int r = (t >> 5) * 16 + (lane >> 2);
+    if (persistent) gk_named_barrier(2 + wr, 128); /* this warpgroup is done reading the last tile's */
+    else gk_named_barrier(1, 256);
+    if (swap) {
+#pragma unroll
+        for (int j = 0; j < bm / 8; j++)
+#pragma unroll
+            for (int i = 0; i < 4; i++) /* acc 4 j + i: MMA row r + 8 (i / 2), column 8 j + 2 (lane % 4) + i % 2 */
+                mine[(j * 8 + (lane & 3) * 2 + (i & 1)) * ld + r + 8 * (i >> 1)] = acc[4 * j + i];
+    } else {
+#pragma unroll
+        for (int ms = 0; ms < rows / 64; ms++)
+#pragma unroll
+            for (int j = 0; j < bn / 8; j++) {
+                const int c = j * 8 + (lane & 3) * 2;
+                const float *a = acc + ms * (bn / 2) + 4 * j;
+                *(float2 *)(mine + (ms * 64 + r) * ld + c) = make_float2(a[0], a[1]);
+                *(float2 *)(mine + (ms * 64 + r + 8) * ld + c) = make_float2(a[2], a[3]);
+            }
+    }
+    gk_named_barrier(2 + wr, 128);
+    /* inline, only what a whole chunk of 8 needs: a 16-byte store, or for 2-byte rows off 16-byte
+       alignment (an ldd not a multiple of 8) four pairs or a value, three pairs and a value; the
+       rest (the N edge, fp32 rows off 16 bytes) out of line. The epilogue runs between tiles
+       with nothing to hide it: with the general store inline (every case in the loop), 4096^3
+       NN took 233-234 us against 210-211 now, the odd shape's GEMM 243-244 against 219-220
+       (RESULTS.md). */
+    const int es = p->partial ? 4 : gk_dtype_size(p->d_dtype);
+    for (int i = t; i < rows * width / 8; i += 128) {
+        const int row = i / (width / 8), c8 = i % (width / 8) * 8, grow = row0 + row, col = col0 + c8;
+        if (grow >= p->m || col >= p->n) continue;
+        const float4 lo = *(const float4 *)(mine + row * ld + c8), hi = *(const float4 *)(mine + row * ld + c8 + 4);
+        char *dst = gk_gemm_out(p, grow, col, split, es);
+        const int aligned = gk_is_aligned(dst, 16);
+        if (col + 8 > p->n || (es == 4 && !aligned)) {
+            gk_gemm_wg_store_each(p, grow, col, lo, hi, min(8, p->n - col), split);
+            continue;
+        }
+        if (p->partial) {
+            ((float4 *)dst)[0] = lo;
+            ((float4 *)dst)[1] = hi;
+            continue;
+        }
+        const float v[8] = {lo.x, lo.y, lo.z, lo.w, hi.x, hi.y, hi.z, hi.w};
+        float y[8];
+#pragma unroll
+        for (int e = 0; e < 8; e++) y[e] = gk_gemm_epilogue(p, v[e], grow, col + e);
+        if (es == 4) {
+            ((float4 *)dst)[0] = make_float4(y[0], y[1], y[2], y[3]);
+            ((float4 *)dst)[1] = make_float4(y[4], y[5], y[6], y[7]);
+        } else if (aligned) {
+            *(uint4 *)dst = make_uint4(gk_pack2_f32(y, p->d_dtype), gk_pack2_f32(y + 2, p->d_dtype),
+                                       gk_pack2_f32(y + 4, p->d_dtype), gk_pack2_f32(y + 6, p->d_dtype));
+        } else if (gk_is_aligned(dst, 4)) {
+#pragma unroll
+            for (int e = 0; e < 8; e += 2) *(unsigned *)(dst + e * 2) = gk_pack2_f32(y + e, p->d_dtype);
+        } else {
+            *(unsigned short *)dst = (unsigned short)gk_pack2_f32(y, p->d_dtype);
+#pragma unroll
+            for (int e = 1; e < 7; e += 2) *(unsigned *)(dst + e * 2) = gk_pack2_f32(y + e, p->d_dtype);
+            *(unsigned short *)(dst + 14) = (unsigned short)(gk_pack2_f32(y + 6, p->d_dtype) >> 16);
+        }
+    }
+}
+
+/* A work item (split-major: item / tiles is its K split): its tile's origin, its first k and
+   its k-tiles. */
+GK_DEV void gk_gemm_wg_item(const gk_gemm_args *p, int item, int tiles, int bm, int bn, int *m0, int *n0, int *split,
+                            int *k_begin, int *ktiles)
+{
+    int tm, tn;
+    gk_gemm_tile_of(p, item % tiles, &tm, &tn);
+    *m0 = tm * bm;
+    *n0 = tn * bn;
+    *split = item / tiles;
+    *k_begin = *split * p->k_per_split;
+    *ktiles = (min(p->k, *k_begin + p->k_per_split) - *k_begin + GK_GEMM_WG_BK - 1) / GK_GEMM_WG_BK;
+}
+
+/* A consumer warpgroup's k-tiles of one work item, nb columns of each B tile (wgmma n = nb);
+   `it` counts k-tiles over the block's items (stage it % stages, phase it / stages). Returns
+   `it` past this item. bm, nb, dt, ta, tb must be constants after inlining. */
+GK_DEV int gk_gemm_wg_consume(char *smem, unsigned long long *full, unsigned long long *empty, int stage_bytes,
+                              int a_bytes, int dt, int ta, int tb, int bm, int nb, int stages, int ktiles, int it,
+                              float *acc)
+{
+    const int wr = (threadIdx.x >> 7) - 1, nacc = bm * nb / 256;
+    /* a K-major tile steps 32 bytes per k16 (descriptor + 2), an MN-major one 16 rows (+ 128) */
+    const int a_step = ta ? 128 : 2, b_step = tb ? 2 : 128;
+#pragma unroll
+    for (int i = 0; i < nacc; i++) acc[i] = 0.0f;
+    gk_wgmma_fence_regs(acc, nacc);
+    for (int kt = 0; kt < ktiles; kt++, it++) {
+        const int s = it % stages;
+        gk_mbar_wait(full + s, (it / stages) & 1);
+        const char *sa = smem + s * stage_bytes, *sb = sa + a_bytes;
+        const unsigned long long db = gk_wgmma_desc_sw128(sb, tb ? 16 : 8192);
+        gk_wgmma_fence();
+#pragma unroll
+        for (int ms = 0; ms < bm / 128; ms++) {
+            /* rows (wr bm / 128 + ms) 64: 8 KB apart in either layout (64 rows of 128 bytes,
+               or a 64-wide MN panel) */
+            const unsigned long long da = gk_wgmma_desc_sw128(sa + (wr * bm / 128 + ms) * 8192, ta ? 8192 : 16);
+#pragma unroll
+            for (int kk = 0; kk < GK_GEMM_WG_BK / 16; kk++)
+                gk_wgmma_m64k16(acc + ms * (nb / 2), da + a_step * kk, db + b_step * kk, dt, nb, ta, !tb);
+        }
+        gk_wgmma_commit();
+        /* the previous k-tile's wgmma has finished: its stage goes back to the producer */
+        gk_wgmma_wait_1();
+        gk_wgmma_fence_regs(acc, nacc);
+        if (kt > 0 && (threadIdx.x & 127) == 0) gk_mbar_arrive(empty + (it - 1) % stages);
+    }
+    gk_wgmma_wait_0();
+    gk_wgmma_fence_regs(acc, nacc);
+    if ((threadIdx.x & 127) == 0) gk_mbar_arrive(empty + (it - 1) % stages);
+    return it;
+}
+
+GK_DEV void gk_gemm_wg_run(const gk_gemm_args *p, const CUtensorMap *tma, const CUtensorMap *tmb,
+                           const CUtensorMap *tma_last, const CUtensorMap *tmb_last, int dt, int ta, int tb, int bm,
+                           int bn, int stages, int persistent, float *acc)
+{
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+    extern __shared__ uint4 gk_gemm_smem[];
+    char *smem = gk_smem_align_1024(gk_gemm_smem);
+    /* the MMAs' tile: mm rows (operand A's), mn columns; a swapped tile (bm 16 or 64) puts B's
+       bn rows in the MMAs' M and D's bm rows (A's) in their N, and ta / tb are then B's and A's */
+    const int swap = bm < 128, mm = swap ? bn : bm, mn = swap ? bm : bn;
+    if (swap && !tb) return; /* never launched: a swapped tile reads A K-major only */
+    const int a_bytes = mm * GK_GEMM_WG_BK * 2, stage_bytes = a_bytes + mn * GK_GEMM_WG_BK * 2;
+    unsigned long long *full = (unsigned long long *)(smem + stages * stage_bytes), *empty = full + stages;
+    float *epi = persistent ? (float *)(empty + stages) : (float *)smem;
+    /* work items: (split, tile) pairs, split-major so that each split walks the rasterized
+       tile order; a block takes items blockIdx .. step gridDim (one each when the grid has one
+       block per item, several when it is persistent) */
+    const int tiles = p->tiles_m * p->tiles_n, splits = (p->k + p->k_per_split - 1) / p->k_per_split;
+    const int ea = swap ? p->n : p->m, eb = swap ? p->m : p->n; /* rows of the MMAs' A and B operands */
+    const int first = blockIdx.y * gridDim.x + blockIdx.x, step = gridDim.x * gridDim.y, items = tiles * splits;
+    const int wg = threadIdx.x >> 7;
+
+    if (threadIdx.x == 0) {
+        for (int s = 0; s < stages; s++) {
+            gk_mbar_init(full + s, 1);
+            gk_mbar_init(empty + s, 2);
+        }
+        gk_mbar_init_fence();
+    }
+    __syncthreads();
+
+    /* it counts k-tiles over all of this block's items: stage it % stages, phase it / stages */
+    int it = 0;
+    if (wg == 0) {
+        gk_setmaxnreg_dec_40();
+        if (threadIdx.x != 0) return;
+        for (int item = first; item < items; item += step) {
+            int m0, n0, split, k_begin, ktiles;
+            gk_gemm_wg_item(p, item, tiles, bm, bn, &m0, &n0, &split, &k_begin, &ktiles);
+            const int ra = swap ? n0 : m0, rb = swap ? m0 : n0; /* the MMAs' A and B tile rows */
+            /* only rows inside the operand are loaded: TMA's zero fill of rows past its end is
+               slow (H200, x[65, 8192] w[8192, 8192]^T on 128 x 64 tiles: 70.6 us with 63 of
+               A's 128 box rows past M, 49.5 with them inside). A K-major operand's last tile
+               row takes a map whose box is only its rows (*_last), an MN-major one loads only
+               its panels that hold rows; the rest of the stage keeps stale values, which reach
+               only D's rows and columns past M and N (never stored). Past K, zero fill stays. */
+            const int la = ea - ra < mm, lb = eb - rb < mn;
+            const int pa = la ? (ea - ra + 63) / 64 : mm / 64, pb = lb ? (eb - rb + 63) / 64 : mn / 64;
+            const CUtensorMap *ma = la ? tma_last : tma, *mb = lb ? tmb_last : tmb;
+            const int tx = (ta ? pa * 8192 : (la ? ea - ra : mm) * 128) + (tb ? (lb ? eb - rb : mn) * 128 : pb * 8192);
+            for (int kt = 0; kt < ktiles; kt++, it++) {
+                const int s = it % stages, k = k_begin + kt * GK_GEMM_WG_BK;
+                if (it >= stages) gk_mbar_wait(empty + s, (it / stages - 1) & 1);
+                char *sa = smem + s * stage_bytes, *sb = sa + a_bytes;
+                gk_mbar_arrive_expect_tx(full + s, tx);
+                if (!ta) gk_tma_load_2d(sa, ma, full + s, k, ra);
+                else
+                    for (int i = 0; i < pa; i++) gk_tma_load_2d(sa + i * 8192, tma, full + s, ra + i * 64, k);
+                if (tb) gk_tma_load_2d(sb, mb, full + s, k, rb);
+                else
+                    for (int i = 0; i < pb; i++) gk_tma_load_2d(sb + i * 8192, tmb, full + s, rb + i * 64, k);
+            }
+        }
+        return;
+    }
+
+    gk_setmaxnreg_inc_232();
+    for (int item = first; item < items; item += step) {
+        int m0, n0, split, k_begin, ktiles;
+        gk_gemm_wg_item(p, item, tiles, bm, bn, &m0, &n0, &split, &k_begin, &ktiles);
+        /* a last tile column at most half full (N % BN in 1 .. BN / 2) runs the half-width
+           wgmma, half the MMAs (the producer loads only the rows or panels inside N). 4095 x
+           4097 on 128 x 256 tiles: 243-246 us, was 284 (its 32 one-column tiles did a whole
+           tile's MMAs); on 256 x 128: 244-246, was 246 (gk_bench/RESULTS.md). The GPU tests'
+           1030 x 300 runs it on every configuration, layout and split count. Not for BN 64
+           (no n = 32 wgmma here). */
+        if (!swap && bn > 64 && p->n - n0 <= bn / 2) {
+            it = gk_gemm_wg_consume(smem, full, empty, stage_bytes, a_bytes, dt, ta, tb, bm, bn / 2, stages, ktiles, it,
+                                    acc);
+            gk_gemm_wg_store(p, acc, epi, persistent, wg - 1, bm, bn / 2, m0, n0, split);
+        } else {
+            it = gk_gemm_wg_consume(smem, full, empty, stage_bytes, a_bytes, dt, ta, tb, mm, mn, stages, ktiles, it, acc);
+            gk_gemm_wg_store(p, acc, epi, persistent, wg - 1, bm, bn, m0, n0, split);
+        }
+    }
+#endif
+}
+
+typedef void (*gk_gemm_wg_kernel)(gk_gemm_args, CUtensorMap, CUtensorMap, CUtensorMap, CUtensorMap);
+
+/* One wgmma configuration: a BM x BN x 64 tile, STAGES TMA stages, a block per tile or a
+   persistent grid of one block per SM (PERSIST), kernels per layout. */
+#define GK_DEFINE_GEMM_WGMMA(name, dt, BM, BN, STAGES, PERSIST, RATE)                                             \
+    static_assert((BM) == 128 || (BM) == 256 || (((BM) == 16 || (BM) == 64) && (BN) == 128),                    \
+                  #name ": BM is 128 or 256 (one or two m64 slices a consumer), or 16 or 64 with BN 128 (swapped)"); \
+    static_assert((BN) == 64 || (BN) == 128 || (BN) == 256,                                                    \
+                  #name ": BN is 64, 128 or 256 (wgmma n; 16 rows of a swapped tile)");                       \
+    static_assert((BM) * (BN) <= 128 * 256, #name ": at most 128 accumulators a consumer thread");           \
+    static_assert((STAGES) >= 2, #name ": at least 2 stages");                                                 \
+    static_assert(gk_gemm_wg_smem_bytes_c(BM, BN, STAGES, PERSIST) <= 227 * 1024,                              \
+                  #name ": over 227 KB of shared memory");                                                     \
+    static_assert((PERSIST) || gk_gemm_wg_epi_bytes_c(BM, BN) <= (STAGES) * ((BM) + (BN)) * GK_GEMM_WG_BK * 2, \
+                  #name ": the epilogue's accumulators must fit in the stages");                              \
+    GK_GEMM_WG_KERNEL(name##_nn, dt, 0, 0, BM, BN, STAGES, PERSIST)                                            \
+    GK_GEMM_WG_KERNEL(name##_nt, dt, 0, 1, BM, BN, STAGES, PERSIST)                                            \
+    GK_GEMM_WG_KERNEL(name##_tn, dt, 1, 0, BM, BN, STAGES, PERSIST)                                            \
+    GK_GEMM_WG_KERNEL(name##_tt, dt, 1, 1, BM, BN, STAGES, PERSIST)                                            \
+    static const gk_gemm_wg_kernel name##_kernels[4] = {name##_nn, name##_nt, name##_tn, name##_tt};          \
+    static const gk_gemm_config name##_config = {#name, BM, BN, GK_GEMM_WG_BK, (BM) < 128 ? (BM) : (BM) / 2,    \
+                                                 (BM) < 128 ? (BN) / 2 : (BN), STAGES, 1, 0, GK_GEMM_WG_THREADS,     \
+                                                 gk_gemm_wg_smem_bytes_c(BM, BN, STAGES, PERSIST), 1, 1, PERSIST,   \
+                                                 RATE, (BM) < 128};
+
+#define GK_GEMM_WG_KERNEL(kname, dt, TA, TB, BM, BN, STAGES, PERSIST)                                          \
+    static __global__ void __launch_bounds__(GK_GEMM_WG_THREADS, 1)                                            \
+        kname(const __grid_constant__ gk_gemm_args p, const __grid_constant__ CUtensorMap tma,                  \
+              const __grid_constant__ CUtensorMap tmb, const __grid_constant__ CUtensorMap tma_last,           \
+              const __grid_constant__ CUtensorMap tmb_last)                                                    \
+    {                                                                                                          \
+        float acc[(BM) * (BN) / 256];                                                                          \
+        gk_gemm_wg_run(&p, &tma, &tmb, &tma_last, &tmb_last, dt, TA, TB, BM, BN, STAGES, PERSIST, acc);        \
+    }
+
+#endif /* GK_GEMM_SM90_CUH */
+
+/* ================================================================ implementation */
+
+#if (defined(GK_IMPLEMENTATION) || defined(GK_GEMM_IMPLEMENTATION)) && defined(GK_GEMM_IMPLEMENTED) && \
+    !defined(GK_GEMM_SM90_IMPLEMENTED)
+#define GK_GEMM_SM90_IMPLEMENTED
+
+/* The shipped wgmma configurations (sm_90a builds on compute capability 9.0 GPUs), as
+   X(tile name, BM, BN, STAGES, PERSIST, RATE: TFLOP/s at 8192^3 NT); the dispatcher picks among
+   the unswapped ones by waves x tile FLOPs / RATE, and takes a swapped one for M <= 64.
+   - 16 x 128 x 64 swapped (the MMAs compute D^T: 128 rows of B in their M, D's 16 rows in
+     n = 16), 8 stages of 18 KB, persistent: for decode, bound by the bytes of B, where
+     128-row tiles are mostly padding. H200, x[M, 8192] w[N, 8192]^T, 1 split: M = 16, N = 8192
+     / 28672 45.9 / 129.2 us (cuBLAS 43.6 / 127.8; the 64 x 64 mma.sync tile 50.3 / 147.1, best
+     split), M = 1 45.8 / 129.1; 12 stages and the same tile not persistent within 2 us of it
+     (gk_bench/sweep/gemm_decode_sweep.cu; RESULTS.md).
+   - 64 x 128 x 64 swapped (n = 64), 7 stages of 24 KB, persistent, for 16 < M <= 64: M = 32 /
+     64, N = 8192 47.9 / 49.5 us (cuBLAS 44.0 / 46.2; the best unswapped tile and split 51.5 /
+     53.8), N = 28672 134.4 / 134.8 (cuBLAS 130.9 / 127.4; unswapped 148.1 / 140.1); 8 stages
+     not persistent within 2 us.
+   A swapped tile's RATE is its TFLOP/s at N = 28672 and M = its BM (the time model does not
+   use it).
+   - 128 x 64 x 64, 8 stages of 24 KB: twice the blocks of 128 x 128 where both fill one wave,
+     for B-bound shapes of 64 < M <= 128: x[M, 8192] w[8192, 8192]^T 47.3 / 47.6 / 48.1 us at
+     M = 65 / 96 / 128 (128 x 128: 55.5 / 54.7 / 55.8; cuBLAS 43.7 / 44.3 / 44.8). 426 TFLOP/s
+     at 8192^3 (its B tile reused half as often), so the time model leaves it out of larger M.
+   Measured on the H200 (TFLOP/s at 4096^3 / 8192^3 NT, //gk_bench:gemm
+   at commit 7ceb8c4; gk_bench/sweep/gemm_sweep.cu runs, without the bench's idle pause between
+   rows, read up to 5% apart):
+   At 9f9aa69 (the lean epilogue) the three read 636 / 704, 625-628 / 698 and 578-589 / 643, in
+   the same order; RATE keeps the figures below.
+   - 128 x 256 x 64, 4 stages (192 KB), one block of 3 warpgroups per SM: 569 / 679.
+   - 256 x 128 x 64, 4 stages: 563 / 670; fewer waves where N leaves a thin last tile column
+     (4095 x 4097: 528 tiles, 4 waves, against 544 and 5 for 128 x 256, whose 32 half-width
+     last-column tiles make it level in practice: 243-246 us both).
+   - 128 x 128 x 64, 6 stages: 535 / 623; twice the tiles for shapes like M = 128, N = 28672
+     (224 tiles: 0.93x cuBLAS).
+   Rejected: 128 x 256 with 3 stages 523 / 573; 256 x 128 with 3 stages 462 / 541; 128 x 128
+   persistent (one block per SM walks the tiles, the producer running ahead into the next
+   while the consumers store; 4 stages and an epilogue buffer) 536 / 622 against 539 / 627 for
+   the same tile not persistent. Before the epilogue went through shared memory the 128 x 256
+   tile ran at 273 / 403 (its 64 inlined store sequences per thread missed the instruction
+   cache: ncu, 45% of stall cycles waiting for instruction fetch). */
+#ifndef GK_GEMM_WG_CONFIGS
+#define GK_GEMM_WG_CONFIGS(X)               \
+    X(wg128x256x64_s4, 128, 256, 4, 0, 679) \
+    X(wg256x128x64_s4, 256, 128, 4, 0, 670) \
+    X(wg128x128x64_s6, 128, 128, 6, 0, 623) \
+    X(wg16x128x64_s8_p, 16, 128, 8, 1, 58)  \
+    X(wg64x128x64_s7_p, 64, 128, 7, 1, 223) \
+    X(wg128x64x64_s8, 128, 64, 8, 0, 426)
+#endif
+#define GK_GEMM_WG_X_DEFINE(tile, BM, BN, STAGES, PERSIST, RATE)                   \
+    GK_DEFINE_GEMM_WGMMA(gk_gemm_bf16_##tile, GK_BF16, BM, BN, STAGES, PERSIST, RATE) \
+    GK_DEFINE_GEMM_WGMMA(gk_gemm_f16_##tile, GK_F16, BM, BN, STAGES, PERSIST, RATE)
+#define GK_GEMM_WG_X_BF16(tile, BM, BN, STAGES, PERSIST, RATE) gk_gemm_bf16_##tile##_kernels,
+#define GK_GEMM_WG_X_F16(tile, BM, BN, STAGES, PERSIST, RATE) gk_gemm_f16_##tile##_kernels,
+#define GK_GEMM_WG_X_CONFIG(tile, BM, BN, STAGES, PERSIST, RATE) &gk_gemm_bf16_##tile##_config,
+GK_GEMM_WG_CONFIGS(GK_GEMM_WG_X_DEFINE)
+
+static const gk_gemm_wg_kernel *const gk_gemm_wg_kernel_table[2][64] = {{GK_GEMM_WG_CONFIGS(GK_GEMM_WG_X_BF16)},
+                                                                        {GK_GEMM_WG_CONFIGS(GK_GEMM_WG_X_F16)}};
+
+/* 1 in the image of a build that has sm_90a code (the wgmma kernels are empty otherwise). */
+static __device__ int gk_gemm_wg_built =
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+    1;
+#else
+    0;
+#endif
+
+/* The wgmma kernels can run: this build holds sm_90a code and the current device is compute
+   capability 9.0. Asked once per device (the first 32; others every call). */
+static int gk_gemm_wg_ready(void)
+{
+    static unsigned known, ready;
+    int dev = 0, major = 0, minor = 0, built = 0;
+    if (cudaGetDevice(&dev) != cudaSuccess) return 0;
+    if (dev < 32 && (known >> dev & 1u)) return ready >> dev & 1u;
+    if (cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev) != cudaSuccess ||
+        cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, dev) != cudaSuccess)
+        major = 0;
+    if (major == 9 && minor == 0 && cudaMemcpyFromSymbol(&built, gk_gemm_wg_built, sizeof built) != cudaSuccess) {
+        built = 0;
+        (void)cudaGetLastError();
+    }
+    const int r = major == 9 && minor == 0 && built;
+    if (dev < 32) {
+        known |= 1u << dev;
+        if (r) ready |= 1u << dev;
+    }
+    return r;
+}
+
+typedef CUresult (*gk_tensor_map_encode_fn)(CUtensorMap *, CUtensorMapDataType, cuuint32_t, void *, const cuuint64_t *,
+                                            const cuuint64_t *, const cuuint32_t *, const cuuint32_t *,
+                                            CUtensorMapInterleave, CUtensorMapSwizzle, CUtensorMapL2promotion,
+                                            CUtensorMapFloatOOBfill);
+
+/* A [rows, cols] operand of 2-byte values, stride ld (a multiple of 8, 16-byte aligned base), as
+   a TMA tensor map of 64 x box_rows boxes (128 bytes wide: the 128-byte swizzle), zero-filled
+   past the edges. The driver's encoder is found through the runtime: no -lcuda. */
+static cudaError_t gk_gemm_tensor_map(const char *fn, CUtensorMap *map, const void *x, int dt, int64_t rows,
+                                      int64_t cols, int64_t ld, int box_rows)
+{
+    static gk_tensor_map_encode_fn encode;
+    if (!encode) {
+        void *f = NULL;
+        cudaDriverEntryPointQueryResult q;
+        if (cudaGetDriverEntryPointByVersion("cuTensorMapEncodeTiled", &f, 12000, cudaEnableDefault, &q) != cudaSuccess ||
+            q != cudaDriverEntryPointSuccess || !f)
+            return gk__fail(cudaErrorNotSupported, fn, "the driver has no cuTensorMapEncodeTiled");
+        encode = (gk_tensor_map_encode_fn)f;
+    }
+    const cuuint64_t dims[2] = {(cuuint64_t)cols, (cuuint64_t)rows}, strides[1] = {(cuuint64_t)ld * 2};
+    const cuuint32_t box[2] = {64, (cuuint32_t)box_rows}, elem[2] = {1, 1};
+    const CUresult r = encode(map, dt == GK_F16 ? CU_TENSOR_MAP_DATA_TYPE_FLOAT16 : CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, 2,
+                              (void *)x, dims, strides, box, elem, CU_TENSOR_MAP_INTERLEAVE_NONE,
+                              CU_TENSOR_MAP_SWIZZLE_128B, CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
+                              CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+    if (r != CUDA_SUCCESS) return gk__fail(cudaErrorInvalidValue, fn, "cuTensorMapEncodeTiled failed (CUresult %d)", (int)r);
+    return cudaSuccess;
+}
+
+/* An MMA operand's tensor maps: K-major ([rows, K], tiles of tile_rows rows) boxes of tile_rows
+   rows, and in *last boxes of the last tile row's rows (rows % tile_rows, when not 0), so that no
+   box row lies past the operand (gk_gemm_wg_run); MN-major, [64][64] panels, *last unused. */
+static cudaError_t gk_gemm_tensor_maps(const char *fn, CUtensorMap *map, CUtensorMap *last, const void *x, int dt,
+                                       int64_t rows, int64_t cols, int64_t ld, int k_major, int tile_rows)
+{
+    GK_TRY(gk_gemm_tensor_map(fn, map, x, dt, rows, cols, ld, k_major ? tile_rows : 64));
+    *last = *map;
+    if (k_major && rows % tile_rows) GK_TRY(gk_gemm_tensor_map(fn, last, x, dt, rows, cols, ld, (int)(rows % tile_rows)));
+    return cudaSuccess;
+}
+
+/* Launches wgmma configuration wg (cfg) for layout on the prepared arguments: its shared-memory
+   opt-in, the operands' tensor maps, the kernel. */
+static cudaError_t gk_gemm_wg_launch(const char *fn, int wg, const gk_gemm_config *cfg, int in_dtype, int layout,
+                                     dim3 grid, gk_gemm_args p, int trans_a, int trans_b, int64_t rows_a,
+                                     int64_t cols_a, int64_t rows_b, int64_t cols_b, cudaStream_t stream)
+{
+    const void *kern = (const void *)gk_gemm_wg_kernel_table[in_dtype == GK_F16][wg][layout];
+    static unsigned attr_set[2][64][4];
+    GK_TRY(gk_smem_opt_in(fn, kern, cfg->smem_bytes, &attr_set[in_dtype == GK_F16][wg][layout]));
+    CUtensorMap ma, mb, ma_last, mb_last;
+    if (cfg->swap) {
+        GK_TRY(gk_gemm_tensor_maps(fn, &ma, &ma_last, p.b, in_dtype, rows_b, cols_b, p.ldb, trans_b, cfg->bn));
+        GK_TRY(gk_gemm_tensor_maps(fn, &mb, &mb_last, p.a, in_dtype, rows_a, cols_a, p.lda, 1, cfg->bm));
+    } else {
+        GK_TRY(gk_gemm_tensor_maps(fn, &ma, &ma_last, p.a, in_dtype, rows_a, cols_a, p.lda, !trans_a, cfg->bm));
+        GK_TRY(gk_gemm_tensor_maps(fn, &mb, &mb_last, p.b, in_dtype, rows_b, cols_b, p.ldb, trans_b, cfg->bn));
+    }
+    ((gk_gemm_wg_kernel)kern)<<<grid, cfg->threads, cfg->smem_bytes, stream>>>(p, ma, mb, ma_last, mb_last);
+    return gk_check_launch(fn);
+}
+
+#endif /* gemm sm90 implementation */

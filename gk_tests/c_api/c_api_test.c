@@ -1,0 +1,237 @@
+/* gk from C: this file is compiled by gcc as C11 (-pedantic, warnings are errors) and includes
+   every gk header without GK_IMPLEMENTATION; it links against libgk.so, which nvcc compiled from
+   the headers' implementation (gk_all.cu). Without a GPU it checks the C-visible types, the ledgers
+   and that a bad argument to a launcher of every header returns cudaErrorInvalidValue with the
+   reason; with one it also runs a launcher of every header and checks the results against a
+   reference computed here. GK_TEST_REQUIRE_GPU=1 makes a missing GPU a failure. */
+#include "gk/gk_core.cuh"
+#include "gk/gk_elementwise.cuh"
+#include "gk/gk_gemm.cuh"
+#include "gk/gk_mma.cuh"
+#include "gk/gk_reduce.cuh"
+#include "gk/gk_sgemm.cuh"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+_Static_assert(sizeof(gk_bf16) == 2, "gk_bf16 is 2 bytes in C");
+_Static_assert(sizeof(gk_f16) == 2, "gk_f16 is 2 bytes in C");
+_Static_assert(sizeof(gk_e4m3) == 1 && sizeof(gk_e5m2) == 1 && sizeof(gk_int4x2) == 1, "fp8 and int4x2 are bytes");
+
+static int checks, failures;
+
+#define CHECK(cond, ...)                                                        \
+    do {                                                                        \
+        checks++;                                                               \
+        if (!(cond)) {                                                          \
+            failures++;                                                         \
+            printf("FAIL %s:%d: ", __FILE__, __LINE__);                         \
+            printf(__VA_ARGS__);                                                \
+            printf("\n");                                                       \
+        }                                                                       \
+    } while (0)
+
+/* e is cudaErrorInvalidValue and the reason is "<fn>: ...<needle>...". */
+static void expect_rejected(cudaError_t e, const char *fn, const char *needle)
+{
+    const char *r = gk_failure_reason();
+    CHECK(e == cudaErrorInvalidValue, "%s returned %d, want cudaErrorInvalidValue (reason \"%s\")", fn, (int)e, r);
+    CHECK(strncmp(r, fn, strlen(fn)) == 0 && r[strlen(fn)] == ':', "%s: reason \"%s\" does not name it", fn, r);
+    CHECK(strstr(r, needle) != NULL, "%s: reason \"%s\" lacks \"%s\"", fn, r, needle);
+}
+
+/* Device-looking addresses, never dereferenced: each call below fails validation first. */
+#define FAKE(offset) ((void *)(uintptr_t)(0x10000000u + (offset)))
+
+static void test_types_and_ledgers(void)
+{
+    gk_ledger l;
+    CHECK(strcmp(gk_dtype_name(GK_BF16), "bf16") == 0, "gk_dtype_name(GK_BF16) is %s", gk_dtype_name(GK_BF16));
+    CHECK(gk_dtype_size(GK_E4M3) == 1 && gk_dtype_size(GK_F32) == 4, "gk_dtype_size");
+    l = gk_elementwise_ledger(GK_EW_ADD, GK_F32, GK_F32, 2, 1000);
+    CHECK(l.bytes == 12000.0 && l.flops == 1000.0, "add ledger %g bytes %g flops", l.bytes, l.flops);
+    l = gk_reduce_ledger(GK_RD_RMSNORM, GK_BF16, 4, 8);
+    CHECK(l.bytes == 4 * 8 * 2 * 2 + 8 * 2 && l.flops == 4 * 8 * 4, "rmsnorm ledger %g bytes %g flops", l.bytes, l.flops);
+    l = gk_gemm_ledger(16, 32, 64, GK_BF16, GK_F32, 0, 1);
+    CHECK(l.flops == 2.0 * 16 * 32 * 64 && l.bytes == (16.0 * 64 + 64.0 * 32) * 2 + 16.0 * 32 * 4 + 4.0 * 32,
+          "gemm ledger %g bytes %g flops", l.bytes, l.flops);
+    CHECK(gk_roofline_seconds(l, 1e12, 0) == l.flops / 1e12, "gk_roofline_seconds");
+    CHECK(gk_gemm_config_count() > 0, "gk_gemm_config_count() is %d", gk_gemm_config_count());
+    CHECK(gk_gemm_config_info(0).name != NULL && gk_gemm_config_info(-1).name == NULL, "gk_gemm_config_info");
+    {
+        gk_gemm_plan p = gk_gemm_plan_for(4096, 4096, 4096, 0, 4096, 1, 4096);
+        CHECK(p.config >= 0 && p.splits >= 1, "gk_gemm_plan_for: config %d, splits %d", p.config, p.splits);
+    }
+}
+
+static void test_bad_arguments(void)
+{
+    expect_rejected(gk_add_f32((float *)FAKE(0), (const float *)FAKE(1 << 20), NULL, 16, NULL), "gk_add_f32",
+                    "'b' is a null pointer");
+    expect_rejected(gk_swiglu_bf16((gk_bf16 *)FAKE(0), (const gk_bf16 *)FAKE(1 << 20), (const gk_bf16 *)FAKE(2 << 20),
+                                   -5, NULL),
+                    "gk_swiglu_bf16", "'n' is -5");
+    expect_rejected(gk_rmsnorm_bf16((gk_bf16 *)FAKE(0), 64, (const gk_bf16 *)FAKE(1 << 20), 64, NULL, 8, -3, 1e-6f, NULL),
+                    "gk_rmsnorm_bf16", "'cols' is -3");
+    expect_rejected(gk_quant_e4m3_f16((gk_e4m3 *)FAKE(0), 64, NULL, (const gk_f16 *)FAKE(1 << 20), 64, 8, 64, NULL),
+                    "gk_quant_e4m3_f16", "'scales' is a null pointer");
+    expect_rejected(gk_gemm_f32((float *)FAKE(0), 8, (const float *)FAKE(1 << 20), 8, (const float *)FAKE(2 << 20), 8, -1,
+                                8, 8, 1.0f, 0.0f, NULL),
+                    "gk_gemm_f32", "'m' is -1");
+    expect_rejected(gk_gemm_bf16(FAKE(0), GK_BF16, 64, (const gk_bf16 *)FAKE(1 << 20), 64, 2,
+                                 (const gk_bf16 *)FAKE(2 << 20), 64, 1, NULL, 0, NULL, 64, 64, 64, 1.0f, 0.0f,
+                                 GK_ACT_NONE, NULL, 0, NULL),
+                    "gk_gemm_bf16", "trans_a = 2 is not 0 or 1");
+    expect_rejected(gk_gemm_ex(-1, 0, GK_E4M3, FAKE(0), GK_BF16, 64, FAKE(1 << 20), 64, 0, FAKE(2 << 20), 64, 1, NULL, 0,
+                               NULL, 64, 64, 64, 1.0f, 0.0f, GK_ACT_NONE, NULL, 0, NULL),
+                    "gk_gemm_ex", "in_dtype 3 is not GK_BF16 or GK_F16");
+    /* an empty problem succeeds without looking at its pointers, and clears the reason */
+    CHECK(gk_add_f32(NULL, NULL, NULL, 0, NULL) == cudaSuccess, "gk_add_f32 with n = 0");
+    CHECK(gk_failure_reason()[0] == '\0', "a successful call leaves the reason \"%s\"", gk_failure_reason());
+}
+
+/* Without a GPU a valid call reaches the CUDA runtime, whose error comes back named after the
+   function called. */
+static void test_cuda_error_named(void)
+{
+    cudaError_t e = gk_add_f32((float *)FAKE(0), (const float *)FAKE(1 << 20), (const float *)FAKE(2 << 20), 16, NULL);
+    const char *r = gk_failure_reason();
+    CHECK(e != cudaSuccess, "gk_add_f32 succeeded without a GPU");
+    CHECK(strncmp(r, "gk_add_f32: ", 12) == 0, "a CUDA error's reason is \"%s\", not named after gk_add_f32", r);
+}
+
+/* ---------------------------------------------------------------- with a GPU */
+
+static unsigned short f32_to_bf16_bits(float f)
+{
+    unsigned u;
+    memcpy(&u, &f, 4);
+    u += 0x7fffu + ((u >> 16) & 1u); /* round to nearest even (finite inputs) */
+    return (unsigned short)(u >> 16);
+}
+
+static float bf16_bits_to_f32(unsigned short h)
+{
+    unsigned u = (unsigned)h << 16;
+    float f;
+    memcpy(&f, &u, 4);
+    return f;
+}
+
+static float rnd(unsigned *s)
+{
+    *s = *s * 1664525u + 1013904223u;
+    return (float)((*s >> 8) & 0xffff) / 65536.0f * 4.0f - 2.0f;
+}
+
+#define CUDA_OK(expr)                                                                               \
+    do {                                                                                            \
+        cudaError_t e_ = (expr);                                                                    \
+        CHECK(e_ == cudaSuccess, "%s: %s (%s)", #expr, cudaGetErrorString(e_), gk_failure_reason()); \
+        if (e_ != cudaSuccess) return;                                                              \
+    } while (0)
+
+static void test_on_gpu(unsigned seed)
+{
+    enum { N = 1000, R = 7, C = 300, M = 37, NN = 45, K = 29 };
+    static float a[N], b[N], out[N], x[R * C], w[C], y[R * C], ga[M * K], gb[K * NN], gd[M * NN];
+    static unsigned short ha[M * K], hb[K * NN];
+    float *da, *db, *dout;
+    int i, j, k;
+    double worst;
+    for (i = 0; i < N; i++) a[i] = rnd(&seed), b[i] = rnd(&seed), out[i] = NAN;
+    for (i = 0; i < R * C; i++) x[i] = rnd(&seed);
+    for (i = 0; i < C; i++) w[i] = rnd(&seed);
+    CUDA_OK(cudaMalloc((void **)&da, sizeof x + sizeof a));
+    CUDA_OK(cudaMalloc((void **)&db, sizeof w + sizeof b));
+    CUDA_OK(cudaMalloc((void **)&dout, sizeof y + sizeof out));
+
+    /* elementwise: out = a + b */
+    CUDA_OK(cudaMemcpy(da, a, sizeof a, cudaMemcpyHostToDevice));
+    CUDA_OK(cudaMemcpy(db, b, sizeof b, cudaMemcpyHostToDevice));
+    CUDA_OK(cudaMemcpy(dout, out, sizeof out, cudaMemcpyHostToDevice));
+    CUDA_OK(gk_add_f32(dout, da, db, N, NULL));
+    CUDA_OK(cudaMemcpy(out, dout, sizeof out, cudaMemcpyDeviceToHost));
+    for (i = 0; i < N; i++) CHECK(out[i] == a[i] + b[i], "gk_add_f32[%d] = %g, want %g", i, out[i], a[i] + b[i]);
+
+    /* reduce: RMSNorm of R rows of C */
+    CUDA_OK(cudaMemcpy(da, x, sizeof x, cudaMemcpyHostToDevice));
+    CUDA_OK(cudaMemcpy(db, w, sizeof w, cudaMemcpyHostToDevice));
+    CUDA_OK(gk_rmsnorm_f32(dout, C, da, C, db, R, C, 1e-6f, NULL));
+    CUDA_OK(cudaMemcpy(y, dout, sizeof y, cudaMemcpyDeviceToHost));
+    worst = 0;
+    for (i = 0; i < R; i++) {
+        double ss = 0;
+        for (j = 0; j < C; j++) ss += (double)x[i * C + j] * x[i * C + j];
+        for (j = 0; j < C; j++) {
+            const double ref = x[i * C + j] / sqrt(ss / C + 1e-6) * w[j], err = fabs(y[i * C + j] - ref) / (1e-6 + fabs(ref));
+            if (!(err <= worst)) worst = err;
+        }
+    }
+    CHECK(worst < 1e-5, "gk_rmsnorm_f32: relative error %g", worst);
+
+    /* sgemm and the tensor-core GEMM: D[M, NN] = A[M, K] B[K, NN] (row-major), B's values bf16 */
+    for (i = 0; i < M * K; i++) ha[i] = f32_to_bf16_bits(rnd(&seed)), ga[i] = bf16_bits_to_f32(ha[i]);
+    for (i = 0; i < K * NN; i++) hb[i] = f32_to_bf16_bits(rnd(&seed)), gb[i] = bf16_bits_to_f32(hb[i]);
+    CUDA_OK(cudaMemcpy(da, ga, sizeof ga, cudaMemcpyHostToDevice));
+    CUDA_OK(cudaMemcpy(db, gb, sizeof gb, cudaMemcpyHostToDevice));
+    CUDA_OK(gk_gemm_f32(dout, NN, da, K, db, NN, M, NN, K, 1.0f, 0.0f, NULL));
+    CUDA_OK(cudaMemcpy(gd, dout, sizeof gd, cudaMemcpyDeviceToHost));
+    worst = 0;
+    for (i = 0; i < M; i++)
+        for (j = 0; j < NN; j++) {
+            double ref = 0, err;
+            for (k = 0; k < K; k++) ref += (double)ga[i * K + k] * gb[k * NN + j];
+            err = fabs(gd[i * NN + j] - ref) / (1e-3 + fabs(ref));
+            if (!(err <= worst)) worst = err;
+        }
+    CHECK(worst < 1e-5, "gk_gemm_f32: relative error %g", worst);
+    CUDA_OK(cudaMemcpy(da, ha, sizeof ha, cudaMemcpyHostToDevice));
+    CUDA_OK(cudaMemcpy(db, hb, sizeof hb, cudaMemcpyHostToDevice));
+    CUDA_OK(cudaMemset(dout, 0xff, sizeof gd));
+    CUDA_OK(gk_gemm_bf16(dout, GK_F32, NN, (const gk_bf16 *)da, K, 0, (const gk_bf16 *)db, NN, 0, NULL, 0, NULL, M, NN, K,
+                         1.0f, 0.0f, GK_ACT_NONE, NULL, 0, NULL));
+    CUDA_OK(cudaMemcpy(gd, dout, sizeof gd, cudaMemcpyDeviceToHost));
+    worst = 0;
+    for (i = 0; i < M; i++)
+        for (j = 0; j < NN; j++) {
+            double ref = 0, err;
+            for (k = 0; k < K; k++) ref += (double)ga[i * K + k] * gb[k * NN + j];
+            err = fabs(gd[i * NN + j] - ref) / (1e-3 + fabs(ref));
+            if (!(err <= worst)) worst = err;
+        }
+    CHECK(worst < 1e-4, "gk_gemm_bf16 (fp32 out): relative error %g", worst);
+    cudaFree(da);
+    cudaFree(db);
+    cudaFree(dout);
+}
+
+int main(void)
+{
+    int count = 0;
+    const char *req = getenv("GK_TEST_REQUIRE_GPU");
+    const int require = req && strcmp(req, "1") == 0;
+    cudaError_t e;
+    test_types_and_ledgers();
+    test_bad_arguments();
+    e = cudaGetDeviceCount(&count);
+    if (e == cudaSuccess && count > 0) {
+        test_on_gpu(12345u);
+        printf("c_api_test: ran the launchers on the GPU\n");
+    } else {
+        (void)cudaGetLastError();
+        test_cuda_error_named();
+        if (require) {
+            failures++;
+            printf("FAIL: GK_TEST_REQUIRE_GPU=1 and no CUDA device (%s)\n",
+                   e != cudaSuccess ? cudaGetErrorString(e) : "0 devices");
+        } else {
+            printf("[  SKIPPED ] 1 test: the GPU part needs a CUDA device (%s)\n",
+                   e != cudaSuccess ? cudaGetErrorString(e) : "0 devices");
+        }
+    }
+    printf("c_api_test: %d checks, %d failed\n", checks, failures);
+    return failures ? 1 : 0;
+}

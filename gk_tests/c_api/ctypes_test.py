@@ -1,0 +1,98 @@
+#!/usr/bin/env python3
+"""libgk.so through Python's ctypes, as an FFI caller uses gk.
+
+    ctypes_test.py LIBGK_SO HEADER...
+
+Every function the headers declare public (GK_DECL) must be exported under its plain name; the
+ledgers return their structs by value; a bad argument to a launcher of each header returns
+cudaErrorInvalidValue (1) with a reason that names the function. None of it needs a GPU.
+"""
+import ctypes
+import re
+import sys
+
+CUDA_ERROR_INVALID_VALUE = 1
+failures = []
+
+
+def check(cond, what):
+    if not cond:
+        failures.append(what)
+        print("FAIL " + what)
+
+
+def declared_names(headers):
+    """Names of the functions the headers declare with GK_DECL (the public API)."""
+    names = []
+    for path in headers:
+        text = re.sub(r"/\*.*?\*/", "", open(path).read(), flags=re.S)
+        for m in re.finditer(r"\bGK_DECL\b[^;{]*?\b(gk_\w+)\s*\(", text):
+            names.append(m.group(1))
+    return sorted(set(names))
+
+
+class Ledger(ctypes.Structure):
+    _fields_ = [("flops", ctypes.c_double), ("bytes", ctypes.c_double)]
+
+
+def main():
+    if len(sys.argv) < 3:
+        print(__doc__)
+        return 2
+    lib_path, headers = sys.argv[1], sys.argv[2:]
+    lib = ctypes.CDLL(lib_path)
+    names = declared_names(headers)
+    check(len(names) > 50, "only %d public functions found in %s" % (len(names), " ".join(headers)))
+    missing = [n for n in names if not hasattr(lib, n)]
+    check(not missing, "not exported under their plain names: " + " ".join(missing))
+    print("%d public functions declared, %d exported" % (len(names), len(names) - len(missing)))
+
+    reason = lib.gk_failure_reason
+    reason.restype = ctypes.c_char_p
+    reason.argtypes = []
+    P, I64, F, I, S = ctypes.c_void_p, ctypes.c_int64, ctypes.c_float, ctypes.c_int, ctypes.c_size_t
+    fake = 0x10000000
+
+    def rejected(fn_name, args, argtypes, needle):
+        fn = getattr(lib, fn_name)
+        fn.restype = ctypes.c_int
+        fn.argtypes = argtypes
+        e = fn(*args)
+        r = (reason() or b"").decode()
+        check(e == CUDA_ERROR_INVALID_VALUE, "%s returned %d, want cudaErrorInvalidValue (%s)" % (fn_name, e, r))
+        check(r.startswith(fn_name + ": "), "%s: reason %r does not name it" % (fn_name, r))
+        check(needle in r, "%s: reason %r lacks %r" % (fn_name, r, needle))
+
+    rejected("gk_add_f32", [P(fake), P(fake + (1 << 20)), None, 16, None], [P, P, P, I64, P], "'b' is a null pointer")
+    rejected("gk_layernorm_bf16", [P(fake), 64, P(fake + (1 << 20)), 64, None, None, -2, 64, F(1e-5), None],
+             [P, I64, P, I64, P, P, I64, I64, F, P], "'rows' is -2")
+    rejected("gk_gemm_f32_pipelined", [P(fake), 8, P(fake + (1 << 20)), 8, P(fake + (2 << 20)), 4, 8, 8, 8, F(1), F(0), None],
+             [P, I64, P, I64, P, I64, I64, I64, I64, F, F, P], "ldb = 4 is smaller than n = 8")
+    gemm_types = [P, I, I64, P, I64, I, P, I64, I, P, I64, P, I64, I64, I64, F, F, I, P, S, P]
+    rejected("gk_gemm_bf16", [P(fake), 1, 64, P(fake + (1 << 20)), 64, 0, P(fake + (2 << 20)), 64, 9, None, 0, None,
+                              64, 64, 64, F(1), F(0), 0, None, 0, None], gemm_types, "trans_b = 9 is not 0 or 1")
+
+    # an empty problem succeeds and clears the reason
+    add = lib.gk_add_f32
+    check(add(None, None, None, 0, None) == 0, "gk_add_f32 with n = 0 failed")
+    check((reason() or b"") == b"", "a successful call left the reason %r" % reason())
+
+    # ledgers by value
+    lib.gk_gemm_ledger.restype = Ledger
+    lib.gk_gemm_ledger.argtypes = [I64, I64, I64, I, I, I, I]
+    l = lib.gk_gemm_ledger(128, 256, 512, 1, 1, 0, 0)
+    check(l.flops == 2.0 * 128 * 256 * 512, "gk_gemm_ledger flops %g" % l.flops)
+    check(l.bytes == (128 * 512 + 512 * 256) * 2 + 128 * 256 * 2, "gk_gemm_ledger bytes %g" % l.bytes)
+    lib.gk_reduce_ledger.restype = Ledger
+    lib.gk_reduce_ledger.argtypes = [I, I, I64, I64]
+    l = lib.gk_reduce_ledger(2, 0, 10, 100)  # softmax, f32
+    check(l.bytes == 10 * 100 * 8, "gk_reduce_ledger bytes %g" % l.bytes)
+    lib.gk_dtype_name.restype = ctypes.c_char_p
+    check(lib.gk_dtype_name(2) == b"f16", "gk_dtype_name(2) is %r" % lib.gk_dtype_name(2))
+
+    print("ctypes_test: %d failures" % len(failures))
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,7 @@
+// Every header's implementation in one translation unit: the object the C API test links, and
+// libgk.so (//gk_tests/c_api:libgk), the shared build FFI callers load.
+#define GK_IMPLEMENTATION
+#include "gk/gk_elementwise.cuh"
+#include "gk/gk_reduce.cuh"
+#include "gk/gk_sgemm.cuh"
+#include "gk/gk_gemm.cuh"
