@@ -894,3 +894,48 @@ TEST(SgemmGpuLarge, Gemm4096Sampled)
     p.beta = 0.5f;
     run_sgemm(kRungs[4], p);
 }
+
+// Every kernel at a small size, for the sanitizers (tools/run_all.sh runs racecheck, synccheck
+// and initcheck on this test and two other small ones; the larger tests take tens of seconds each
+// under racecheck). Each configuration, input dtype and layout (a swapped tile's TN and TT only
+// checked refused) at 200 x 264 x 136: rows of 16-byte multiples, so every configuration takes
+// every layout, and a partial last tile in M, N and K for every tile; on the unswapped wgmma tiles
+// of BN 128 and 256 full tile columns and a last one at most half full (the half-width path). K
+// whole or split in 2 (each configuration and layout meets both across the two dtypes), the five
+// epilogues and two leading-dimension variants rotated. A persistent configuration also runs with
+// N wide enough for more work items than SMs, so that blocks walk on to a second item and reuse
+// their epilogue buffer. D is poisoned before each launch, every output checked written and
+// against the reference.
+TEST(GemmGpu, EveryConfigSmall)
+{
+    GK_REQUIRE_GPU();
+    int sms = 0;
+    GK_CUDA_OK(gk_sm_count(&sms));
+    int v = 0;
+    for (int config = 0; config < gk_gemm_config_count(); config++) {
+        const gk_gemm_config info = gk_gemm_config_info(config);
+        for (int di = 0; di < 2; di++)
+            for (int layout = 0; layout < 4; layout++)
+                for (int wide = 0; wide <= info.persistent; wide++) {
+                    const int splits = 1 + ((layout + di) & 1);
+                    int64_t n = 264;
+                    if (wide) { // work items > SMs: ceil(200 / BM) ceil(N / BN) splits >= sms + 1
+                        const int64_t tiles_m = (200 + info.bm - 1) / info.bm;
+                        const int64_t want = (sms + splits * tiles_m) / (splits * tiles_m); // tile columns
+                        n = want * info.bn - 56;
+                    }
+                    MmaRun p = mma_run(kInDtypes[di], kDDtypes[v % 3], 200, n, 136, layout);
+                    p.config = config;
+                    p.splits = splits;
+                    if (splits > 1) {
+                        p.ws_splits = splits; // the partials (nothing to repack)
+                        p.ws_expect = 1;
+                    }
+                    set_epilogue(&p, v);
+                    set_padding(&p, v / 3 % 2);
+                    v++;
+                    run_mma(p);
+                    if (HasFailure()) return;
+                }
+    }
+}

@@ -1,25 +1,35 @@
 #!/bin/bash
 # Runs a gk bundle (made by tools/bundle.sh) on a GPU host without Bazel.
-#   run_all.sh OUT [--quick] [--no-sanitizer] [--no-bench]
-# Writes to OUT: env.txt (GPU, driver, commit), tests.log, sanitizer.log, benches.txt,
-# bench_<name>.json, and summary.txt (one line per step, PASS or FAIL). --quick skips the
-# tests named *Huge* (2^28 and 2^31 elements). The sanitizer runs skip *Huge* always: under
-# memcheck they would take hours, and the same kernels run there at small sizes. memcheck runs
-# with GK_TEST_TAIL_GUARD=0 (tensors end where their allocation ends; gk_tests/gk_test.h).
+#   run_all.sh OUT [--quick] [--no-sanitizer] [--no-bench] [--no-compare]
+# Writes to OUT: env.txt (GPU, driver, commit), tests.log (the GoogleTest binaries and the shell
+# tests), sanitizer.log, benches.txt, bench_<name>.json, compare/ (gk against PyTorch: each
+# script's table, JSON and CSV; gk_bench/compare/README.md), and summary.txt (one line per step,
+# PASS or FAIL; the exit status is non-zero when any step failed).
+#
+# Every test runs with GK_TEST_REQUIRE_GPU=1: on a GPU host a GPU test that would skip for want of
+# a device fails instead. --quick skips the tests named *Huge* (2^28 and 2^31 elements). The
+# sanitizer runs skip *Huge* always: under memcheck they would take hours, and the same kernels
+# run there at small sizes. memcheck runs with GK_TEST_TAIL_GUARD=0 (tensors end where their
+# allocation ends; gk_tests/gk_test.h). The compare scripts need python3 with PyTorch (PYTHON
+# overrides the interpreter) and lib/libgk.so.
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
-out=${1:?usage: run_all.sh OUT [--quick] [--no-sanitizer] [--no-bench]}
+out=${1:?usage: run_all.sh OUT [--quick] [--no-sanitizer] [--no-bench] [--no-compare]}
 shift
-quick=0 sanitize=1 bench=1
+quick=0 sanitize=1 bench=1 compare=1
 for a in "$@"; do
     case $a in
     --quick) quick=1 ;;
     --no-sanitizer) sanitize=0 ;;
     --no-bench) bench=0 ;;
+    --no-compare) compare=0 ;;
+    *) echo "run_all.sh: unknown option $a" >&2; exit 2 ;;
     esac
 done
 mkdir -p "$out"
+out=$(cd "$out" && pwd)
 export LD_LIBRARY_PATH="$here/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+export GK_TEST_REQUIRE_GPU=1
 summary=$out/summary.txt
 : > "$summary"
 step() { # name rc
@@ -38,14 +48,26 @@ cat "$out/env.txt"
 filter='*'
 [ $quick -eq 1 ] && filter='-*Huge*'
 for t in "$here"/tests/*; do
+    [ -e "$t" ] || continue
     name=$(basename "$t")
     echo "=== $name" >> "$out/tests.log"
     "$t" --gtest_color=no --gtest_filter="$filter" >> "$out/tests.log" 2>&1
     step "test $name" $?
 done
 
+# Shell tests (Bazel sh_test targets, e.g. the C API through ctypes): each shtests/NAME.run starts
+# one from its runfiles with the arguments Bazel gives it.
+for t in "$here"/shtests/*.run; do
+    [ -e "$t" ] || continue
+    name=$(basename "$t" .run)
+    echo "=== $name" >> "$out/tests.log"
+    "$t" >> "$out/tests.log" 2>&1
+    step "test $name" $?
+done
+
 if [ $bench -eq 1 ]; then
     for b in "$here"/bench/*; do
+        [ -e "$b" ] || continue
         name=$(basename "$b")
         echo "=== $name" >> "$out/benches.txt"
         "$b" --benchmark_out="$out/bench_$name.json" --benchmark_out_format=json >> "$out/benches.txt" 2>&1
@@ -53,9 +75,27 @@ if [ $bench -eq 1 ]; then
     done
 fi
 
+# gk through lib/libgk.so against the PyTorch call a user would make, one script a step.
+if [ $compare -eq 1 ]; then
+    mkdir -p "$out/compare"
+    for s in "$here"/compare/compare_*.py; do
+        name=$(basename "$s" .py)
+        [ "$name" = compare_common ] && continue
+        if [ ! -f "$here/lib/libgk.so" ]; then
+            echo "no lib/libgk.so in this bundle (tools/bundle.sh found no //gk_tests/c_api:libgk)" | tee "$out/compare/$name.log"
+            step "compare $name" 1
+            continue
+        fi
+        PYTHONUNBUFFERED=1 "${PYTHON:-python3}" "$s" --lib "$here/lib/libgk.so" --out "$out/compare" \
+            > "$out/compare/$name.log" 2>&1
+        step "compare $name" $?
+    done
+fi
+
 if [ $sanitize -eq 1 ]; then
     if command -v compute-sanitizer > /dev/null; then
         for t in "$here"/tests/*; do
+            [ -e "$t" ] || continue
             name=$(basename "$t")
             case $name in *host_test) continue ;; esac # no kernels run there
             echo "=== memcheck $name" >> "$out/sanitizer.log"
@@ -63,19 +103,35 @@ if [ $sanitize -eq 1 ]; then
             GK_TEST_TAIL_GUARD=0 compute-sanitizer --tool memcheck --error-exitcode 99 "$t" --gtest_color=no \
                 --gtest_filter='-*Huge*' >> "$out/sanitizer.log" 2>&1
             step "memcheck $name" $?
-            # racecheck where kernels use shared memory: every block-level variant of the reduce
-            # header runs in the filtered subset (rmsnorm bf16 and softmax f32, all widths)
-            rc_filter=
+            # racecheck where kernels use shared memory, on subsets that run every kernel at small
+            # sizes (racecheck is far slower than memcheck):
+            # - core, mma: the whole test;
+            # - reduce: every block-level variant of the header (rmsnorm bf16 and softmax f32, all
+            #   widths);
+            # - gemm: GemmGpu.EveryConfigSmall runs every configuration (the mma.sync tiles and the
+            #   sm_90a wgmma tiles, swapped and persistent ones too) with each input dtype and
+            #   layout at 200 x 264 x 136, K whole and split, persistent grids walking to a second
+            #   tile; RowTailsZeroFilled (every configuration and the dispatcher, rows ending
+            #   mid-chunk) and SplitPartialRowsOffSixteenBytes (split-K partials stored a value at
+            #   a time) are small too. About 15 s under racecheck on an H200 (EveryConfigSplits1And3
+            #   alone takes 26 s). racecheck follows the shared-memory loads and stores threads make
+            #   (the mma.sync kernels' tiles, the wgmma kernels' epilogue through shared memory and
+            #   its named barriers) but not the async proxy: the TMA writes into a stage and wgmma's
+            #   reads of it, ordered by mbarriers, are beyond it. So synccheck (barrier use) and
+            #   initcheck (reads of global memory never written) run on the same subset.
+            rc_filter='' extra_tools=''
             case $name in
             core_gpu_test | mma_gpu_test) rc_filter='-*Huge*' ;;
             reduce_gpu_test) rc_filter='All/RdGpu.WidthsAndRows/rmsnorm_bf16:All/RdGpu.WidthsAndRows/softmax_f32:RdGpuMisc.*' ;;
+            gemm_gpu_test) rc_filter='GemmGpu.EveryConfigSmall:GemmGpu.RowTailsZeroFilled:GemmGpu.SplitPartialRowsOffSixteenBytes' extra_tools='synccheck initcheck' ;;
             esac
-            if [ -n "$rc_filter" ]; then
-                echo "=== racecheck $name" >> "$out/sanitizer.log"
-                compute-sanitizer --tool racecheck --error-exitcode 99 "$t" --gtest_color=no \
+            [ -n "$rc_filter" ] || continue
+            for tool in racecheck $extra_tools; do
+                echo "=== $tool $name" >> "$out/sanitizer.log"
+                compute-sanitizer --tool "$tool" --error-exitcode 99 "$t" --gtest_color=no \
                     --gtest_filter="$rc_filter" >> "$out/sanitizer.log" 2>&1
-                step "racecheck $name" $?
-            fi
+                step "$tool $name" $?
+            done
         done
     else
         echo "compute-sanitizer not found: sanitizer runs skipped" | tee -a "$summary"
