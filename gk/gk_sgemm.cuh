@@ -420,11 +420,13 @@ static cudaError_t gk_sgemm_launch_checked(const char *fn, int rung, float *c, i
             return gk__fail(cudaErrorInvalidValue, fn, "ldb = %lld is smaller than n = %lld", (long long)ldb, (long long)n);
         GK_TRY(gk_check_fits_i32(fn, "lda", lda));
         GK_TRY(gk_check_fits_i32(fn, "ldb", ldb));
+    }
+    GK_TRY(gk_check_fits_i32(fn, "ldc", ldc));
+    if (k > 0) { /* c is written while a and b are read */
         const int64_t c_bytes = ((m - 1) * ldc + n) * 4;
         GK_TRY(gk_check_disjoint(fn, "c", c, c_bytes, "a", a, ((m - 1) * lda + k) * 4));
         GK_TRY(gk_check_disjoint(fn, "c", c, c_bytes, "b", b, ((k - 1) * ldb + n) * 4));
     }
-    GK_TRY(gk_check_fits_i32(fn, "ldc", ldc));
     if (k == 0) { /* C = beta C: the one-thread-an-output rung, with no k to loop over */
         const gk_sgemm_args p = gk_sgemm_args_of(c, ldc, a, lda, b, ldb, m, n, k, 0.0f, beta);
         gk_sgemm_naive_kernel<<<dim3((unsigned)gk_ceil_div(n, 32), (unsigned)gk_ceil_div(m, 8)), 256, 0, stream>>>(p);
