@@ -1,9 +1,9 @@
 /* drop_in.cu - gk used the way a project uses it: two headers copied into the tree, one include.
 
-   Copy gk/gk_core.cuh and gk/gk_elementwise.cuh next to your sources, then build with plain nvcc
-   (from the repository root, where the headers sit in gk/):
+   Copy gk/gk_core.cuh and gk/gk_elementwise.cuh into your tree (here vendor/gk/), then build
+   with plain nvcc:
 
-       nvcc -std=c++17 -O3 -arch=sm_90 -I gk examples/drop_in.cu -o drop_in
+       nvcc -std=c++17 -O3 -arch=sm_90a -I vendor/gk drop_in.cu -o drop_in
        ./drop_in
 
    It adds two vectors and applies SwiGLU on the GPU, checks both against a double-precision
