@@ -939,3 +939,76 @@ TEST(GemmGpu, EveryConfigSmall)
                 }
     }
 }
+
+// K = 0: D = act(beta C + bias), A and B never read (NULL here); for every D dtype, in place and
+// not, through gk_gemm_bf16 and gk_gemm_f16; the fp32 ladder gives C = beta C. D is NaN before.
+TEST(GemmGpu, KZeroIsTheEpilogue)
+{
+    GK_REQUIRE_GPU();
+    const int64_t m = 37, n = 70, ldd = 75, ldc = 75;
+    for (int d_dt : kDDtypes)
+        for (int in_place = 0; in_place < 2; in_place++) {
+            SCOPED_TRACE(std::string(gk_dtype_name(d_dt)) + (in_place ? " in place" : ""));
+            GkRng rng(0x4b30 + d_dt * 2 + in_place);
+            HostTensor hc(d_dt, (m - 1) * ldc + n), hbias(GK_F32, n);
+            fill_matrix(&hc, m, n, ldc, rng);
+            hbias.fill_uniform(rng, -1.0f, 1.0f);
+            DeviceTensor dc(d_dt, hc.n), dd(d_dt, (m - 1) * ldd + n), dbias(GK_F32, n);
+            ASSERT_TRUE(dc.ok() && dd.ok() && dbias.ok());
+            for (DeviceTensor *t : {&dc, &dd, &dbias}) GK_CUDA_OK(t->poison());
+            GK_CUDA_OK(dc.upload(hc));
+            GK_CUDA_OK(dbias.upload(hbias));
+            DeviceTensor &out = in_place ? dc : dd;
+            const float beta = -0.75f;
+            GK_CUDA_OK(gk_gemm_bf16(out.ptr(), d_dt, ldd, nullptr, 0, 0, nullptr, 0, 1, dc.ptr(), ldc,
+                                    (const float *)dbias.ptr(), m, n, 0, 2.0f, beta, GK_ACT_SILU, nullptr, 0, 0));
+            GK_CUDA_OK(cudaDeviceSynchronize());
+            HostTensor got(d_dt, out.n);
+            GK_CUDA_OK(out.download(&got));
+            expect_written(got, m, n, ldd, true);
+            std::vector<double> ref(got.n);
+            for (int64_t r = 0; r < m; r++)
+                for (int64_t j = 0; j < ldd && r * ldd + j < (int64_t)got.n; j++)
+                    ref[r * ldd + j] = j < n ? ref_act(GK_ACT_SILU, (double)beta * hc.get(r * ldc + j) + hbias.get(j))
+                                             : got.get(r * ldd + j); // padding: checked by expect_written
+            EXPECT_EQ(gk_test_compare("D", got, ref, gk_test_tol(d_dt)), 0u);
+        }
+    // f16 inputs take the same path; the fp32 ladder: C = beta C
+    HostTensor hc(GK_F32, 5 * 9);
+    GkRng rng(0x4b3f);
+    hc.fill_uniform(rng, -1.0f, 1.0f);
+    DeviceTensor dc(GK_F32, hc.n), dd(GK_F16, hc.n);
+    ASSERT_TRUE(dc.ok() && dd.ok());
+    GK_CUDA_OK(dd.poison());
+    GK_CUDA_OK(gk_gemm_f16(dd.ptr(), GK_F16, 9, nullptr, 0, 1, nullptr, 0, 0, nullptr, 0, nullptr, 5, 9, 0, 1.0f, 0.0f,
+                           GK_ACT_NONE, nullptr, 0, 0));
+    GK_CUDA_OK(cudaDeviceSynchronize());
+    HostTensor got16(GK_F16, dd.n);
+    GK_CUDA_OK(dd.download(&got16));
+    for (size_t i = 0; i < got16.n; i++) EXPECT_EQ(got16.get(i), 0.0) << "f16 D = 0 at " << i;
+    for (int r = 0; r < 6; r++) {
+        GK_CUDA_OK(dc.upload(hc));
+        GK_CUDA_OK(kRungs[r].fn((float *)dc.ptr(), 9, nullptr, 0, nullptr, 0, 5, 9, 0, 1.0f, 0.5f, 0));
+        GK_CUDA_OK(cudaDeviceSynchronize());
+        HostTensor got(GK_F32, dc.n);
+        GK_CUDA_OK(dc.download(&got));
+        for (size_t i = 0; i < got.n; i++) EXPECT_EQ(got.get(i), 0.5 * hc.get(i)) << kRungs[r].name << " at " << i;
+    }
+}
+
+// An empty problem launches nothing and writes nothing: D stays as it was.
+TEST(GemmGpu, EmptyProblemWritesNothing)
+{
+    GK_REQUIRE_GPU();
+    DeviceTensor dd(GK_BF16, 64);
+    ASSERT_TRUE(dd.ok());
+    GK_CUDA_OK(dd.poison());
+    GK_CUDA_OK(gk_gemm_bf16(dd.ptr(), GK_BF16, 8, nullptr, 0, 0, nullptr, 0, 0, nullptr, 0, nullptr, 0, 8, 8, 1.0f, 0.0f,
+                            GK_ACT_NONE, nullptr, 0, 0));
+    GK_CUDA_OK(gk_gemm_bf16(dd.ptr(), GK_BF16, 8, nullptr, 8, 0, nullptr, 8, 0, nullptr, 0, nullptr, 8, 0, 8, 1.0f, 0.0f,
+                            GK_ACT_NONE, nullptr, 0, 0));
+    GK_CUDA_OK(cudaDeviceSynchronize());
+    HostTensor got(GK_BF16, dd.n);
+    GK_CUDA_OK(dd.download(&got));
+    EXPECT_EQ(gk_test_count_poison(got), got.n);
+}
