@@ -16,7 +16,8 @@
                   The reason is kept per host thread.
      validation   gk_check_ptr, gk_check_nonneg, gk_check_positive, gk_check_elem_aligned,
                   gk_check_overlap (same range or disjoint), gk_check_disjoint, gk_check_fits_i32,
-                  gk_check_span (bytes of a strided operand, int64 overflow refused);
+                  gk_check_span (bytes of a strided operand, int64 overflow refused),
+                  gk_check_mnk (a GEMM's sizes);
                   GK_TRY(expr) returns the first error.
      memory       gk_ld16 / gk_st16, gk_ld8 / gk_st8: one 128- or 64-bit access each, aligned to
                   its size; _cs forms stream (evict-first), gk_ld16_nc takes the read-only path.
@@ -286,6 +287,17 @@ GK_HOST cudaError_t gk_check_fits_i32(const char *fn, const char *arg, int64_t v
     if (v <= 2147483647LL) return cudaSuccess;
     return gk__fail(cudaErrorInvalidValue, fn, "'%s' is %lld, past the 32-bit indexing this kernel uses",
                     arg, (long long)v);
+}
+
+/* A GEMM's M, N and K: non-negative and within 32-bit indexing (M or N 0 is an empty problem). */
+GK_HOST cudaError_t gk_check_mnk(const char *fn, int64_t m, int64_t n, int64_t k)
+{
+    GK_TRY(gk_check_nonneg(fn, "m", m));
+    GK_TRY(gk_check_nonneg(fn, "n", n));
+    GK_TRY(gk_check_nonneg(fn, "k", k));
+    GK_TRY(gk_check_fits_i32(fn, "m", m));
+    GK_TRY(gk_check_fits_i32(fn, "n", n));
+    return gk_check_fits_i32(fn, "k", k);
 }
 
 /* *bytes = the bytes a [rows, cols] operand of elem-byte values with row stride ld spans,

@@ -890,13 +890,8 @@ static cudaError_t gk_gemm_run_checked(const char *fn, int config, int splits, i
     if (splits < 0) return gk__fail(cudaErrorInvalidValue, fn, "splits = %d is negative", splits);
     if (trans_a != 0 && trans_a != 1) return gk__fail(cudaErrorInvalidValue, fn, "trans_a = %d is not 0 or 1", trans_a);
     if (trans_b != 0 && trans_b != 1) return gk__fail(cudaErrorInvalidValue, fn, "trans_b = %d is not 0 or 1", trans_b);
-    GK_TRY(gk_check_nonneg(fn, "m", m));
-    GK_TRY(gk_check_nonneg(fn, "n", n));
-    GK_TRY(gk_check_nonneg(fn, "k", k));
+    GK_TRY(gk_check_mnk(fn, m, n, k));
     if (m == 0 || n == 0) return cudaSuccess; /* nothing to write; pointers not inspected */
-    GK_TRY(gk_check_fits_i32(fn, "m", m));
-    GK_TRY(gk_check_fits_i32(fn, "n", n));
-    GK_TRY(gk_check_fits_i32(fn, "k", k));
     const int es = gk_dtype_size(d_dtype);
     GK_TRY(gk_check_ptr(fn, "d", d));
     GK_TRY(gk_check_elem_aligned(fn, "d", d, es));

@@ -399,13 +399,8 @@ static cudaError_t gk_sgemm_launch_checked(const char *fn, int rung, float *c, i
                                            const float *b, int64_t ldb, int64_t m, int64_t n, int64_t k, float alpha,
                                            float beta, cudaStream_t stream)
 {
-    GK_TRY(gk_check_nonneg(fn, "m", m));
-    GK_TRY(gk_check_nonneg(fn, "n", n));
-    GK_TRY(gk_check_nonneg(fn, "k", k));
+    GK_TRY(gk_check_mnk(fn, m, n, k));
     if (m == 0 || n == 0) return cudaSuccess; /* nothing to write; pointers not inspected */
-    GK_TRY(gk_check_fits_i32(fn, "m", m));
-    GK_TRY(gk_check_fits_i32(fn, "n", n));
-    GK_TRY(gk_check_fits_i32(fn, "k", k));
     GK_TRY(gk_check_ptr(fn, "c", c));
     GK_TRY(gk_check_elem_aligned(fn, "c", c, 4));
     if (ldc < n) return gk__fail(cudaErrorInvalidValue, fn, "ldc = %lld is smaller than n = %lld", (long long)ldc, (long long)n);

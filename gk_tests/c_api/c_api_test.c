@@ -126,6 +126,21 @@ static float rnd(unsigned *s)
     return (float)((*s >> 8) & 0xffff) / 65536.0f * 4.0f - 2.0f;
 }
 
+/* The largest relative error of d [m, n] against a [m, k] b [k, n] in double (NaN counts). */
+static double gemm_error(const float *a, const float *b, const float *d, int m, int n, int k)
+{
+    double worst = 0;
+    int i, j, kk;
+    for (i = 0; i < m; i++)
+        for (j = 0; j < n; j++) {
+            double ref = 0, err;
+            for (kk = 0; kk < k; kk++) ref += (double)a[i * k + kk] * b[kk * n + j];
+            err = fabs(d[i * n + j] - ref) / (1e-3 + fabs(ref));
+            if (!(err <= worst)) worst = err;
+        }
+    return worst;
+}
+
 #define CUDA_OK(expr)                                                                               \
     do {                                                                                            \
         cudaError_t e_ = (expr);                                                                    \
@@ -139,7 +154,7 @@ static void test_on_gpu(unsigned seed)
     static float a[N], b[N], out[N], x[R * C], w[C], y[R * C], ga[M * K], gb[K * NN], gd[M * NN];
     static unsigned short ha[M * K], hb[K * NN];
     float *da, *db, *dout;
-    int i, j, k;
+    int i, j;
     double worst;
     for (i = 0; i < N; i++) a[i] = rnd(&seed), b[i] = rnd(&seed), out[i] = NAN;
     for (i = 0; i < R * C; i++) x[i] = rnd(&seed);
@@ -179,14 +194,7 @@ static void test_on_gpu(unsigned seed)
     CUDA_OK(cudaMemcpy(db, gb, sizeof gb, cudaMemcpyHostToDevice));
     CUDA_OK(gk_gemm_f32(dout, NN, da, K, db, NN, M, NN, K, 1.0f, 0.0f, NULL));
     CUDA_OK(cudaMemcpy(gd, dout, sizeof gd, cudaMemcpyDeviceToHost));
-    worst = 0;
-    for (i = 0; i < M; i++)
-        for (j = 0; j < NN; j++) {
-            double ref = 0, err;
-            for (k = 0; k < K; k++) ref += (double)ga[i * K + k] * gb[k * NN + j];
-            err = fabs(gd[i * NN + j] - ref) / (1e-3 + fabs(ref));
-            if (!(err <= worst)) worst = err;
-        }
+    worst = gemm_error(ga, gb, gd, M, NN, K);
     CHECK(worst < 1e-5, "gk_gemm_f32: relative error %g", worst);
     CUDA_OK(cudaMemcpy(da, ha, sizeof ha, cudaMemcpyHostToDevice));
     CUDA_OK(cudaMemcpy(db, hb, sizeof hb, cudaMemcpyHostToDevice));
@@ -194,14 +202,7 @@ static void test_on_gpu(unsigned seed)
     CUDA_OK(gk_gemm_bf16(dout, GK_F32, NN, (const gk_bf16 *)da, K, 0, (const gk_bf16 *)db, NN, 0, NULL, 0, NULL, M, NN, K,
                          1.0f, 0.0f, GK_ACT_NONE, NULL, 0, NULL));
     CUDA_OK(cudaMemcpy(gd, dout, sizeof gd, cudaMemcpyDeviceToHost));
-    worst = 0;
-    for (i = 0; i < M; i++)
-        for (j = 0; j < NN; j++) {
-            double ref = 0, err;
-            for (k = 0; k < K; k++) ref += (double)ga[i * K + k] * gb[k * NN + j];
-            err = fabs(gd[i * NN + j] - ref) / (1e-3 + fabs(ref));
-            if (!(err <= worst)) worst = err;
-        }
+    worst = gemm_error(ga, gb, gd, M, NN, K);
     CHECK(worst < 1e-4, "gk_gemm_bf16 (fp32 out): relative error %g", worst);
     cudaFree(da);
     cudaFree(db);
