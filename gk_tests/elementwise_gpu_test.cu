@@ -98,7 +98,7 @@ TEST(EwGpuHuge, AddBf16Past2To31)
     const int64_t n = ((int64_t)1 << 31) + 9;
     size_t free_b = 0, total_b = 0;
     GK_CUDA_OK(cudaMemGetInfo(&free_b, &total_b));
-    if (free_b < (size_t)(3 * n * 2 + (1 << 30))) GTEST_SKIP() << "SKIPPED: needs 13 GiB of free device memory";
+    if (free_b < (size_t)(3 * n * 2 + (1 << 30))) GK_TEST_SKIP("needs 13 GiB of free device memory");
     GkRng rng(77);
     HostTensor ha(GK_BF16, n), hb(GK_BF16, n);
     ha.fill_uniform(rng, -4, 4);
