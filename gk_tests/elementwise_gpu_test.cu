@@ -189,7 +189,8 @@ TEST(EwGpu, CastsOverWideRange)
 // NaNs) and 2^20 random bit patterns; from bf16 and f16: every one of the 65536 codes, in both
 // halves of a 32-bit word. Each runs with pointer offsets that take the vector body (gk_pack_f32
 // and gk_unpack_f32, with a scalar head and tail) and offsets that never line up (all scalar:
-// gk_store1_f32 and gk_load1_f32); the test checks that both paths ran.
+// gk_store1_f32 and gk_load1_f32); the test checks that both paths ran. Each call runs twice, the
+// output filled first with NaN bytes and then with zeros, so an element left unwritten is caught.
 static GkRneFormat ew_rne_format(int dt) { return dt == GK_BF16 ? kGkRneBf16 : kGkRneF16; }
 
 TEST(EwGpu, CastsBitExact)
@@ -226,27 +227,31 @@ TEST(EwGpu, CastsBitExact)
             DeviceTensor din(c.dt0, n, o.a), dout(c.dt_out, n, o.out);
             ASSERT_TRUE(din.ok() && dout.ok());
             GK_CUDA_OK(cudaMemcpy(din.ptr(), in_bytes.data(), in_bytes.size(), cudaMemcpyHostToDevice));
-            GK_CUDA_OK(dout.poison());
             const int64_t head = gk_ew_head(gk_ew_vec(c.dt_out, c.dt0, -1), dout.ptr(), c.dt_out, din.ptr(), c.dt0,
                                             nullptr, -1);
             (head >= 0 ? ran_vector : ran_scalar) = true;
-            GK_CUDA_OK(c.call(dout.ptr(), din.ptr(), nullptr, 1.0f, 1.0f, n));
-            GK_CUDA_OK(cudaDeviceSynchronize());
-            std::vector<unsigned char> out_bytes(n * so);
-            GK_CUDA_OK(cudaMemcpy(out_bytes.data(), dout.ptr(), out_bytes.size(), cudaMemcpyDeviceToHost));
-            EXPECT_EQ(dout.guard_damage(), 0u) << "bytes written outside the output";
-            const uint32_t poison = so == 4 ? 0xffffffffu : 0xffffu;
-            int64_t bad = 0;
-            for (int64_t i = 0; i < n; i++) {
-                uint32_t g = 0;
-                memcpy(&g, &out_bytes[i * so], so);
-                const bool same = so == 4 ? gk_rne_same_f32(g, want[i]) : gk_rne_same(g, want[i], ew_rne_format(c.dt_out));
-                if (same && g != poison) continue; // a NaN result must still have been written
-                if (bad++ < 8)
-                    printf("  %s element %lld: in 0x%0*x -> got 0x%0*x, want 0x%0*x\n", c.name, (long long)i, 2 * si,
-                           in_codes[i], 2 * so, g, 2 * so, want[i]);
+            // twice, the output filled with 0xff bytes (NaN) and then 0x00 (+0) first: an element
+            // left unwritten fails at least one run, whatever its NaN encoding or value
+            for (int fill : {0xff, 0x00}) {
+                GK_CUDA_OK(dout.poison());
+                GK_CUDA_OK(cudaMemset(dout.ptr(), fill, dout.bytes()));
+                GK_CUDA_OK(c.call(dout.ptr(), din.ptr(), nullptr, 1.0f, 1.0f, n));
+                GK_CUDA_OK(cudaDeviceSynchronize());
+                std::vector<unsigned char> out_bytes(n * so);
+                GK_CUDA_OK(cudaMemcpy(out_bytes.data(), dout.ptr(), out_bytes.size(), cudaMemcpyDeviceToHost));
+                EXPECT_EQ(dout.guard_damage(), 0u) << "bytes written outside the output";
+                int64_t bad = 0;
+                for (int64_t i = 0; i < n; i++) {
+                    uint32_t g = 0;
+                    memcpy(&g, &out_bytes[i * so], so);
+                    if (so == 4 ? gk_rne_same_f32(g, want[i]) : gk_rne_same(g, want[i], ew_rne_format(c.dt_out))) continue;
+                    if (bad++ < 8)
+                        printf("  %s element %lld: in 0x%0*x -> got 0x%0*x, want 0x%0*x\n", c.name, (long long)i,
+                               2 * si, in_codes[i], 2 * so, g, 2 * so, want[i]);
+                }
+                EXPECT_EQ(bad, 0) << "of " << n << " elements (" << (head >= 0 ? "vector body" : "all scalar")
+                                  << ", output filled with 0x" << std::hex << fill << " first)";
             }
-            EXPECT_EQ(bad, 0) << "of " << n << " elements (" << (head >= 0 ? "vector body" : "all scalar") << ")";
         }
         EXPECT_TRUE(ran_vector && ran_scalar) << "the offsets did not take both the vector and the scalar path";
     }
