@@ -2,7 +2,8 @@
 // process. Row names are <in dtype>_<layout>/<M>x<N>x<K>/<kernel>; layout NN reads B as [K, N],
 // NT as [N, K] (a Linear weight). Every row runs once untimed, its output compared with cuBLAS's
 // on the same inputs (counter err: max |gk - cuBLAS| / max |cuBLAS|, 0 on the reference rows),
-// then is timed with the L2 flushed before each call; a row past the tolerance says MISMATCH.
+// then is timed with the L2 flushed before each call; a row past the tolerance says MISMATCH, and
+// after all rows ran the binary lists those rows and exits with status 1.
 //   ceilings  mma.sync m16n8k16 bf16 -> fp32 from registers (the peak of the mma.sync rows),
 //             wgmma m64n256k16 bf16 -> fp32 from shared memory (sm_90a builds on a compute
 //             capability 9.0 GPU: the peak of the wgmma rows and of cuBLAS's), FFMA
@@ -365,6 +366,7 @@ struct Row {
 
 static std::map<std::string, double> cublas_seconds; // by shape_name
 static std::map<std::string, double> row_seconds;    // by row name
+static std::vector<std::string> mismatched_rows;      // past the tolerance: the run fails at the end
 
 static double time_kernel(const Row &r, const Bufs &f)
 {
@@ -468,6 +470,9 @@ static void run_row(benchmark::State &state, Row r)
         label += ", MISMATCH vs cuBLAS";
         fprintf(stderr, "gk_bench: %s differs from cuBLAS: relative %.3g > %.3g\n", r.name.c_str(), err,
                 tolerance(g.dt));
+        char buf[64];
+        snprintf(buf, sizeof buf, " (relative %.3g > %.3g)", err, tolerance(g.dt));
+        mismatched_rows.push_back(r.name + buf);
     }
     if (!r.aligned.empty()) {
         if (!row_seconds.count(r.aligned)) { // the aligned row was filtered out: time it now
@@ -581,4 +586,12 @@ static void register_all()
     }
 }
 
-int main(int argc, char **argv) { return gk_bench_main(argc, argv, register_all); }
+// Every row runs; then a mismatch with cuBLAS fails the run (exit status 1), listing the rows.
+int main(int argc, char **argv)
+{
+    const int rc = gk_bench_main(argc, argv, register_all);
+    if (rc != 0 || mismatched_rows.empty()) return rc;
+    fprintf(stderr, "gk_bench: FAILED: %zu row(s) differ from cuBLAS past the tolerance:\n", mismatched_rows.size());
+    for (const std::string &r : mismatched_rows) fprintf(stderr, "  %s\n", r.c_str());
+    return 1;
+}

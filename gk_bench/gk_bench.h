@@ -1,6 +1,7 @@
 // gk benchmark harness: CUDA-event timing (warm-up, L2 flushed before every timed launch, median
-// of many), the device's own ceilings measured in the same process (device-to-device copy
-// bandwidth, FFMA rate), and the counters every gk benchmark row prints:
+// of many), the device's own ceilings measured in the same process (copy bandwidth: the best of
+// cudaMemcpy device to device and a tuned copy kernel; FFMA rate), and the counters every gk
+// benchmark row prints:
 //   GB/s, TFLOP/s, bound_us (the roofline floor for this shape on this device), pct_roof
 //   (floor / measured time) and vs_base (baseline time / measured time, > 1 is faster).
 // C++ kept plain; one benchmark binary per header includes this once.
@@ -24,8 +25,11 @@ struct GkBenchDevice {
     int sms = 0;
     int l2_bytes = 0;
     int driver = 0, runtime = 0;
-    double copy_bytes_per_s = 0; // cudaMemcpy device to device, bytes read + written
-    double ffma_flops_per_s = 0; // fp32 FMA from registers, 2 FLOPs each
+    double copy_bytes_per_s = 0;        // the memory roof: the best of the two below (bytes read + written)
+    double memcpy_bytes_per_s = 0;      // cudaMemcpy device to device, 1 GiB
+    double copy_kernel_bytes_per_s = 0; // the fastest of gk_bench's copy kernels, 1 GiB
+    int copy_kernel = -1;               // which one (gk_bench_copy_kernels), -1 if none copied right
+    double ffma_flops_per_s = 0;        // fp32 FMA from registers, 2 FLOPs each
 };
 
 #define GK_BENCH_CUDA(expr)                                                                         \
@@ -148,6 +152,104 @@ inline double gk_bench_copy_seconds(size_t bytes)
         [&](cudaStream_t s) { return cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToDevice, s); });
 }
 
+// ------------------------------------------------------------------ copy kernels
+
+// A tuned device-to-device copy: 16-byte loads (read-only path) and stores, a grid-stride loop,
+// `unroll` loads in flight per thread before their stores (a literal after inlining, so v stays
+// in registers). n counts 16-byte chunks.
+static __device__ __forceinline__ void gk_bench_copy_body(const uint4 *src, uint4 *dst, int64_t n, int unroll)
+{
+    const int64_t stride = (int64_t)gridDim.x * blockDim.x;
+    int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
+    for (; i + (unroll - 1) * stride < n; i += unroll * stride) {
+        uint4 v[8];
+#pragma unroll
+        for (int u = 0; u < unroll; u++) v[u] = gk_ld16_nc(src + i + u * stride);
+#pragma unroll
+        for (int u = 0; u < unroll; u++) gk_st16(dst + i + u * stride, v[u]);
+    }
+    for (; i < n; i += stride) gk_st16(dst + i, gk_ld16_nc(src + i));
+}
+
+static __global__ void __launch_bounds__(256) gk_bench_copy4_kernel(const uint4 *src, uint4 *dst, int64_t n)
+{
+    gk_bench_copy_body(src, dst, n, 4);
+}
+
+static __global__ void __launch_bounds__(256) gk_bench_copy8_kernel(const uint4 *src, uint4 *dst, int64_t n)
+{
+    gk_bench_copy_body(src, dst, n, 8);
+}
+
+// The variants tried at startup; the fastest that copies every byte right sets the kernel ceiling.
+// A resident wave loops over the data; one pass launches a block per 256 x unroll chunks.
+struct GkBenchCopyKernel {
+    const char *name;
+    void (*kernel)(const uint4 *, uint4 *, int64_t);
+    int unroll;
+    int one_pass;
+};
+static const GkBenchCopyKernel gk_bench_copy_kernels[] = {
+    {"copy kernel: 16-byte vectors, 4 in flight a thread, one resident wave", gk_bench_copy4_kernel, 4, 0},
+    {"copy kernel: 16-byte vectors, 8 in flight a thread, one resident wave", gk_bench_copy8_kernel, 8, 0},
+    {"copy kernel: 16-byte vectors, 4 in flight a thread, one pass", gk_bench_copy4_kernel, 4, 1},
+};
+static const int gk_bench_num_copy_kernels = sizeof(gk_bench_copy_kernels) / sizeof(gk_bench_copy_kernels[0]);
+
+// Copies bytes (a multiple of 16, 16-byte aligned pointers) with copy kernel v.
+inline cudaError_t gk_bench_copy_kernel_launch(int v, const void *src, void *dst, size_t bytes, cudaStream_t s)
+{
+    const GkBenchCopyKernel &k = gk_bench_copy_kernels[v];
+    const int64_t chunks = (int64_t)(bytes / 16), threads = 256;
+    int64_t grid;
+    if (k.one_pass) {
+        grid = (chunks + threads * k.unroll - 1) / (threads * k.unroll);
+    } else {
+        int dev = 0, sms = 0, per_sm = 0;
+        cudaError_t e = cudaGetDevice(&dev);
+        if (e == cudaSuccess) e = cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev);
+        if (e == cudaSuccess) e = cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, k.kernel, (int)threads, 0);
+        if (e != cudaSuccess) return e;
+        grid = (int64_t)sms * (per_sm > 0 ? per_sm : 1);
+    }
+    if (grid < 1) grid = 1;
+    if (grid > 0x7fffffff) grid = 0x7fffffff;
+    k.kernel<<<(unsigned)grid, (unsigned)threads, 0, s>>>((const uint4 *)src, (uint4 *)dst, chunks);
+    return cudaGetLastError();
+}
+
+static __global__ void gk_bench_diff_kernel(const uint4 *a, const uint4 *b, int64_t n, unsigned long long *bad)
+{
+    unsigned long long c = 0;
+    for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += (int64_t)gridDim.x * blockDim.x) {
+        const uint4 x = a[i], y = b[i];
+        c += x.x != y.x || x.y != y.y || x.z != y.z || x.w != y.w;
+    }
+    if (c) atomicAdd(bad, c);
+}
+
+// Median seconds of copy kernel v over `bytes` between two buffers from the arena (the source
+// random, the destination poisoned first); false, with a message, if it did not copy every byte.
+inline bool gk_bench_copy_kernel_seconds(int v, size_t bytes, double *seconds)
+{
+    void *src = gk_bench_alloc(bytes, false), *dst = gk_bench_alloc(bytes);
+    unsigned long long *bad_d = (unsigned long long *)gk_bench_alloc(sizeof(unsigned long long), false);
+    gk_bench_fill_random(src, GK_F32, bytes / 4);
+    GK_BENCH_CUDA(gk_bench_copy_kernel_launch(v, src, dst, bytes, 0));
+    GK_BENCH_CUDA(cudaMemset(bad_d, 0, sizeof(unsigned long long)));
+    gk_bench_diff_kernel<<<1024, 256>>>((const uint4 *)src, (const uint4 *)dst, (int64_t)(bytes / 16), bad_d);
+    GK_BENCH_CUDA(cudaGetLastError());
+    unsigned long long bad = 0;
+    GK_BENCH_CUDA(cudaMemcpy(&bad, bad_d, sizeof bad, cudaMemcpyDeviceToHost));
+    if (bad) {
+        fprintf(stderr, "gk_bench: %s copied %llu of %zu 16-byte chunks wrong: not used as a ceiling\n",
+                gk_bench_copy_kernels[v].name, bad, bytes / 16);
+        return false;
+    }
+    *seconds = gk_bench_median_seconds([&](cudaStream_t s) { return gk_bench_copy_kernel_launch(v, src, dst, bytes, s); });
+    return true;
+}
+
 // ------------------------------------------------------------------ ceilings
 
 // Register-only FFMA: 8 independent chains per thread keep the pipes full.
@@ -181,10 +283,23 @@ inline const GkBenchDevice &gk_bench_device()
     GK_BENCH_CUDA(cudaDriverGetVersion(&d.driver));
     GK_BENCH_CUDA(cudaRuntimeGetVersion(&d.runtime));
 
+    // the memory roof: the best of cudaMemcpy and the copy kernels, so no kernel reads above 100%
     const size_t bytes = (size_t)1 << 30;
     gk_bench_arena_reset();
     double t = gk_bench_copy_seconds(bytes);
-    d.copy_bytes_per_s = 2.0 * bytes / t;
+    d.memcpy_bytes_per_s = 2.0 * bytes / t;
+    for (int v = 0; v < gk_bench_num_copy_kernels; v++) {
+        gk_bench_arena_reset();
+        double tk = 0;
+        if (!gk_bench_copy_kernel_seconds(v, bytes, &tk)) continue;
+        printf("gk_bench: %s: %.1f GB/s\n", gk_bench_copy_kernels[v].name, 2.0 * bytes / tk * 1e-9);
+        if (2.0 * bytes / tk > d.copy_kernel_bytes_per_s) {
+            d.copy_kernel_bytes_per_s = 2.0 * bytes / tk;
+            d.copy_kernel = v;
+        }
+    }
+    d.copy_bytes_per_s = std::max(d.memcpy_bytes_per_s, d.copy_kernel_bytes_per_s);
+    gk_bench_arena_reset();
 
     float *out = (float *)gk_bench_alloc(1024 * sizeof(float));
     const int iters = 1 << 14, threads = 256, blocks = d.sms * 8;
@@ -228,10 +343,29 @@ inline void gk_bench_copy_row(benchmark::State &state)
     state.SetLabel("baseline: cudaMemcpy D2D 1 GiB");
 }
 
-// Registers the copy baseline row.
+// The other half of the memory roof: the fastest copy kernel, 1 GiB; vs_base against cudaMemcpy.
+inline void gk_bench_copy_kernel_row(benchmark::State &state)
+{
+    gk_bench_arena_reset();
+    const GkBenchDevice &d = gk_bench_device();
+    const size_t bytes = (size_t)1 << 30;
+    gk_ledger l = {0.0, 2.0 * bytes};
+    for (auto _ : state) {
+        double t = 0;
+        if (d.copy_kernel < 0 || !gk_bench_copy_kernel_seconds(d.copy_kernel, bytes, &t)) {
+            state.SkipWithError("no copy kernel copied every byte right");
+            break;
+        }
+        gk_bench_report(state, t, l, d.ffma_flops_per_s, l.bytes / d.memcpy_bytes_per_s);
+    }
+    state.SetLabel(d.copy_kernel < 0 ? "no copy kernel" : std::string(gk_bench_copy_kernels[d.copy_kernel].name) + ", 1 GiB");
+}
+
+// Registers the copy rows: cudaMemcpy (the baseline) and the fastest copy kernel.
 inline void gk_bench_register_copy_row()
 {
     benchmark::RegisterBenchmark("copy_d2d/1GiB", gk_bench_copy_row)->UseManualTime()->Iterations(1)->Unit(benchmark::kMicrosecond);
+    benchmark::RegisterBenchmark("copy_kernel/1GiB", gk_bench_copy_kernel_row)->UseManualTime()->Iterations(1)->Unit(benchmark::kMicrosecond);
 }
 
 // Registers the device and its measured ceilings as JSON context, prints them, and runs.
@@ -253,13 +387,20 @@ inline int gk_bench_main(int argc, char **argv, void (*register_all)())
     benchmark::AddCustomContext("cuda_driver", std::to_string(d.driver));
     benchmark::AddCustomContext("cuda_runtime", std::to_string(d.runtime));
     snprintf(buf, sizeof buf, "%.1f", d.copy_bytes_per_s * 1e-9);
-    benchmark::AddCustomContext("copy_GBps", buf);
+    benchmark::AddCustomContext("copy_GBps", buf); // the memory roof: the best of the two below
+    snprintf(buf, sizeof buf, "%.1f", d.memcpy_bytes_per_s * 1e-9);
+    benchmark::AddCustomContext("memcpy_GBps", buf);
+    snprintf(buf, sizeof buf, "%.1f", d.copy_kernel_bytes_per_s * 1e-9);
+    benchmark::AddCustomContext("copy_kernel_GBps", buf);
+    benchmark::AddCustomContext("copy_kernel", d.copy_kernel < 0 ? "none" : gk_bench_copy_kernels[d.copy_kernel].name);
     snprintf(buf, sizeof buf, "%.2f", d.ffma_flops_per_s * 1e-12);
     benchmark::AddCustomContext("ffma_TFLOPs", buf);
     printf("gk_bench: %s, %d SMs, L2 %d MB, driver %d, runtime %d\n", d.name.c_str(), d.sms, d.l2_bytes >> 20,
            d.driver, d.runtime);
-    printf("gk_bench: measured ceilings: copy %.1f GB/s (cudaMemcpy D2D, read + write), FFMA %.2f TFLOP/s\n",
-           d.copy_bytes_per_s * 1e-9, d.ffma_flops_per_s * 1e-12);
+    printf("gk_bench: measured ceilings: copy %.1f GB/s (read + write; the best of cudaMemcpy D2D %.1f GB/s and "
+           "the fastest copy kernel %.1f GB/s), FFMA %.2f TFLOP/s\n",
+           d.copy_bytes_per_s * 1e-9, d.memcpy_bytes_per_s * 1e-9, d.copy_kernel_bytes_per_s * 1e-9,
+           d.ffma_flops_per_s * 1e-12);
     register_all();
     benchmark::RunSpecifiedBenchmarks();
     benchmark::Shutdown();

@@ -1,7 +1,9 @@
 // //gk_bench:reduce - gk_reduce.cuh on bf16 rows at five shapes, against the copy bandwidth measured
-// in this process: the floor is the ledger's bytes / copy bandwidth, and so is vs_base. The fused
-// forms' vs_base is instead their unfused launch sequence's time (also a row) over theirs. The
-// copy_same_bytes rows are cudaMemcpy of each shape's bf16 bytes: what a call of that size reaches.
+// in this process: the floor is the ledger's bytes / copy bandwidth (the best of cudaMemcpy and a
+// tuned copy kernel: gk_bench.h); vs_base is the time cudaMemcpy takes for those bytes, at its
+// 1 GiB rate, over the row's. The fused forms' vs_base is instead their unfused launch sequence's
+// time (also a row) over theirs. The copy_same_bytes rows are cudaMemcpy of each shape's bf16
+// bytes: what a call of that size reaches.
 #define GK_IMPLEMENTATION
 #include "gk/gk_reduce.cuh"
 #include "gk/gk_elementwise.cuh"
@@ -65,7 +67,7 @@ static void run_rd(benchmark::State &state, RdBench b)
     // unfused rows keep the fused op's ledger: the same minimal bytes, so pct_roof compares
     const gk_ledger l = gk_reduce_ledger(b.op, GK_BF16, rows, cols);
     for (auto _ : state) {
-        double t, base = l.bytes / gk_bench_device().copy_bytes_per_s;
+        double t, base = l.bytes / gk_bench_device().memcpy_bytes_per_s;
         if (b.unfused) {
             t = gk_bench_median_seconds(unfused);
         } else {
@@ -83,7 +85,7 @@ static void run_rd(benchmark::State &state, RdBench b)
 }
 
 // What any call of this size reaches: cudaMemcpy D2D of the shape's bf16 bytes (its launch, ramp
-// and tail included), against the 1 GiB copy the other rows are measured by.
+// and tail included); vs_base against the 1 GiB cudaMemcpy, pct_roof against the memory roof.
 static void run_copy_same_bytes(benchmark::State &state, int64_t rows, int64_t cols)
 {
     gk_bench_arena_reset();
@@ -91,7 +93,7 @@ static void run_copy_same_bytes(benchmark::State &state, int64_t rows, int64_t c
     const gk_ledger l = {0.0, 2.0 * bytes};
     for (auto _ : state) {
         const double t = gk_bench_copy_seconds(bytes);
-        gk_bench_report(state, t, l, gk_bench_device().ffma_flops_per_s, l.bytes / gk_bench_device().copy_bytes_per_s);
+        gk_bench_report(state, t, l, gk_bench_device().ffma_flops_per_s, l.bytes / gk_bench_device().memcpy_bytes_per_s);
     }
     state.SetLabel(std::to_string(rows) + "x" + std::to_string(cols) + ", cudaMemcpy of the same bf16 bytes");
 }

@@ -6,14 +6,53 @@
 #include "gk/gk_elementwise.cuh"
 #include "gk_tests/elementwise_cases.h"
 #include "gk_tests/gk_ref.h"
+#include "gk_tests/gk_rne.h"
 #include "gk_tests/gk_test.h"
 
+#include <algorithm>
 #include <string>
 #include <tuple>
 
 struct Offsets {
     int out, a, b;
 };
+
+// How far an f32 SiLU or tanh-GELU output may be from the exact value at input x, relative to it.
+// The kernels compute silu(x) = __fdividef(x, 1 + __expf(-x)) and gelu(x) = __fdividef(x, 1 +
+// __expf(-2u)), u = 0.7978845608028654f * fmaf(0.044715f * x, x * x, x) (gk_core.cuh). With the
+// CUDA programming guide's bounds, __expf(t) within 2 + floor(1.173 |t|) ulp and __fdividef(p, q)
+// within 2 ulp for 2^-126 <= |q| <= 2^126, and an ulp at most 2^-23 of the value, each rounding
+// 2^-24:
+//   E = e^t (1 + d1), |d1| <= (2 + floor(1.173 |t|)) 2^-23, t = -x (SiLU) or -2u (GELU)
+//   1 + E rounded: relative error <= |d1| s + 2^-24, s = e^t / (1 + e^t) (d1 is damped by s)
+//   the division: 2 ulp, 2^-22; SwiGLU's product with up: 2^-24
+//   GELU's u: the two constants rounded to fp32, x * x, 0.044715f * x, the fma and the product
+//   with sqrt(2/pi): 6 roundings of 2^-24 (x and 0.044715 x^3 share a sign, so the sum does not
+//   amplify them); e^(-2u) turns a relative error eta of u into |2u| eta: 6 |u| 2^-23, damped by s.
+// So silu: ((2 + floor(1.173 |x|)) s + 3) 2^-23 (with the product), gelu: ((6 |u| + 2 +
+// floor(2.346 |u|)) s + 2.5) 2^-23. Where 1 + e^t passes 2^126 __fdividef gives 0, and the exact
+// value, |x| / (1 + e^t) < 88 2^-126, is inside fp32's atol: returns 1 there (the absolute
+// tolerance decides). For x in [-4, 4] the bound stays under 6e-6: fp32's 1e-5 holds.
+static double ew_fast_math_rtol(int op, double x)
+{
+    if (op != GK_EW_SWIGLU && op != GK_EW_GELU_TANH) return 0.0;
+    const double u = op == GK_EW_SWIGLU ? 0.0 : std::sqrt(2.0 / M_PI) * (x + 0.044715 * x * x * x);
+    const double t = op == GK_EW_SWIGLU ? -x : -2.0 * u;
+    if (!std::isfinite(t) || t > 87.0) return 1.0;
+    const double s = 1.0 / (1.0 + std::exp(-t));
+    const double ulps = op == GK_EW_SWIGLU ? (2 + std::floor(1.173 * std::fabs(t))) * s + 3.0
+                                           : (6 * std::fabs(u) + 2 + std::floor(1.173 * std::fabs(t))) * s + 2.5;
+    return ulps * 0x1p-23;
+}
+
+// The tolerance for case c's output at first input x: its output dtype's (gk_test_tol), and for
+// f32 SiLU and GELU the larger of that and the fast-math bound above.
+static GkTol ew_tol(const EwCase &c, double x)
+{
+    GkTol t = gk_test_tol(c.dt_out);
+    if (c.dt_out == GK_F32) t.rtol = std::max(t.rtol, ew_fast_math_rtol(c.op, x));
+    return t;
+}
 
 // Runs one case at one size and pointer offsets; returns through gtest assertions.
 static void run_case(const EwCase &c, int64_t n, Offsets off, float lo = -4.0f, float hi = 4.0f)
@@ -52,7 +91,11 @@ static void run_case(const EwCase &c, int64_t n, Offsets off, float lo = -4.0f, 
             ref[i] = c.op == GK_EW_CAST ? gk_ref_cast(ha.get(i), c.dt_out)
                                         : gk_ref_elementwise(c.op, ha.get(i), c.dt1 >= 0 ? hb.get(i) : 0.0, alpha, beta);
     });
-    EXPECT_EQ(gk_test_compare(c.name, got, ref, gk_test_tol(c.dt_out)), 0u);
+    // the output dtype's tolerance; for f32 SiLU and GELU, at least the fast-math bound at the
+    // inputs' extremes (it is largest at the most negative input; under fp32's 1e-5 for [-4, 4])
+    GkTol tol = gk_test_tol(c.dt_out);
+    for (float x : {lo, hi}) tol.rtol = std::max(tol.rtol, ew_tol(c, x).rtol);
+    EXPECT_EQ(gk_test_compare(c.name, got, ref, tol), 0u);
 }
 
 class EwGpu : public ::testing::TestWithParam<std::tuple<int, int64_t>> {};
@@ -98,7 +141,7 @@ TEST(EwGpuHuge, AddBf16Past2To31)
     const int64_t n = ((int64_t)1 << 31) + 9;
     size_t free_b = 0, total_b = 0;
     GK_CUDA_OK(cudaMemGetInfo(&free_b, &total_b));
-    if (free_b < (size_t)(3 * n * 2 + (1 << 30))) GTEST_SKIP() << "SKIPPED: needs 13 GiB of free device memory";
+    if (free_b < (size_t)(3 * n * 2 + (1 << 30))) GK_TEST_SKIP("needs 13 GiB of free device memory");
     GkRng rng(77);
     HostTensor ha(GK_BF16, n), hb(GK_BF16, n);
     ha.fill_uniform(rng, -4, 4);
@@ -140,6 +183,80 @@ TEST(EwGpu, CastsOverWideRange)
     }
 }
 
+// The casts are exactly defined: each output is bit-exact against the independent round-to-
+// nearest-even reference (gk_rne.h), NaN for NaN. From f32: the probe set (ties and their
+// neighbours at every rounding position of every exponent, subnormals, overflow, +-0, +-inf,
+// NaNs) and 2^20 random bit patterns; from bf16 and f16: every one of the 65536 codes, in both
+// halves of a 32-bit word. Each runs with pointer offsets that take the vector body (gk_pack_f32
+// and gk_unpack_f32, with a scalar head and tail) and offsets that never line up (all scalar:
+// gk_store1_f32 and gk_load1_f32); the test checks that both paths ran. Each call runs twice, the
+// output filled first with NaN bytes and then with zeros, so an element left unwritten is caught.
+static GkRneFormat ew_rne_format(int dt) { return dt == GK_BF16 ? kGkRneBf16 : kGkRneF16; }
+
+TEST(EwGpu, CastsBitExact)
+{
+    GK_REQUIRE_GPU();
+    const std::vector<uint32_t> probe = gk_rne_probe_f32(gk_test_seed(), (size_t)1 << 20);
+    for (const EwCase &c : kEwCases) {
+        if (c.op != GK_EW_CAST) continue;
+        SCOPED_TRACE(c.name);
+        const int si = gk_dtype_size(c.dt0), so = gk_dtype_size(c.dt_out);
+        // the input codes, and each one's exact fp32 value (bits)
+        std::vector<uint32_t> in_codes, in_f32;
+        if (c.dt0 == GK_F32) {
+            in_codes = probe;
+            in_f32 = probe;
+        } else {
+            for (int rep = 0; rep < 2; rep++) {
+                if (rep) in_codes.push_back(0x3c00u); // shifts every code into the other half
+                for (uint32_t k = 0; k < 65536; k++) in_codes.push_back(k);
+            }
+            for (uint32_t k : in_codes) in_f32.push_back(gk_rne_to_f32(k, ew_rne_format(c.dt0)));
+        }
+        const int64_t n = (int64_t)in_codes.size();
+        std::vector<unsigned char> in_bytes(n * si);
+        for (int64_t i = 0; i < n; i++) memcpy(&in_bytes[i * si], &in_codes[i], si); // little-endian: the low bytes
+        std::vector<uint32_t> want(n);
+        for (int64_t i = 0; i < n; i++)
+            want[i] = c.dt_out == GK_F32 ? in_f32[i] : gk_rne_from_f32(in_f32[i], ew_rne_format(c.dt_out));
+
+        const Offsets offs[] = {{0, 0, 0}, {3, 3, 0}, {1, 0, 0}, {0, 1, 0}, {1, 3, 0}};
+        bool ran_vector = false, ran_scalar = false;
+        for (const Offsets &o : offs) {
+            SCOPED_TRACE("offsets out/in " + std::to_string(o.out) + "/" + std::to_string(o.a));
+            DeviceTensor din(c.dt0, n, o.a), dout(c.dt_out, n, o.out);
+            ASSERT_TRUE(din.ok() && dout.ok());
+            GK_CUDA_OK(cudaMemcpy(din.ptr(), in_bytes.data(), in_bytes.size(), cudaMemcpyHostToDevice));
+            const int64_t head = gk_ew_head(gk_ew_vec(c.dt_out, c.dt0, -1), dout.ptr(), c.dt_out, din.ptr(), c.dt0,
+                                            nullptr, -1);
+            (head >= 0 ? ran_vector : ran_scalar) = true;
+            // twice, the output filled with 0xff bytes (NaN) and then 0x00 (+0) first: an element
+            // left unwritten fails at least one run, whatever its NaN encoding or value
+            for (int fill : {0xff, 0x00}) {
+                GK_CUDA_OK(dout.poison());
+                GK_CUDA_OK(cudaMemset(dout.ptr(), fill, dout.bytes()));
+                GK_CUDA_OK(c.call(dout.ptr(), din.ptr(), nullptr, 1.0f, 1.0f, n));
+                GK_CUDA_OK(cudaDeviceSynchronize());
+                std::vector<unsigned char> out_bytes(n * so);
+                GK_CUDA_OK(cudaMemcpy(out_bytes.data(), dout.ptr(), out_bytes.size(), cudaMemcpyDeviceToHost));
+                EXPECT_EQ(dout.guard_damage(), 0u) << "bytes written outside the output";
+                int64_t bad = 0;
+                for (int64_t i = 0; i < n; i++) {
+                    uint32_t g = 0;
+                    memcpy(&g, &out_bytes[i * so], so);
+                    if (so == 4 ? gk_rne_same_f32(g, want[i]) : gk_rne_same(g, want[i], ew_rne_format(c.dt_out))) continue;
+                    if (bad++ < 8)
+                        printf("  %s element %lld: in 0x%0*x -> got 0x%0*x, want 0x%0*x\n", c.name, (long long)i,
+                               2 * si, in_codes[i], 2 * so, g, 2 * so, want[i]);
+                }
+                EXPECT_EQ(bad, 0) << "of " << n << " elements (" << (head >= 0 ? "vector body" : "all scalar")
+                                  << ", output filled with 0x" << std::hex << fill << " first)";
+            }
+        }
+        EXPECT_TRUE(ran_vector && ran_scalar) << "the offsets did not take both the vector and the scalar path";
+    }
+}
+
 // NaN and infinities pass through every op as the reference says (NaN never passes as a number).
 TEST(EwGpu, NanAndInfPropagate)
 {
@@ -170,9 +287,10 @@ TEST(EwGpu, NanAndInfPropagate)
             HostTensor one(c.dt_out, 1);
             one.set(0, (float)r);
             double want = one.get(0), g = got.get(i);
+            const GkTol tol = ew_tol(c, ha.get(i));
             if (std::isnan(want)) EXPECT_TRUE(std::isnan(g)) << "element " << i << " got " << g;
             else if (std::isinf(want)) EXPECT_EQ(g, want) << "element " << i;
-            else EXPECT_NEAR(g, want, 1e-6 + 1.6e-2 * std::fabs(want)) << "element " << i;
+            else EXPECT_NEAR(g, r, tol.atol + tol.rtol * std::fabs(r)) << "element " << i;
         }
     }
 }
@@ -222,7 +340,7 @@ TEST(EwGpuPacked, MatchesReference)
             GK_CUDA_OK(cudaDeviceSynchronize());
             HostTensor got(c.dt, dout.n);
             GK_CUDA_OK(dout.download(&got));
-            const GkTol tol = gk_test_tol(c.dt);
+            const EwCase as_flat = {c.name, GK_EW_SWIGLU, c.dt, c.dt, c.dt, false, nullptr};
             size_t bad = 0, pad_written = 0, unwritten = 0;
             for (int64_t r = 0; r < s.rows; r++)
                 for (int64_t j = 0; j < ldo; j++) {
@@ -236,6 +354,7 @@ TEST(EwGpuPacked, MatchesReference)
                     }
                     unwritten += poisoned;
                     double want = gk_ref_silu(hx.get(r * ldx + j)) * hx.get(r * ldx + s.d + j), g = one.get(0);
+                    const GkTol tol = ew_tol(as_flat, hx.get(r * ldx + j));
                     if (!(std::fabs(g - want) <= tol.atol + tol.rtol * std::fabs(want))) {
                         if (bad < 5) printf("  row %lld col %lld: got %g want %g\n", (long long)r, (long long)j, g, want);
                         bad++;

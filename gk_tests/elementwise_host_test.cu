@@ -42,11 +42,23 @@ TEST_P(EwValidation, RejectsBadInputBeforeLaunch)
     if (!c.in_place && s0 > 1) expect_rejected(c.call(out, (const char *)a + 1, b, 1, 1, n), c.name, "not aligned");
     if (c.dt1 >= 0 && s1 > 1) expect_rejected(c.call(out, a, (const char *)b + 1, 1, 1, n), c.name, "not aligned");
 
-    // the output partially overlapping an input
-    const void *second = c.dt1 >= 0 ? b : a;
-    const char *shifted = (const char *)second + 16;
-    if (c.dt1 >= 0) expect_rejected(c.call((void *)shifted, a, b, 1, 1, n), c.name, "overlap");
-    else expect_rejected(c.call((void *)shifted, a, b, 1, 1, n), c.name, "overlap");
+    // the output partially overlapping each input, starting 16 bytes after or before it (the
+    // residual forms' first input is the output itself: only x can overlap it); the message names
+    // the input that overlaps
+    std::string overlap_a, overlap_b;
+    for (int shift : {16, -16}) {
+        if (!c.in_place) {
+            expect_rejected(c.call((void *)((const char *)a + shift), a, b, 1, 1, n), c.name, "overlap");
+            if (overlap_a.empty()) overlap_a = reason();
+            EXPECT_EQ(reason(), overlap_a) << c.name;
+        }
+        if (c.dt1 >= 0) {
+            expect_rejected(c.call((void *)((const char *)b + shift), a, b, 1, 1, n), c.name, "overlap");
+            if (overlap_b.empty()) overlap_b = reason();
+            EXPECT_EQ(reason(), overlap_b) << c.name;
+        }
+    }
+    if (!c.in_place && c.dt1 >= 0) EXPECT_NE(overlap_a, overlap_b) << c.name << ": both overlaps reported alike";
 
     // n == 0 is a no-op that succeeds without inspecting pointers (empty tensors may be null)
     EXPECT_EQ(c.call(nullptr, nullptr, nullptr, 1, 1, 0), cudaSuccess) << c.name;

@@ -16,6 +16,7 @@
 #include <functional>
 #include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "gk/gk_core.cuh"
@@ -40,12 +41,110 @@ inline bool gk_test_gpu_available(std::string *why)
     return true;
 }
 
-#define GK_REQUIRE_GPU()                                                                  \
-    do {                                                                                  \
-        std::string gk_why;                                                               \
-        if (!gk_test_gpu_available(&gk_why))                                              \
-            GTEST_SKIP() << "SKIPPED: this GPU test needs a CUDA device (" << gk_why << ")"; \
+// GK_TEST_REQUIRE_GPU=1 in the environment (set where a GPU is expected, e.g. by run_all.sh): a
+// test that would skip fails instead, with the same reason. A skip is never a pass there.
+inline bool gk_test_require_gpu()
+{
+    const char *v = getenv("GK_TEST_REQUIRE_GPU");
+    return v && *v && strcmp(v, "0") != 0;
+}
+
+// Skips and failures-instead-of-skips, by reason, for the line printed at the end of the run.
+struct GkTestSkipLog {
+    std::vector<std::pair<std::string, int>> reasons; // in order of first appearance
+    int skipped = 0, refused = 0, ran = 0;             // refused: failed instead (GK_TEST_REQUIRE_GPU=1)
+    void note(const std::string &why)
+    {
+        for (auto &r : reasons)
+            if (r.first == why) {
+                r.second++;
+                return;
+            }
+        reasons.emplace_back(why, 1);
+    }
+};
+
+inline GkTestSkipLog &gk_test_skip_log()
+{
+    static GkTestSkipLog log;
+    return log;
+}
+
+// Skips the current test with `why`, or, under GK_TEST_REQUIRE_GPU=1, fails it with the same
+// reason. Every skip in gk_tests goes through here; the listener below catches any other.
+#define GK_TEST_SKIP(why_expr)                                                                        \
+    do {                                                                                              \
+        const std::string gk_skip_why = (why_expr);                                                   \
+        if (gk_test_require_gpu()) {                                                                  \
+            gk_test_skip_log().refused++;                                                             \
+            gk_test_skip_log().note(gk_skip_why);                                                     \
+            GTEST_FAIL() << "FAILED instead of skipping (GK_TEST_REQUIRE_GPU=1): " << gk_skip_why;    \
+        }                                                                                             \
+        GTEST_SKIP() << "SKIPPED: " << gk_skip_why;                                                   \
     } while (0)
+
+#define GK_REQUIRE_GPU()                                                                              \
+    do {                                                                                              \
+        std::string gk_why;                                                                           \
+        if (!gk_test_gpu_available(&gk_why))                                                          \
+            GK_TEST_SKIP("this GPU test needs a CUDA device, and none is usable here (" + gk_why + ")"); \
+    } while (0)
+
+// Counts the test cases that ran and those skipped, with their reasons, and prints one line at the
+// end of the run:
+//   [gk_test] 12 of 40 test cases skipped (12: this GPU test needs a CUDA device, ...)
+// Under GK_TEST_REQUIRE_GPU=1 it also fails a test skipped by any other means (a bare GTEST_SKIP).
+class GkTestSkipListener : public ::testing::EmptyTestEventListener {
+    std::string last_skip_;
+
+  public:
+    void OnTestStart(const ::testing::TestInfo &) override { last_skip_.clear(); }
+    void OnTestPartResult(const ::testing::TestPartResult &r) override
+    {
+        if (r.skipped() && last_skip_.empty()) {
+            last_skip_ = r.message();
+            if (last_skip_.rfind("SKIPPED: ", 0) == 0) last_skip_ = last_skip_.substr(9);
+            if (last_skip_.empty()) last_skip_ = "no reason given";
+        }
+    }
+    void OnTestEnd(const ::testing::TestInfo &info) override
+    {
+        GkTestSkipLog &log = gk_test_skip_log();
+        log.ran++;
+        if (!info.result()->Skipped()) return;
+        if (gk_test_require_gpu()) { // a skip that did not go through GK_TEST_SKIP
+            log.refused++;
+            log.note(last_skip_);
+            ADD_FAILURE() << "FAILED instead of skipping (GK_TEST_REQUIRE_GPU=1): " << last_skip_;
+            return;
+        }
+        log.skipped++;
+        log.note(last_skip_);
+    }
+    void OnTestProgramEnd(const ::testing::UnitTest &) override
+    {
+        const GkTestSkipLog &log = gk_test_skip_log();
+        std::string why;
+        for (const auto &r : log.reasons)
+            why += (why.empty() ? "" : "; ") + std::to_string(r.second) + ": " + r.first;
+        if (log.refused)
+            printf("[gk_test] %d of %d test cases skipped; %d failed instead of skipping (GK_TEST_REQUIRE_GPU=1: %s)\n",
+                   log.skipped, log.ran, log.refused, why.c_str());
+        else if (log.skipped)
+            printf("[gk_test] %d of %d test cases skipped (%s)\n", log.skipped, log.ran, why.c_str());
+        else
+            printf("[gk_test] 0 of %d test cases skipped\n", log.ran);
+        fflush(stdout);
+    }
+};
+
+// Registered once per binary before main runs (the tests link gtest_main).
+inline bool gk_test_register_skip_listener()
+{
+    ::testing::UnitTest::GetInstance()->listeners().Append(new GkTestSkipListener);
+    return true;
+}
+inline const bool gk_test_skip_listener_registered = gk_test_register_skip_listener();
 
 #define GK_CUDA_OK(expr)                                                                    \
     do {                                                                                    \

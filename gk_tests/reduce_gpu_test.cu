@@ -3,6 +3,7 @@
 // launch; written columns checked written and the padding between rows checked untouched.
 #define GK_IMPLEMENTATION
 #include "gk/gk_reduce.cuh"
+#include "gk_tests/gk_rne.h"
 #include "gk_tests/gk_test.h"
 #include "gk_tests/reduce_cases.h"
 #include "gk_tests/reduce_ref.h"
@@ -19,6 +20,112 @@ struct RdRun {
     bool in_place = false;        // out == x (residual form: residual_out == residual)
     bool no_params = false;       // weight and bias NULL
 };
+
+// The inputs of one call as the host holds them, for check_rd.
+struct RdRef {
+    const HostTensor &x;
+    int64_t ldx;
+    const HostTensor &res; // the residual form's residual (row stride ldr), else empty
+    int64_t ldr;
+    const HostTensor &w, &b;
+    bool no_params; // weight and bias NULL
+    int64_t rows, cols;
+    float scale; // softmax input scale
+};
+
+// The per-element slack of the quant forms' fp8 codes beyond half an e4m3 step, relative to the
+// value in units of the row's scale: the fp32 math before the cast (the row's rstd, which the
+// norm tests hold to fp32's tolerance, and a few roundings of fp32), and where RMSNorm + fp8
+// holds x * weight rounded to T (bf16; gk_reduce.cuh), one rounding of T.
+static double rd_quant_rtol(int op, int dt)
+{
+    double r = gk_test_tol(GK_F32).rtol;
+    if (op == GK_RD_RMSNORM_QUANT && dt == GK_BF16) r += 0x1p-8;
+    return r;
+}
+
+// Compares a call's outputs with the CPU reference in double: every output column written, at the
+// tolerance of its dtype; the padding between output rows untouched (check_pad); the residual
+// form's residual_out; the quant forms' per-row scales and fp8 codes. The codes must sit within
+// half a step of the e4m3 grid (round to nearest) of the reference in units of the row's scale
+// (saturated at +-448), plus the slack of the fp32 math before the cast (rd_quant_rtol). The codes
+// are decoded by an independent reference (gk_rne.h), not by gk's own conversion.
+static void check_rd(const RdCase &c, const RdRef &in, const HostTensor &got, int64_t ldo, bool check_pad,
+                     const HostTensor &got_res, const HostTensor &got_scales)
+{
+    const bool quant = rd_is_quant(c.op), resid = c.op == GK_RD_RESIDUAL_RMSNORM;
+    const int dt = c.dt, dto = quant ? GK_E4M3 : dt;
+    const int64_t rows = in.rows, cols = in.cols, ldx = in.ldx, ldr = in.ldr;
+    const GkTol tol = gk_test_tol(dt);
+    const double q_rtol = rd_quant_rtol(c.op, dt);
+    std::atomic<int64_t> bad(0), unwritten(0), pad_written(0), bad_res(0), bad_scale(0);
+    gk_test_parallel_for(rows, [&](size_t r0, size_t r1) {
+        std::vector<double> x(cols), w(cols), b(cols), y(cols);
+        for (int64_t j = 0; j < cols; j++) {
+            w[j] = in.w.get(j);
+            b[j] = in.b.get(j);
+        }
+        HostTensor round1(dt, 1);
+        for (size_t r = r0; r < r1; r++) {
+            for (int64_t j = 0; j < cols; j++) {
+                x[j] = in.x.get(r * ldx + j);
+                if (resid) { // h = residual + x as stored in T
+                    round1.set(0, (float)(in.res.get(r * ldr + j) + x[j]));
+                    x[j] = round1.get(0);
+                    if (!gk_test_close(got_res.get(r * ldr + j), x[j], tol)) bad_res++;
+                }
+            }
+            // fp32 forms scale * x before subtracting the max: an absolute error of about an ulp of
+            // the row's largest |scale * x|, which the tolerance of the softmax forms carries
+            double big = 0;
+            for (int64_t j = 0; j < cols; j++)
+                if (std::isfinite(x[j])) big = std::max(big, std::fabs(in.scale * x[j]));
+            const GkTol tol_row = c.op == GK_RD_LOG_SOFTMAX ? GkTol{4e-7 + big * 0x1p-21, tol.rtol}
+                                                            : GkTol{1e-7, tol.rtol + big * 0x1p-21};
+            double qscale = 0;
+            gk_ref_row(c.op, x.data(), (int)cols, in.no_params ? nullptr : w.data(), in.no_params ? nullptr : b.data(),
+                       1e-5, in.scale, y.data(), &qscale);
+            const double s_got = quant ? got_scales.get(r) : 1.0;
+            // the scale is max|y| / 448 in fp32: fp32's tolerance, plus one rounding of T where
+            // RMSNorm + fp8 takes max|x * weight| of values rounded to T (bf16)
+            if (quant && !(std::fabs(s_got - qscale) <= q_rtol * qscale)) {
+                if (bad_scale++ < 4) printf("  row %zu scale %.9g want %.9g\n", r, s_got, qscale);
+            }
+            for (int64_t j = 0; j < ldo; j++) {
+                const int64_t i = r * ldo + j;
+                const unsigned char *byte = got.bytes.data() + i * gk_dtype_size(dto);
+                bool poisoned = true;
+                for (int k = 0; k < gk_dtype_size(dto); k++) poisoned = poisoned && byte[k] == 0xff;
+                if (j >= cols) {
+                    if (check_pad) pad_written += !poisoned;
+                    continue;
+                }
+                unwritten += poisoned;
+                bool ok;
+                double shown;
+                if (quant) {
+                    // the code against the reference in units of the row's scale
+                    const double code = gk_rne_value(*byte, kGkRneE4m3);
+                    const double v = std::max(-448.0, std::min(448.0, y[j] / s_got));
+                    const double allowed = gk_rne_e4m3_half_step(std::fabs(v) * (1 + q_rtol)) + q_rtol * std::fabs(v);
+                    ok = std::isnan(y[j]) ? std::isnan(code) : std::fabs(code - v) <= allowed;
+                    shown = code * s_got;
+                } else {
+                    shown = got.get(i);
+                    ok = gk_test_close(shown, y[j], c.op == GK_RD_SOFTMAX || c.op == GK_RD_LOG_SOFTMAX ? tol_row : tol);
+                }
+                if (!ok && bad++ < 6)
+                    printf("  row %zu col %lld: got %.9g want %.9g%s\n", r, (long long)j, shown, y[j],
+                           quant ? " (fp8 code times the row's scale)" : "");
+            }
+        }
+    });
+    EXPECT_EQ(bad.load(), 0);
+    EXPECT_EQ(unwritten.load(), 0) << "output columns never written";
+    EXPECT_EQ(pad_written.load(), 0) << "padding between output rows was written";
+    EXPECT_EQ(bad_res.load(), 0) << "residual_out differs from residual + x";
+    EXPECT_EQ(bad_scale.load(), 0) << "per-row scales";
+}
 
 static void run_rd(const RdCase &c, const RdRun &p)
 {
@@ -80,70 +187,8 @@ static void run_rd(const RdCase &c, const RdRun &p)
     if (quant) GK_CUDA_OK(dscales.download(&got_scales));
     if (!(in_place && !resid)) EXPECT_EQ(dout.guard_damage(), 0u) << "bytes written outside out";
 
-    const GkTol tol = gk_test_tol(dt);
-    std::atomic<int64_t> bad(0), unwritten(0), pad_written(0), bad_res(0), bad_scale(0);
-    gk_test_parallel_for(rows, [&](size_t r0, size_t r1) {
-        std::vector<double> x(cols), w(cols), b(cols), y(cols);
-        for (int64_t j = 0; j < cols; j++) {
-            w[j] = hw.get(j);
-            b[j] = hb.get(j);
-        }
-        HostTensor round1(dt, 1);
-        for (size_t r = r0; r < r1; r++) {
-            for (int64_t j = 0; j < cols; j++) {
-                x[j] = hx.get(r * ldx + j);
-                if (resid) { // h = residual + x as stored in T
-                    round1.set(0, (float)(hres.get(r * ldr + j) + x[j]));
-                    x[j] = round1.get(0);
-                    if (!gk_test_close(got_res.get(r * ldr + j), x[j], tol)) bad_res++;
-                }
-            }
-            // fp32 forms scale * x before subtracting the max: an absolute error of about an ulp of
-            // the row's largest |scale * x|, which the tolerance of the softmax forms carries
-            double big = 0;
-            for (int64_t j = 0; j < cols; j++)
-                if (std::isfinite(x[j])) big = std::max(big, std::fabs(a.scale * x[j]));
-            const GkTol tol_row = c.op == GK_RD_LOG_SOFTMAX ? GkTol{4e-7 + big * 0x1p-21, tol.rtol}
-                                                            : GkTol{1e-7, tol.rtol + big * 0x1p-21};
-            double qscale = 0;
-            gk_ref_row(c.op, x.data(), (int)cols, p.no_params ? nullptr : w.data(), p.no_params ? nullptr : b.data(),
-                       1e-5, a.scale, y.data(), &qscale);
-            const double s_got = quant ? got_scales.get(r) : 1.0;
-            // RMSNorm + fp8 may take x * weight rounded to T (documented): one rounding of T
-            const double scale_rtol = c.op == GK_RD_RMSNORM_QUANT && dt == GK_BF16 ? 0x1p-8 : 1e-3;
-            if (quant && !(std::fabs(s_got - qscale) <= scale_rtol * qscale)) {
-                if (bad_scale++ < 4) printf("  row %zu scale %.9g want %.9g\n", r, s_got, qscale);
-            }
-            for (int64_t j = 0; j < ldo; j++) {
-                const int64_t i = r * ldo + j;
-                const unsigned char *byte = got.bytes.data() + i * gk_dtype_size(dto);
-                bool poisoned = true;
-                for (int k = 0; k < gk_dtype_size(dto); k++) poisoned = poisoned && byte[k] == 0xff;
-                if (j >= cols) {
-                    if (!(in_place && !resid)) pad_written += !poisoned;
-                    continue;
-                }
-                unwritten += poisoned;
-                bool ok;
-                if (quant) {
-                    const double deq = got.get(i) * s_got;
-                    ok = std::isnan(y[j]) ? std::isnan(deq)
-                                          : std::fabs(deq - y[j]) <= 0.125 * std::fabs(y[j]) + qscale * 0x1p-9;
-                } else {
-                    ok = gk_test_close(got.get(i), y[j],
-                                       c.op == GK_RD_SOFTMAX || c.op == GK_RD_LOG_SOFTMAX ? tol_row : tol);
-                }
-                if (!ok && bad++ < 6)
-                    printf("  row %zu col %lld: got %.9g want %.9g\n", r, (long long)j,
-                           quant ? got.get(i) * s_got : got.get(i), y[j]);
-            }
-        }
-    });
-    EXPECT_EQ(bad.load(), 0);
-    EXPECT_EQ(unwritten.load(), 0) << "output columns never written";
-    EXPECT_EQ(pad_written.load(), 0) << "padding between output rows was written";
-    EXPECT_EQ(bad_res.load(), 0) << "residual_out differs from residual + x";
-    EXPECT_EQ(bad_scale.load(), 0) << "per-row scales";
+    RdRef ref = {hx, ldx, hres, ldr, hw, hb, p.no_params, rows, cols, a.scale};
+    check_rd(c, ref, got, ldo, !(in_place && !resid), got_res, got_scales);
 }
 
 // Every op and dtype over the widths of the dispatcher's four variants and their edges, rows
@@ -209,10 +254,12 @@ TEST_P(RdGpu, SpecialRowsStridesInPlace)
     }
 }
 
-// Rows of whole 16-byte vectors run kernels without per-vector checks (GK_RD_WHOLE_ROWS). The same
-// call with the rows one element off alignment (register kernels: the same order of sums) or
-// with the weight and bias one element off (every kernel) takes the checked kernels: the bits
-// must match.
+// Rows of whole 16-byte vectors run kernels without per-vector checks (GK_RD_WHOLE_ROWS): their
+// output is compared with the CPU reference at every width. The same call with the rows one
+// element off alignment (register kernels: the same order of sums) or with the weight and bias
+// one element off (every kernel) takes the checked kernels: the bits must match. (Softmax and the
+// fp8 quantization have no weight, and rows one element off take other kernels past the register
+// widths, so from 65536 columns on the reference alone checks them.)
 TEST_P(RdGpu, WholeRowsMatchChecked)
 {
     GK_REQUIRE_GPU();
@@ -264,8 +311,9 @@ TEST_P(RdGpu, WholeRowsMatchChecked)
             GK_CUDA_OK(dout.download(&got[mode]));
             if (resid) GK_CUDA_OK(dres_out.download(&res[mode]));
             if (quant) GK_CUDA_OK(dsc.download(&sc[mode]));
-            if (mode == 0) {
-                EXPECT_EQ(gk_test_count_poison(got[0]), 0u);
+            if (mode == 0) { // against the CPU reference, at every width
+                const RdRef ref = {hx, cols, hres, cols, hw, hb, false, rows, cols, a.scale};
+                check_rd(c, ref, got[0], cols, true, res[0], sc[0]);
                 continue;
             }
             EXPECT_TRUE(got[0].bytes == got[mode].bytes) << "outputs differ";
