@@ -33,24 +33,25 @@
    HOW IT RUNS
      One grid-stride kernel per op and dtype: 256 threads, 64-bit indices (safe past 2^31
      elements), the grid enough blocks to cover the work once, capped at GK_EW_BLOCKS_PER_SM
-     blocks per multiprocessor (gk_grid_size). Measured on an H200 (gk_bench/RESULTS.md): one
-     resident wave looping over the data reached 92-98% of copy bandwidth, a grid of 64 waves
-     99.7%, one pass (the default cap reaches it below 2^27 chunks) 103%. The body moves chunks of
-     16 bytes of the widest dtype (8 of a narrower one: a bf16 -> f32 cast reads 8 bytes and
-     writes 16 per chunk), GK_EW_UNROLL chunks in flight per thread. Pointers need not be
-     aligned: a scalar head runs until every pointer reaches a cache line (or, failing that, a
-     chunk boundary) together, a scalar tail finishes;
-     when the pointers' offsets can never line up (say a at +4 bytes, b at +8), the whole call
-     runs scalar, GK_EW_SCALAR_BATCH elements in flight per thread.
+     blocks per multiprocessor (gk_grid_size). The body moves chunks of 16 bytes of the widest
+     dtype (8 of a narrower one: a bf16 -> f32 cast reads 8 bytes and writes 16 per chunk),
+     GK_EW_UNROLL chunks in flight per thread. Pointers need not be aligned: a scalar head runs
+     until every pointer reaches a cache line (or, failing that, a chunk boundary) together, a
+     scalar tail finishes; when the pointers' offsets can never line up (say a at +4 bytes, b at
+     +8), the whole call runs scalar, GK_EW_SCALAR_BATCH elements in flight per thread.
      gk_swiglu_packed splits each block into teams of threads per row, so narrow rows still
      fill the block; it is vectorized when x, out, d, ldx and ldo are 16-byte multiples.
 
-   CONFIG MACROS
+   CONFIG MACROS (figures: % of copy bandwidth on an H200, gk_bench/RESULTS.md)
      GK_EW_THREADS        threads per block, default 256
-     GK_EW_UNROLL         chunks per thread in flight, default 4 (at most 8)
+     GK_EW_UNROLL         chunks per thread in flight, default 4 (at most 8): the best all-round
+                          (the scalar path 98.9, against 92.3 at 2 and 83.6 at 8)
      GK_EW_SCALAR_BATCH   scalar elements per thread in flight on the scalar path, default 8
-     GK_EW_STREAMING      0 (default): default caching; 1: .cs (evict-first) loads and stores
-     GK_EW_BLOCKS_PER_SM  grid cap in blocks per multiprocessor, default 1024; past it, threads loop
+     GK_EW_STREAMING      0 (default): default caching; 1: .cs (evict-first) loads and stores,
+                          which cost 4-7% on every case
+     GK_EW_BLOCKS_PER_SM  grid cap in blocks per multiprocessor, default 1024: one pass over the
+                          data below 2^27 chunks (add f32 103, one resident wave looping 92-98);
+                          past it, threads loop
 
    THE LEDGER
      bytes = n * (sizeof(out) + n_in * sizeof(in)); flops = n * (1 add, 3 axpby, 1 residual,
@@ -176,9 +177,8 @@ typedef struct gk_ew_args {
 } gk_ew_args;
 
 /* Elements per chunk: 16 bytes of the widest dtype, so every access instruction of a warp
-   covers one contiguous span (512 bytes wide, 256 narrow). The other choice, 16 bytes of the
-   narrowest dtype, made a wider operand two 16-byte accesses per thread whose warp instruction
-   strides by 32 bytes: half-written sectors, and bf16 -> f32 casts at 62% of copy bandwidth. */
+   covers one contiguous span (512 bytes wide, 256 narrow); chunks of the narrowest dtype stride
+   a wider operand's warp accesses by 32 bytes (bf16 -> f32 casts at 62% of copy bandwidth). */
 GK_HD int gk_ew_vec(int dt_out, int dt0, int dt1)
 {
     int s = gk_dtype_size(dt_out);

@@ -599,9 +599,6 @@ static cudaError_t gk_gemm_wg_launch(const char *fn, int, const gk_gemm_config *
    build may replace the list (the tuning sweep adds candidates after them).
    - 128 x 128 x 32, 8 warps of 32 x 64, 4 stages, one fragment buffer, registers for 2 blocks
      per SM (16 warps): the fastest measured, 336-341 TFLOP/s at 4096^3 and 8192^3 on the H200.
-     Rejected, same run (8192^3): 8 warps of 64 x 32 with double-buffered fragments at 1 block
-     per SM 323 (340 in another run), 128 x 256 with 8 warps of 64 x 64 283, 4 warps of 64 x 64
-     at 2 blocks per SM 283, 64 x 128 with 8 warps of 32 x 32 246; gk_bench/RESULTS.md has all.
    - 64 x 64 x 64, 4 warps of 32 x 32, 3 blocks per SM: 4x the blocks for small M x N. */
 #ifndef GK_GEMM_CONFIGS
 #define GK_GEMM_CONFIGS(X)                                 \
@@ -666,9 +663,8 @@ GK_DEV uint4 gk_gemm_pack_word(const char *w, const char *end)
 /* Copies one or two operands (one launch) to rows that start 16-byte aligned, for TMA. A thread
    writes one 16-byte word: it loads the two aligned source words holding its 8 values (the
    second is the next thread's first, an L1 hit) and shifts the pair into place (a source row
-   starts at any even byte offset). Values past cols are written as zeros. For the odd shape's two
-   operands (134 MB read + written) this took 36.9 us against 42.0 for a warp per 4 rows x 256
-   values with the neighbour's word by shuffle; cudaMemcpy of the same bytes 35.4 (RESULTS.md). */
+   starts at any even byte offset). Values past cols are written as zeros. The odd shape's two
+   operands (134 MB read + written) take 36.9 us, cudaMemcpy of the same bytes 35.4. */
 static __global__ void __launch_bounds__(256) gk_gemm_pack(gk_gemm_pack_job j0, gk_gemm_pack_job j1)
 {
     const unsigned i = blockIdx.x * 256u + threadIdx.x;
@@ -737,9 +733,7 @@ static size_t gk_gemm_pack_bytes(int64_t rows, int64_t cols, int aligned)
    split count s (up to GK_GEMM_MAX_SPLITS, each split >= 512 of K) with the least
    ceil(t s / slots) (1 / s + 0.1): waves of blocks that each stream K / s, plus a fixed cost a
    block (its pipeline's fill and drain, its partials) of about a tenth of a whole-K block,
-   fitted to the H200 sweep (gk_bench/sweep/gemm_decode_sweep.cu): M = 16, N = 8192 takes 3
-   splits (49.9 us; 4 splits 67.0, one wave and a bit), N = 28672 takes 3 (149.3; the best,
-   4, 144.5; 1 split 162.0). */
+   fitted to the H200 decode sweep (M = 16, N = 28672 takes 3 splits: 149.3 us, 1 split 162.0). */
 static int64_t gk_gemm_decode_splits(int64_t t, int64_t k, int64_t slots)
 {
     int64_t best_s = 1;
@@ -758,22 +752,16 @@ static int64_t gk_gemm_decode_splits(int64_t t, int64_t k, int64_t slots)
    - M <= 64 (decode, small batches) with the wgmma kernels and A row-major: the swapped tile
      with the fewest rows that hold M (16 or 64 x 128), K split (from K >= 1024) only until 64
      blocks stream B: with 7-8 stages of 16 KB of B each, 64 blocks already reach the rate of
-     132 (H200, M = 16, N = 8192: 64 tiles, 45.9 us unsplit, 48.2 in 2 splits; N = 1000,
-     K = 65536: 8 tiles, 8 splits 48.3, 4 splits 67.2).
+     132 (H200, M = 16, N = 8192: 64 tiles, 45.9 us unsplit, 48.2 in 2 splits).
    - M <= 16 otherwise (A transposed, or no sm_90a code): the small mma.sync tile (64 x 64, 3
      blocks an SM), K split by gk_gemm_decode_splits. These shapes are bound by the bytes of B,
      and 3 blocks of 4 cp.async stages an SM keep more bytes in flight than one 128-row wgmma
-     block of padding (H200, M = 16, N = 28672, K = 8192: 149 us, against 152 for the 128 x 256
-     wgmma tile on 112 SMs and 197 for 128 x 128 in 1.7 waves; the swapped tile 129, cuBLAS
-     120-128).
+     block of padding (M = 16, N = 28672, K = 8192: 149 us against 152 for the 128 x 256 tile).
    - With the wgmma kernels (sm_90a build, compute capability 9.0): the tile with the least
-     waves x tile FLOPs / its measured rate, a partial wave counted whole (4095 x 4097 takes
-     256 x 128: 528 tiles, 4 waves, where 128 x 256 needs 544, 5 waves; M = 128, N = 28672
+     waves x tile FLOPs / its measured rate, a partial wave counted whole (M = 128, N = 28672
      takes 128 x 256: 112 tiles in one wave, 133 us against 140 for 224 of 128 x 128). K is
      split (from K >= 1024, each split >= 512 of K) only when the tiles would leave two
-     thirds of the SMs idle, into as many splits as one wave holds (M = 128, N = 8192: 128
-     tiles of 128 x 64 unsplit, 48 us; 128 x 128 unsplit 56, in 2 splits 58; 128 x 256 in 4
-     splits 62).
+     thirds of the SMs idle, into as many splits as one wave holds.
    - Otherwise (mma.sync): the large tile when its tiles fill every SM at least once, else the
      small tile (4x the blocks), splitting K (same bounds) until 3 blocks per SM are resident:
      the resident blocks' cp.async stages are the bytes in flight.

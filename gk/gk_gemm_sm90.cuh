@@ -72,8 +72,8 @@ static __device__ __noinline__ void gk_gemm_wg_store_each(const gk_gemm_args *p,
 /* Consumer warpgroup wr's 64 x bn accumulators out through shared memory: written as they sit
    in registers (rows of bn + 8 floats, so the float2 writes of a half warp, 4 rows by 4 lanes,
    fall in 32 distinct banks), then read back in rows of 8 values: 16-byte global stores, and
-   one loop body instead of bn / 4 inlined epilogues (that unrolled form
-   missed the instruction cache: ncu, 45% of stall cycles at 128 x 256). buf: the stages, free
+   one loop body instead of bn / 4 inlined epilogues, which missed the instruction cache (45% of
+   stall cycles at 128 x 256). buf: the stages, free
    once every consumer is past its last wgmma (barrier 1), or a buffer of its own when the
    kernel is persistent (the producer is already filling the stages for the next tile). */
 GK_DEV void gk_gemm_wg_store(const gk_gemm_args *p, const float *acc, float *buf, int persistent, int wr, int bm, int bn,
@@ -109,9 +109,7 @@ GK_DEV void gk_gemm_wg_store(const gk_gemm_args *p, const float *acc, float *buf
     /* inline, only what a whole chunk of 8 needs: a 16-byte store, or for 2-byte rows off 16-byte
        alignment (an ldd not a multiple of 8) four pairs or a value, three pairs and a value; the
        rest (the N edge, fp32 rows off 16 bytes) out of line. The epilogue runs between tiles
-       with nothing to hide it: with the general store inline (every case in the loop), 4096^3
-       NN took 233-234 us against 210-211 now, the odd shape's GEMM 243-244 against 219-220
-       (RESULTS.md). */
+       with nothing to hide it: every case inline made 4096^3 NN take 233-234 us, not 210-211. */
     const int es = p->partial ? 4 : gk_dtype_size(p->d_dtype);
     for (int i = t; i < rows * width / 8; i += 128) {
         const int row = i / (width / 8), c8 = i % (width / 8) * 8, grow = row0 + row, col = col0 + c8;
@@ -275,11 +273,8 @@ GK_DEV void gk_gemm_wg_run(const gk_gemm_args *p, const CUtensorMap *tma, const 
         int m0, n0, split, k_begin, ktiles;
         gk_gemm_wg_item(p, item, tiles, bm, bn, &m0, &n0, &split, &k_begin, &ktiles);
         /* a last tile column at most half full (N % BN in 1 .. BN / 2) runs the half-width
-           wgmma, half the MMAs (the producer loads only the rows or panels inside N). 4095 x
-           4097 on 128 x 256 tiles: 243-246 us, was 284 (its 32 one-column tiles did a whole
-           tile's MMAs); on 256 x 128: 244-246, was 246 (gk_bench/RESULTS.md). The GPU tests'
-           1030 x 300 runs it on every configuration, layout and split count. Not for BN 64
-           (no n = 32 wgmma here). */
+           wgmma, half the MMAs (the producer loads only the rows or panels inside N): 4095 x
+           4097 on 128 x 256 tiles 243-246 us, was 284. Not for BN 64 (no n = 32 wgmma here). */
         if (!swap && bn > 64 && p->n - n0 <= bn / 2) {
             it = gk_gemm_wg_consume(smem, full, empty, stage_bytes, a_bytes, dt, ta, tb, bm, bn / 2, stages, ktiles, it,
                                     acc);
@@ -336,41 +331,26 @@ typedef void (*gk_gemm_wg_kernel)(gk_gemm_args, CUtensorMap, CUtensorMap, CUtens
 #define GK_GEMM_SM90_IMPLEMENTED
 
 /* The shipped wgmma configurations (sm_90a builds on compute capability 9.0 GPUs), as
-   X(tile name, BM, BN, STAGES, PERSIST, RATE: TFLOP/s at 8192^3 NT); the dispatcher picks among
-   the unswapped ones by waves x tile FLOPs / RATE, and takes a swapped one for M <= 64.
+   X(tile name, BM, BN, STAGES, PERSIST, RATE): RATE is the tile's TFLOP/s at 8192^3 NT on the
+   H200, which the dispatcher's time model (waves x tile FLOPs / RATE) divides by to pick among
+   the unswapped tiles; a swapped tile (BM 16 or 64), taken for M <= 64, has its TFLOP/s at
+   N = 28672 and M = BM there, unused. Figures: H200, gk_bench/RESULTS.md.
+   - 128 x 256 x 64, 4 stages (192 KB), one block of 3 warpgroups per SM: the large shapes,
+     569 / 679 TFLOP/s at 4096^3 / 8192^3 NT.
+   - 256 x 128 x 64, 4 stages: fewer waves where N leaves a thin last tile column (4095 x 4097:
+     528 tiles in 4 waves, against 544 in 5 for 128 x 256).
+   - 128 x 128 x 64, 6 stages: twice the tiles, for shapes like M = 128, N = 28672 (224 tiles:
+     0.93x cuBLAS).
    - 16 x 128 x 64 swapped (the MMAs compute D^T: 128 rows of B in their M, D's 16 rows in
-     n = 16), 8 stages of 18 KB, persistent: for decode, bound by the bytes of B, where
-     128-row tiles are mostly padding. H200, x[M, 8192] w[N, 8192]^T, 1 split: M = 16, N = 8192
-     / 28672 45.9 / 129.2 us (cuBLAS 43.6 / 127.8; the 64 x 64 mma.sync tile 50.3 / 147.1, best
-     split), M = 1 45.8 / 129.1; 12 stages and the same tile not persistent within 2 us of it
-     (gk_bench/sweep/gemm_decode_sweep.cu; RESULTS.md).
-   - 64 x 128 x 64 swapped (n = 64), 7 stages of 24 KB, persistent, for 16 < M <= 64: M = 32 /
-     64, N = 8192 47.9 / 49.5 us (cuBLAS 44.0 / 46.2; the best unswapped tile and split 51.5 /
-     53.8), N = 28672 134.4 / 134.8 (cuBLAS 130.9 / 127.4; unswapped 148.1 / 140.1); 8 stages
-     not persistent within 2 us.
-   A swapped tile's RATE is its TFLOP/s at N = 28672 and M = its BM (the time model does not
-   use it).
+     n = 16), 8 stages of 18 KB, persistent: decode, bound by the bytes of B, where 128-row tiles
+     are mostly padding: x[16, 8192] w[28672, 8192]^T 129.2 us (cuBLAS 127.8; the 64 x 64
+     mma.sync tile 147.1).
+   - 64 x 128 x 64 swapped (n = 64), 7 stages of 24 KB, persistent, for 16 < M <= 64: M = 64,
+     N = 8192 49.5 us (cuBLAS 46.2; the best unswapped tile and split 53.8).
    - 128 x 64 x 64, 8 stages of 24 KB: twice the blocks of 128 x 128 where both fill one wave,
-     for B-bound shapes of 64 < M <= 128: x[M, 8192] w[8192, 8192]^T 47.3 / 47.6 / 48.1 us at
-     M = 65 / 96 / 128 (128 x 128: 55.5 / 54.7 / 55.8; cuBLAS 43.7 / 44.3 / 44.8). 426 TFLOP/s
-     at 8192^3 (its B tile reused half as often), so the time model leaves it out of larger M.
-   Measured on the H200 (TFLOP/s at 4096^3 / 8192^3 NT, //gk_bench:gemm
-   at commit 7ceb8c4; gk_bench/sweep/gemm_sweep.cu runs, without the bench's idle pause between
-   rows, read up to 5% apart):
-   At 9f9aa69 (the lean epilogue) the three read 636 / 704, 625-628 / 698 and 578-589 / 643, in
-   the same order; RATE keeps the figures below.
-   - 128 x 256 x 64, 4 stages (192 KB), one block of 3 warpgroups per SM: 569 / 679.
-   - 256 x 128 x 64, 4 stages: 563 / 670; fewer waves where N leaves a thin last tile column
-     (4095 x 4097: 528 tiles, 4 waves, against 544 and 5 for 128 x 256, whose 32 half-width
-     last-column tiles make it level in practice: 243-246 us both).
-   - 128 x 128 x 64, 6 stages: 535 / 623; twice the tiles for shapes like M = 128, N = 28672
-     (224 tiles: 0.93x cuBLAS).
-   Rejected: 128 x 256 with 3 stages 523 / 573; 256 x 128 with 3 stages 462 / 541; 128 x 128
-   persistent (one block per SM walks the tiles, the producer running ahead into the next
-   while the consumers store; 4 stages and an epilogue buffer) 536 / 622 against 539 / 627 for
-   the same tile not persistent. Before the epilogue went through shared memory the 128 x 256
-   tile ran at 273 / 403 (its 64 inlined store sequences per thread missed the instruction
-   cache: ncu, 45% of stall cycles waiting for instruction fetch). */
+     for B-bound shapes of 64 < M <= 128: M = 128, N = 8192 48.1 us (128 x 128 55.8; cuBLAS
+     44.8). 426 TFLOP/s at 8192^3 (its B tile reused half as often), so the time model leaves it
+     out of larger M. */
 #ifndef GK_GEMM_WG_CONFIGS
 #define GK_GEMM_WG_CONFIGS(X)               \
     X(wg128x256x64_s4, 128, 256, 4, 0, 679) \

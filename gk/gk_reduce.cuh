@@ -70,8 +70,8 @@
      Rows whose starts (of every operand) are 16-byte aligned move 16-byte vectors; otherwise
      every element moves alone, correct for any stride and offset. Rows of whole vectors (aligned,
      and cols a multiple of a vector) run copies of the register and stash kernels with no
-     per-vector checks, where GK_RD_WHOLE_ROWS measured them faster (RMSNorm + fp8 87% -> 94% of
-     copy bandwidth at [16384, 8192] bf16, LayerNorm 64% -> 73% at [1024, 65536]).
+     per-vector checks, where those measured faster (the shipped kernel list, in the
+     implementation; RMSNorm + fp8 87% -> 94% of copy bandwidth at [16384, 8192] bf16).
 
    CONFIG MACROS
      GK_RD_SLOTS          16-byte vectors a thread holds in the register variants, default 4
@@ -80,7 +80,7 @@
      GK_RD_MIN_BLOCKS     resident 256-thread blocks per SM to compile the block-per-row kernels
                           for, default 5 (48 registers; f16 forms other than RMSNorm and quant: 4)
      GK_RD_STREAM_THREADS threads of a streaming block, default 1024
-     GK_RD_WHOLE_ROWS(op, kind)  whether rows of whole vectors take the kernels without checks
+     GK_RD_SPLIT_MAX      most blocks a row too wide for one stash is split over, default 8
 
    THE LEDGER (per call; n = rows * cols, s = sizeof(T))
      rmsnorm n(2s) + cols s; layernorm n(2s) + 2 cols s; softmax n(2s); residual_rmsnorm n(4s)
@@ -102,11 +102,10 @@
 #ifndef GK_RD_SLOTS
 #define GK_RD_SLOTS 4
 #endif
-/* Resident 256-thread blocks per SM the block-per-row kernels are compiled for: 5 caps them at 48
-   registers a thread and keeps more rows in flight, which a row's serial phases (load, reduce,
-   store) need: LayerNorm 85% -> 90% of copy bandwidth at [16384, 8192] bf16, softmax 84% -> 90%.
-   The f16 forms other than RMSNorm and quantization spill at 48 (ptxas), so they get one block
-   fewer. 8 (32 registers, a full SM) makes every variant spill. */
+/* Resident 256-thread blocks per SM the block-per-row kernels are compiled for: 5 (48 registers a
+   thread) keeps more rows in flight for a row's serial phases (load, reduce, store): LayerNorm
+   85% -> 90% of copy bandwidth at [16384, 8192] bf16. The f16 forms other than RMSNorm and
+   quantization spill at 48 registers, so they get one block fewer. */
 #ifndef GK_RD_MIN_BLOCKS
 #define GK_RD_MIN_BLOCKS 5
 #endif
@@ -119,30 +118,13 @@
 #ifndef GK_RD_STREAM_BATCH
 #define GK_RD_STREAM_BATCH 2
 #endif
-/* Threads of a streaming block. The streaming rows run on one of two kernels:
-   - stash: two blocks an SM (32 registers). Pass 1 fetches as much of the row as the block's
-     share of shared memory holds (the stash, ~112 KB on sm_90) by cp.async, all of it in flight
-     at once, and pass 2 reads it back from there;
-   - plain: one block an SM, GK_RD_STREAM_BATCH vectors a round through registers; pass 2 reads
-     the row again from L2.
-   The stash kernel runs when the stash holds at least half of the row. Two blocks an SM without
-   a stash thrash L2: the rows in flight (264 x 128 KB at [1024, 65536]) and their outputs outgrow
-   it, and ncu counted 1.6-1.8x the ledger's DRAM reads for RMSNorm and softmax there. bf16 at
-   [1024, 65536], % of copy bandwidth, plain -> stash: RMSNorm 67.6 -> 77.4, LayerNorm 51.3 ->
-   64.4, softmax 65.2 -> 78.4, residual add + RMSNorm 80.2 -> 87.9, RMSNorm + fp8 52.7 -> 55.2,
-   fp8 quantization 69.0 -> 83.3; with the weights a vector ahead and the first vector past the
-   stash held in registers (the row read once), RMSNorm 80.7, softmax 81.4, fp8 quantization
-   84.5 in the benchmark (gk_bench/RESULTS.md). ncu puts L2 at 79-87% of its peak there, the
-   weight rows re-read from it by every row; LayerNorm and RMSNorm + fp8 wait on memory latency
-   with no unit at its limit (RESULTS.md). At [64, 262144] (the stash
-   holds 22% of a row, and 64 rows put no two blocks on an SM) the stash kernel measured 2-10
-   points lower (RMSNorm 36.7 -> 33.0, softmax 35.6 -> 30.3, residual 57.4 -> 47.7). Split over a
-   cluster of 4 stash kernels there: RMSNorm 36.5 -> 50.0, LayerNorm 27.2 -> 40.0, softmax 35.9 ->
-   44.6, residual 55.6 -> 59.7, RMSNorm + fp8 23.7 -> 33.0, quantization 34.3 -> 46.5. The split
-   kernel keeps its two statistics slots past the stash, not in static shared memory: 16 more
-   static bytes made the stash kernels 2-4 points slower at [1024, 65536] (identical PTX
-   otherwise). Rows spread over a cluster's registers or over a ring of row stages in each
-   block's shared memory measured slower than the stash at [1024, 65536] (RESULTS.md). */
+/* Threads of a streaming block. Streaming rows run on one of two kernels: the stash kernel (two
+   blocks an SM, 32 registers; pass 1 fetches as much of the row as the block's share of shared
+   memory holds, ~112 KB on sm_90, by cp.async, all of it in flight at once, and pass 2 reads it
+   back) where that holds at least half of the row, else the plain one (one block an SM,
+   GK_RD_STREAM_BATCH vectors a round through registers; pass 2 reads the row again from L2).
+   Two blocks an SM without a stash thrash L2; the stash took RMSNorm at [1024, 65536] bf16 from
+   67.6 to 77.4% of copy bandwidth. */
 #ifndef GK_RD_STREAM_THREADS
 #define GK_RD_STREAM_THREADS 1024
 #endif
@@ -150,7 +132,8 @@
 #ifndef GK_RD_SPLIT_MAX
 #define GK_RD_SPLIT_MAX 8
 #endif
-/* Bytes past the stash of a split block: its two statistics slots (a float pair each). */
+/* Bytes past the stash of a split block: its two statistics slots (a float pair each); as 16
+   bytes of static shared memory they cost the stash kernels 2-4 points at [1024, 65536]. */
 #define GK_RD_SPLIT_SLOTS 16
 typedef enum gk_rd_op {
     GK_RD_RMSNORM = 0,
@@ -556,9 +539,8 @@ GK_DEV float gk_rd_vexp(const float *x, int vec, int n, float c, float mc, float
 /* Softmax statistics of nk vectors a thread holds packed in raw (vector k at column j + k * step):
    their common max first, then one exp per value (no rescaling), merged once into the thread's
    state (m, s). With keep, the exps replace the values in raw (rounded to dt), so the output pass
-   needs a multiply and no exp. A per-value online update cost a branch, a rescale and an accurate
-   exp per value: 46% of copy bandwidth at [16384, 8192] bf16; a max and merge per vector with
-   __expf: 65%. */
+   needs a multiply and no exp. A per-value online update (a branch, a rescale and an accurate exp
+   per value) ran at 46% of copy bandwidth at [16384, 8192] bf16. */
 GK_DEV void gk_rd_softmax_slots(uint4 *raw, int nk, int j, int step, int cols, int whole, int dt, int vec,
                                 float scale, int keep, float *m, float *s)
 {
@@ -1065,8 +1047,8 @@ GK_DEV void gk_rd_stream_run(const gk_rd_args row, int op, int dt, int stashed, 
 /* The streaming rows' stash, in 16-byte vectors, for a row of nv of them (0: the one-block
    kernel), given the device's shared memory per SM and per block; room: the most any row gets
    (a block's share with two an SM, less 2 KB: the static scratch and the per-block reserve). The
-   stash kernel takes rows it holds at least half of (RESULTS.md: at [64, 262144], 22%, it
-   measured slower). */
+   stash kernel takes rows it holds at least half of (holding 22% of a row at [64, 262144], it
+   measured 2-10 points slower). */
 static int gk_rd_stash_vectors(int64_t nv, int per_sm, int per_block, int *room)
 {
     const int share = per_sm / 2 < per_block ? per_sm / 2 : per_block;
@@ -1274,14 +1256,13 @@ static gk_rd_args gk_rd_args_make(void *out, int64_t ldo, const void *x, int64_t
     return a;
 }
 
-/* The shipped kernels, as GK_DEFINE_REDUCE(name, op, dt, WG, W256, W512, WST, SPLIT). The copies
-   for rows of whole vectors ship where they measured faster than the checked kernels (bf16, %
-   of copy bandwidth, gk_bench/RESULTS.md): groups for every op (LayerNorm 44.1 -> 51.9 at
-   [65536, 128]); blocks of 256 for LayerNorm and the quant forms (RMSNorm + fp8 87.4 -> 93.9 at
-   [16384, 8192]); blocks of 512 for all but softmax (LayerNorm 80.8 -> 88.3 at [8192, 16384]);
-   the stash kernels for LayerNorm, residual and the quant forms (LayerNorm 63.9 -> 70.4 at
-   [1024, 65536]). f16 LayerNorm has no split kernel: it spills (16 bytes at 32 registers), so
-   its widest rows stay on the one-block kernel. */
+/* The shipped kernels, as GK_DEFINE_REDUCE(name, op, dt, WG, W256, W512, WST, SPLIT). A flag 1
+   ships the copy without checks where it measured faster (bf16, % of copy, checked -> not):
+   - WG, every op: LayerNorm 44.1 -> 51.9 at [65536, 128];
+   - W256, LayerNorm and the quant forms: RMSNorm + fp8 87.4 -> 93.9 at [16384, 8192];
+   - W512, all but softmax: LayerNorm 80.8 -> 88.3 at [8192, 16384];
+   - WST, LayerNorm, residual and the quant forms: LayerNorm 63.9 -> 70.4 at [1024, 65536].
+   SPLIT 0 for f16 LayerNorm: its split kernel spills (16 bytes at 32 registers). */
 GK_DEFINE_REDUCE(gk_rd_rmsnorm_f32, GK_RD_RMSNORM, GK_F32, 1, 0, 1, 0, 1)
 GK_DEFINE_REDUCE(gk_rd_layernorm_f32, GK_RD_LAYERNORM, GK_F32, 1, 1, 1, 1, 1)
 GK_DEFINE_REDUCE(gk_rd_softmax_f32, GK_RD_SOFTMAX, GK_F32, 1, 0, 0, 0, 1)

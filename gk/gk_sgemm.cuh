@@ -25,7 +25,7 @@
      the argument. Any M, N, K is computed (tails predicated); 16-byte loads where rows allow.
 
    MEASURED  H200, 4096^3: pipelined 48.9 TFLOP/s, 0.96x cuBLAS SGEMM without TF32 (warp-tiled
-     40.7); gk_bench/RESULTS.md.
+     40.7); gk_bench/RESULTS.md has the current figures.
 
    EXAMPLE
        #define GK_IMPLEMENTATION
@@ -243,11 +243,8 @@ static __global__ void __launch_bounds__(128) gk_sgemm_warptile_kernel(gk_sgemm_
      never stored); only a partial last k-tile zero-fills, so full tiles carry no predicates;
    - the wait and the barrier come before a tile's last k-step: the stage just read is refilled
      and the next tile's first fragments load while that step's FFMAs run.
-   H200, 4096^3: 49.0 TFLOP/s, 0.95x cuBLAS SGEMM (//gk_bench:gemm), where rung 4 (registers
-   staging the next tile, 4 warps) reaches 40.7. Rejected, same sweep (gk_bench/sweep/
-   sgemm_sweep.cu, RESULTS.md): BK 8 with 4 stages 48.0; 128 x 128 tiles of 8 warps of 8 x 8 a
-   thread (BK 8 or 16) 46.9; rung 4's 4 warps on cp.async 45.4; 256 x 128 tiles of 16 x 8 a
-   thread 41.5 (255 registers). */
+   H200, 4096^3: 49.0 TFLOP/s, 0.95x cuBLAS SGEMM, where rung 4 (registers staging the next
+   tile, 4 warps) reaches 40.7. */
 #define GK_SGEMM_PL_BM 128
 #define GK_SGEMM_PL_BN 256
 #define GK_SGEMM_PL_BK 16

@@ -18,11 +18,13 @@
     X(wg128x64x64_s8, 128, 64, 8, 0, 426)     \
     X(wg128x64x64_s6_p, 128, 64, 6, 1, 426)
 // Rejected here: the 64 x 128 swapped tile not persistent (8 stages) and the 128 x 64 tile
-// persistent (6 stages); results/2026-11-30/gemm_decode_sweep_*_box.txt.
+// persistent (6 stages); logs gk_bench/results/2026-11-30/gemm_decode_sweep_*_box*.txt, in the tree
+// at commit 5370d73.
 #define GK_IMPLEMENTATION
 #include "gk/gk_gemm.cuh"
-// The skinny kernel (M <= 16, NT) is a rejected candidate: apply gk_bench/sweep/gemm_skinny_m16.patch
-// to the header to build it, and this sweep times it as configuration -2.
+// The skinny kernel (M <= 16, NT) is a rejected candidate: the patch gk_bench/sweep/gemm_skinny_m16.patch,
+// in the tree at commit 6a4dc67 (for the header at 0d1db38), builds it, and this sweep times it as
+// configuration -2.
 #ifndef GK_GEMM_SKINNY
 #define GK_GEMM_SKINNY 1 // without the patch the loops start at configuration 1
 #endif

@@ -6,9 +6,10 @@
 // Arguments, if any, replace the shapes: M N K [M N K ...]. GK_SWEEP_CONFIGS="3 5 9" also times
 // those configurations (gk_gemm_ex, 1 split) beside the dispatcher.
 // Configurations 3..8 are the shipped ones, 9 the rejected persistent 128 x 128; with
-// -DGK_SWEEP_PERSISTENT_WIDE and gk_bench/sweep/gemm_persistent_128x256.patch applied to the
-// header (an epilogue buffer of 32 / 16 columns a pass), 10..12 the persistent 128 x 128 with 6
-// stages, 128 x 256 and 256 x 128 (all rejected, RESULTS.md).
+// -DGK_SWEEP_PERSISTENT_WIDE, against the header at 3d8583c with the patch
+// gk_bench/sweep/gemm_persistent_128x256.patch (in the tree at commit f64835a) applied (an epilogue
+// buffer of 32 / 16 columns a pass), 10..12 the persistent 128 x 128 with 6 stages, 128 x 256 and
+// 256 x 128 (all rejected, RESULTS.md).
 #ifdef GK_SWEEP_PERSISTENT_WIDE
 #define GK_SWEEP_WIDE_P(X) \
     X(wg128x128x64_s6_p, 128, 128, 6, 1, 1) X(wg128x256x64_s4_p, 128, 256, 4, 1, 1) X(wg256x128x64_s4_p, 256, 128, 4, 1, 1)

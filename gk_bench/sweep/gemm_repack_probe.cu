@@ -3,8 +3,8 @@
 // copy of the same rows, each timed after the sweeps' memset flush; the repacked rows checked
 // against a host copy, padding included:
 //   nvcc -std=c++17 -O3 -gencode arch=compute_90a,code=sm_90a -I. gk_bench/sweep/gemm_repack_probe.cu
-// (The logs gemm_repack_probe_*.txt of 2026-11-30 came from an earlier form of this file, which
-// also held the candidate kernels; git log has it.)
+// (The logs gemm_repack_probe*.txt of 2026-11-30, in the tree at commit 298b7c8, came from an
+// earlier form of this file, which also held the candidate kernels; git log has it.)
 #define GK_IMPLEMENTATION
 #include "gk/gk_gemm.cuh"
 

@@ -18,6 +18,7 @@
     X(wg256x128x64_s3, 256, 128, 3, 0, 600)
 #define GK_IMPLEMENTATION
 #include "gk/gk_gemm.cuh"
+#include "gk/gk_sgemm.cuh"
 
 #include <cmath>
 #include <cstring>

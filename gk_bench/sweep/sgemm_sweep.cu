@@ -14,7 +14,7 @@
 // k-tile in registers while this one is computed, and the next k's fragments loaded before this
 // k's FFMAs. Budgeted for 2 blocks per SM (128 registers): 16 warps, 4 a scheduler.
 #define GK_IMPLEMENTATION
-#include "gk/gk_gemm.cuh"
+#include "gk/gk_sgemm.cuh"
 
 #include <cmath>
 #include <cstring>

@@ -3,7 +3,7 @@
 // On the H200 an inner coordinate that is not a multiple of 8 values (16 bytes) is an illegal
 // instruction, whatever the map's strides: TMA cannot start a box row off a 16-byte boundary,
 // so rows of an operand whose leading dimension is not a multiple of 8 cannot be read in place
-// (results/2026-11-30/tma_coord_probe.txt). Plain nvcc:
+// (log gk_bench/results/2026-11-30/tma_coord_probe.txt, in the tree at commit 4b6de40). Plain nvcc:
 //   nvcc -std=c++17 -O2 -gencode arch=compute_90a,code=sm_90a -I. gk_bench/sweep/tma_coord_probe.cu -o tma_coord_probe
 //   ./tma_coord_probe INNER OUTER STRIDE_BYTES C0 C1
 #define GK_IMPLEMENTATION
