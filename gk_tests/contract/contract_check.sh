@@ -195,6 +195,8 @@ cut -f1 "$work/kernels.tsv" | short | paste - "$work/kernels.tsv" | sort -t$'\t'
     awk -F'\t' 'function v(x) { return x == "" ? "?" : x }
                  { st = v($4); if ($6 != "" && $6 + 0 > st + 0) st = $6
                    printf "%-44.44s %5s %6s %7s %6s\n", $1, v($3), st, v($7), v($8) }'
+echo "(regs: REG of cuobjdump -res-usage; stack: bytes, its STACK or the ptxas stack frame; spills: ptxas"
+echo " spill store + load bytes; sass: SASS instructions, NOP padding not counted)"
 echo
 
 # --- The checks every kernel gets.
