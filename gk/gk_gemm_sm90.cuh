@@ -212,7 +212,6 @@ GK_DEV void gk_gemm_wg_run(const gk_gemm_args *p, const CUtensorMap *tma, const 
     /* the MMAs' tile: mm rows (operand A's), mn columns; a swapped tile (bm 16 or 64) puts B's
        bn rows in the MMAs' M and D's bm rows (A's) in their N, and ta / tb are then B's and A's */
     const int swap = bm < 128, mm = swap ? bn : bm, mn = swap ? bm : bn;
-    if (swap && !tb) return; /* never launched: a swapped tile reads A K-major only */
     const int a_bytes = mm * GK_GEMM_WG_BK * 2, stage_bytes = a_bytes + mn * GK_GEMM_WG_BK * 2;
     unsigned long long *full = (unsigned long long *)(smem + stages * stage_bytes), *empty = full + stages;
     float *epi = persistent ? (float *)(empty + stages) : (float *)smem;
@@ -302,15 +301,28 @@ typedef void (*gk_gemm_wg_kernel)(gk_gemm_args, CUtensorMap, CUtensorMap, CUtens
                   #name ": over 227 KB of shared memory");                                                     \
     static_assert((PERSIST) || gk_gemm_wg_epi_bytes_c(BM, BN) <= (STAGES) * ((BM) + (BN)) * GK_GEMM_WG_BK * 2, \
                   #name ": the epilogue's accumulators must fit in the stages");                              \
-    GK_GEMM_WG_KERNEL(name##_nn, dt, 0, 0, BM, BN, STAGES, PERSIST)                                            \
+    GK_GEMM_WG_ALL_LAYOUTS_##BM(GK_GEMM_WG_KERNEL(name##_nn, dt, 0, 0, BM, BN, STAGES, PERSIST))              \
     GK_GEMM_WG_KERNEL(name##_nt, dt, 0, 1, BM, BN, STAGES, PERSIST)                                            \
-    GK_GEMM_WG_KERNEL(name##_tn, dt, 1, 0, BM, BN, STAGES, PERSIST)                                            \
+    GK_GEMM_WG_ALL_LAYOUTS_##BM(GK_GEMM_WG_KERNEL(name##_tn, dt, 1, 0, BM, BN, STAGES, PERSIST))              \
     GK_GEMM_WG_KERNEL(name##_tt, dt, 1, 1, BM, BN, STAGES, PERSIST)                                            \
-    static const gk_gemm_wg_kernel name##_kernels[4] = {name##_nn, name##_nt, name##_tn, name##_tt};          \
+    static const gk_gemm_wg_kernel name##_kernels[4] = {GK_GEMM_WG_OR_NULL_##BM(name##_nn), name##_nt,        \
+                                                        GK_GEMM_WG_OR_NULL_##BM(name##_tn), name##_tt};       \
     static const gk_gemm_config name##_config = {#name, BM, BN, GK_GEMM_WG_BK, (BM) < 128 ? (BM) : (BM) / 2,    \
                                                  (BM) < 128 ? (BN) / 2 : (BN), STAGES, 1, 0, GK_GEMM_WG_THREADS,     \
                                                  gk_gemm_wg_smem_bytes_c(BM, BN, STAGES, PERSIST), 1, 1, PERSIST,   \
                                                  RATE, (BM) < 128};
+
+/* A swapped tile (BM 16 or 64) reads A K-major only: its MMAs' B operand is A, so it has no
+   kernels for the layouts whose B operand would be MN-major (nn, tn; the dispatcher never picks
+   them). BM is a literal here. */
+#define GK_GEMM_WG_ALL_LAYOUTS_16(...)
+#define GK_GEMM_WG_ALL_LAYOUTS_64(...)
+#define GK_GEMM_WG_ALL_LAYOUTS_128(...) __VA_ARGS__
+#define GK_GEMM_WG_ALL_LAYOUTS_256(...) __VA_ARGS__
+#define GK_GEMM_WG_OR_NULL_16(k) NULL
+#define GK_GEMM_WG_OR_NULL_64(k) NULL
+#define GK_GEMM_WG_OR_NULL_128(k) k
+#define GK_GEMM_WG_OR_NULL_256(k) k
 
 #define GK_GEMM_WG_KERNEL(kname, dt, TA, TB, BM, BN, STAGES, PERSIST)                                          \
     static __global__ void __launch_bounds__(GK_GEMM_WG_THREADS, 1)                                            \

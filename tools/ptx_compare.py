@@ -17,7 +17,7 @@ def kernels(path, only):
     text = open(path).read()
     out = {}
     for m in re.finditer(r"^(?:\.visible |\.weak )?\.(?:entry|func)\s+(?:\([^)]*\)\s*)?([A-Za-z0-9_$]+)\(", text, re.M):
-        name = re.sub(r"_ZN\d+_INTERNAL_[0-9a-f]{8}_\d+_\w+?_[0-9a-f]{8}(?=\d)", "_ZN_INTERNAL_", m.group(1))
+        name = re.sub(r"_Z(Z?)N\d+_INTERNAL_[0-9a-f]{8}_\d+_\w+?_[0-9a-f]{8}(?=\d)", r"_Z\1N_INTERNAL_", m.group(1))
         if only and not re.search(only, name):
             continue
         start = m.start()
@@ -38,7 +38,7 @@ def kernels(path, only):
             line = re.sub(r"//.*", "", line).rstrip()
             line = re.sub(r"\$L__BB\d+_", "$L__BB_", line)  # labels carry the function's index in the file
             # static device functions are named after their translation unit
-            line = re.sub(r"_ZN\d+_INTERNAL_[0-9a-f]{8}_\d+_\w+?_[0-9a-f]{8}(?=\d)", "_ZN_INTERNAL_", line)
+            line = re.sub(r"_Z(Z?)N\d+_INTERNAL_[0-9a-f]{8}_\d+_\w+?_[0-9a-f]{8}(?=\d)", r"_Z\1N_INTERNAL_", line)
             if not line or re.match(r"\s*\.(loc|file)\b", line):
                 continue
             lines.append(line)

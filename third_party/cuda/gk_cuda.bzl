@@ -5,7 +5,7 @@ list of compute capabilities, e.g. 90a). Each .cu is compiled whole (no relocata
 so no device-link step is needed, and linked against the static CUDA runtime.
 """
 
-load("@local_cuda//:defs.bzl", "CUDA_PATH")
+load("@local_cuda//:defs.bzl", "CUDA_BINUTILS", "CUDA_PATH")
 
 NVCC = CUDA_PATH + "/bin/nvcc"
 
@@ -70,31 +70,51 @@ def gk_cuda_binary(name, srcs, hdrs = [], deps = [], copts = "", linkopts = [], 
         **kwargs
     )
 
+# Drops cuobjdump -sass's encoding lines and columns: the instructions stay, at a quarter of the size.
+_SASS_COMPACT = "sed -E '/^\\s*\\/\\* 0x[0-9a-f]{16} \\*\\/\\s*$$/d; s/\\s*\\/\\* 0x[0-9a-f]{16} \\*\\/\\s*$$//'"
+
+# Fails the contract compile, saying what to do, unless CUDA_BINUTILS holds cuobjdump and nvdisasm.
+# Checked on every run, not when the repository was configured, so installing them later is enough.
+_NEED_BINUTILS = (
+    "B=" + CUDA_BINUTILS + "; for t in cuobjdump nvdisasm; do [ -x $$B/$$t ] || { " +
+    "echo \"gk contract: no $$t in $$B: the contract tests read the SASS with cuobjdump and nvdisasm," +
+    " which this CUDA toolkit lacks. Run 'bash tools/setup.sh' (it installs both from NVIDIA's PyPI" +
+    " wheels into " + CUDA_BINUTILS + "), or point --repo_env=GK_CUDA_BINUTILS at a folder that holds" +
+    " both.\" >&2; exit 1; }; done; "
+)
+
 def gk_cuda_contract(name, src, hdrs, arch, expect):
     """Contract test: compiles src (a TU that includes one header, implementation on) for one arch.
 
-    The compile itself is the standalone-header check (warnings are errors). The ptxas report
-    (-Xptxas -v) and the PTX (--keep) are then checked by contract_check.sh: every function has
-    0 bytes stack frame and 0 spills, and the PTX holds each instruction pattern in `expect`.
+    The compile itself is the standalone-header check (warnings are errors). Four reports of it,
+    in _contract/<name>/, are then checked by contract_check.sh against the rules of `expect`
+    (one .expect file or a list of them): the ptxas report (-Xptxas -v: registers, stack frame,
+    spills), the PTX (--keep), and of the compiled object cuobjdump -res-usage (registers, stack,
+    local memory) and cuobjdump -sass (encodings dropped).
     """
-    report = "_contract/%s/ptxas.txt" % name
-    ptx = "_contract/%s/kernels.ptx" % name
+    expects = [expect] if type(expect) == "string" else expect
+    out = "_contract/%s/" % name
+    report, ptx, sass, res = out + "ptxas.txt", out + "kernels.ptx", out + "kernels.sass", out + "res_usage.txt"
     native.genrule(
         name = name + "_compile",
         srcs = [src] + hdrs,
-        outs = [report, ptx],
-        cmd = (NVCC_OWN_TMPDIR + "d=$$(mktemp -d); " + NVCC + " -c " + NVCC_FLAGS + " -Werror all-warnings" +
+        outs = [report, ptx, sass, res],
+        cmd = ("set -o pipefail; " + NVCC_OWN_TMPDIR + _NEED_BINUTILS + "d=$$(mktemp -d); " + NVCC + " -c " + NVCC_FLAGS +
+               " -Werror all-warnings" +
                " -gencode=arch=compute_%s,code=sm_%s -Xptxas -v --keep --keep-dir $$d" % (arch, arch) +
                " $(location " + src + ") -o $$d/out.o 2> $(location " + report + ")" +
                " || { cat $(location " + report + ") >&2; exit 1; }; " +
-               "cat $$d/*.ptx > $(location " + ptx + "); rm -rf $$d"),
+               "cat $$d/*.ptx > $(location " + ptx + ") && " +
+               "{ NVDISASM_PATH=$$B $$B/cuobjdump -sass $$d/out.o | " + _SASS_COMPACT + " > $(location " + sass + "); } && " +
+               "$$B/cuobjdump -res-usage $$d/out.o > $(location " + res + ") && " +
+               "rm -rf $$d"),
         message = "nvcc contract " + src + " sm_" + arch,
     )
     native.sh_test(
         name = name,
         srcs = ["//gk_tests/contract:contract_check.sh"],
-        args = ["$(location " + report + ")", "$(location " + ptx + ")", "$(location " + expect + ")"],
-        data = [report, ptx, expect],
+        args = ["$(location %s)" % f for f in [report, ptx, sass, res]] + ["$(location %s)" % e for e in expects],
+        data = [report, ptx, sass, res] + expects,
         size = "small",
     )
 
