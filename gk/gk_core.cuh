@@ -7,7 +7,7 @@
      dtypes       gk_bf16, gk_f16, gk_e4m3, gk_e5m2 (fp8 as raw bytes), gk_int4x2 (two signed
                   4-bit values in one byte, low nibble first); enum gk_dtype; gk_dtype_size,
                   gk_dtype_name; host+device conversions gk_<a>_to_<b> (round to nearest even;
-                  fp8 saturates to the largest finite value, never inf).
+                  fp8 saturates to the largest finite value, never inf; NaN stays NaN).
      errors       every gk launcher returns cudaError_t. Bad arguments give
                   cudaErrorInvalidValue before any CUDA call; a CUDA error met on the way (no
                   device, a failed launch) is returned as it is. Either way gk_failure_reason()
@@ -176,7 +176,8 @@ GK_HD float gk_e5m2_to_f32(gk_e5m2 x)
     __half_raw h = __nv_cvt_fp8_to_halfraw((__nv_fp8_storage_t)x, __NV_E5M2);
     return __half2float(__half(h));
 }
-/* Round to nearest even; finite values past the largest saturate to it (satfinite). */
+/* Round to nearest even; values past the largest finite one, infinities too (e5m2's inf
+   included), saturate to it (satfinite); NaN stays NaN. */
 GK_HD gk_e4m3 gk_f32_to_e4m3(float x)
 {
     return (gk_e4m3)__nv_cvt_float_to_fp8(x, __NV_SATFINITE, __NV_E4M3);

@@ -25,10 +25,10 @@
    ARGUMENTS AND ERRORS
      n == 0 (rows == 0 or d == 0) is a no-op returning cudaSuccess; pointers are not inspected
      then, so empty framework tensors (whose data pointer may be null) pass. Null pointers,
-     negative sizes, pointers not aligned to their element size, strides smaller than a row, and
-     outputs that partially overlap an input return cudaErrorInvalidValue before any launch;
-     gk_failure_reason() names the argument. An output identical to a same-dtype input (in
-     place) is allowed.
+     negative sizes, sizes whose bytes pass 2^63, pointers not aligned to their element size,
+     strides smaller than a row, and outputs that partially overlap an input return
+     cudaErrorInvalidValue before any launch; gk_failure_reason() names the function and the
+     argument. An output identical to a same-dtype input (in place) is allowed.
 
    HOW IT RUNS
      One grid-stride kernel per op and dtype: 256 threads, 64-bit indices (safe past 2^31

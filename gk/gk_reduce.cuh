@@ -32,15 +32,19 @@
      gk_reduce_ledger(op, dt, rows, cols)    fewest bytes and FLOPs of one call (gk_rd_op)
 
    SPECIAL VALUES
-     A NaN in a row makes that row's output NaN (sums and maxima carry it; fp8 NaN is 0x7f).
+     A NaN in a row makes the norms' and softmax's output NaN for the whole row (the sums carry
+     it). The fp8 forms take their scale from the row's max |y| by fmaxf, which passes over NaN:
+     gk_quant_e4m3 codes a NaN as NaN (0x7f) and scales the row by its other values;
+     gk_rmsnorm_quant_e4m3, whose whole row is then NaN, gives NaN codes and scale 1.
      Softmax of a row whose entries are all -inf is 0 everywhere (a fully masked row contributes
      nothing), and log-softmax of it is -inf; -inf entries in other rows give 0 (log: -inf).
 
    ARGUMENTS AND ERRORS
-     rows <= 0, cols <= 0, a stride smaller than cols, a null pointer (other than weight and
-     bias), a pointer not aligned to its element size, or an output partially overlapping an
+     rows == 0 or cols == 0 is a no-op (no pointer is inspected). A negative size, a stride
+     smaller than cols, a null pointer (other than weight and bias), a pointer not aligned to its
+     element size, an operand spanning past 2^63 bytes, or an output partially overlapping an
      input returns cudaErrorInvalidValue before anything launches; gk_failure_reason() names the
-     argument. out may equal x (in place) where they share a dtype and a stride.
+     function and the argument. out may equal x (in place) where they share a dtype and a stride.
 
    HOW IT RUNS (the dispatcher picks by width; v = cols / (16 bytes / sizeof(T)) vectors a row)
      v <= 128      a group of 1..32 lanes per row (32 / group rows per warp), the row in registers,
