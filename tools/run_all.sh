@@ -1,6 +1,6 @@
 #!/bin/bash
 # Runs a gk bundle (made by tools/bundle.sh) on a GPU host without Bazel.
-#   run_all.sh OUT [--quick] [--no-sanitizer] [--no-bench] [--no-compare]
+#   run_all.sh OUT [--quick] [--no-tests] [--no-sanitizer] [--no-bench] [--no-compare]
 # Writes to OUT: env.txt (GPU, driver, commit), tests.log (the GoogleTest binaries and the shell
 # tests), sanitizer.log, benches.txt, bench_<name>.json, compare/ (gk against PyTorch: each
 # script's table, JSON and CSV; gk_bench/compare/README.md), and summary.txt (one line per step,
@@ -14,12 +14,13 @@
 # overrides the interpreter) and lib/libgk.so.
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
-out=${1:?usage: run_all.sh OUT [--quick] [--no-sanitizer] [--no-bench] [--no-compare]}
+out=${1:?usage: run_all.sh OUT [--quick] [--no-tests] [--no-sanitizer] [--no-bench] [--no-compare]}
 shift
-quick=0 sanitize=1 bench=1 compare=1
+quick=0 tests=1 sanitize=1 bench=1 compare=1
 for a in "$@"; do
     case $a in
     --quick) quick=1 ;;
+    --no-tests) tests=0 ;;
     --no-sanitizer) sanitize=0 ;;
     --no-bench) bench=0 ;;
     --no-compare) compare=0 ;;
@@ -48,7 +49,7 @@ cat "$out/env.txt"
 filter='*'
 [ $quick -eq 1 ] && filter='-*Huge*'
 for t in "$here"/tests/*; do
-    [ -e "$t" ] || continue
+    [ -e "$t" ] && [ $tests -eq 1 ] || continue
     name=$(basename "$t")
     echo "=== $name" >> "$out/tests.log"
     "$t" --gtest_color=no --gtest_filter="$filter" >> "$out/tests.log" 2>&1
@@ -58,7 +59,7 @@ done
 # Shell tests (Bazel sh_test targets, e.g. the C API through ctypes): each shtests/NAME.run starts
 # one from its runfiles with the arguments Bazel gives it.
 for t in "$here"/shtests/*.run; do
-    [ -e "$t" ] || continue
+    [ -e "$t" ] && [ $tests -eq 1 ] || continue
     name=$(basename "$t" .run)
     echo "=== $name" >> "$out/tests.log"
     "$t" >> "$out/tests.log" 2>&1
