@@ -150,7 +150,7 @@ static double gemm_error(const float *a, const float *b, const float *d, int m, 
 
 static void test_on_gpu(unsigned seed)
 {
-    enum { N = 1000, R = 7, C = 300, M = 37, NN = 45, K = 29 };
+    enum { N = 1000, R = 7, C = 300, M = 37, NN = 45, K = 29 }; /* every operand within the buffers below */
     static float a[N], b[N], out[N], x[R * C], w[C], y[R * C], ga[M * K], gb[K * NN], gd[M * NN];
     static unsigned short ha[M * K], hb[K * NN];
     float *da, *db, *dout;
@@ -159,9 +159,10 @@ static void test_on_gpu(unsigned seed)
     for (i = 0; i < N; i++) a[i] = rnd(&seed), b[i] = rnd(&seed), out[i] = NAN;
     for (i = 0; i < R * C; i++) x[i] = rnd(&seed);
     for (i = 0; i < C; i++) w[i] = rnd(&seed);
-    CUDA_OK(cudaMalloc((void **)&da, sizeof x + sizeof a));
-    CUDA_OK(cudaMalloc((void **)&db, sizeof w + sizeof b));
-    CUDA_OK(cudaMalloc((void **)&dout, sizeof y + sizeof out));
+    /* each buffer holds the largest operand put in it: a, x or A; b, w or B; out, y or D */
+    CUDA_OK(cudaMalloc((void **)&da, 4 * 4096));
+    CUDA_OK(cudaMalloc((void **)&db, 4 * 8192));
+    CUDA_OK(cudaMalloc((void **)&dout, 4 * 4096));
 
     /* elementwise: out = a + b */
     CUDA_OK(cudaMemcpy(da, a, sizeof a, cudaMemcpyHostToDevice));
