@@ -15,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 _Static_assert(sizeof(gk_bf16) == 2, "gk_bf16 is 2 bytes in C");
 _Static_assert(sizeof(gk_f16) == 2, "gk_f16 is 2 bytes in C");
@@ -226,7 +227,11 @@ int main(void)
     test_bad_arguments();
     e = cudaGetDeviceCount(&count);
     if (e == cudaSuccess && count > 0) {
-        test_on_gpu(12345u);
+        /* fresh inputs every run; GK_TEST_SEED replays one */
+        const char *env = getenv("GK_TEST_SEED");
+        const unsigned seed = env && *env ? (unsigned)strtoul(env, NULL, 0) : (unsigned)time(NULL) ^ (unsigned)clock();
+        printf("c_api_test: seed %u (rerun with GK_TEST_SEED=%u)\n", seed, seed);
+        test_on_gpu(seed);
         printf("c_api_test: ran the launchers on the GPU\n");
     } else {
         (void)cudaGetLastError();
