@@ -1,6 +1,6 @@
 /* gk_gemm_sm90.cuh - gk GEMM on Hopper v0.2: wgmma kernels fed by TMA, for gk_gemm.cuh's
    dispatcher. Part of gk_gemm.cuh, which includes it when GK_GEMM_SM90 is 1 (by default when
-   nvcc targets compute capability 9.0): copy it beside gk_gemm.cuh, never include it yourself.
+   nvcc targets compute capability 9.0): copy it beside gk_gemm.cuh and include gk_gemm.cuh.
    The only gk header that needs <cuda.h> (CUtensorMap; the encoder is found through the
    runtime, no -lcuda). Its kernels have code in sm_90a images only (-gencode
    arch=compute_90a,code=sm_90a); the dispatcher uses them where the running image has it.
@@ -20,11 +20,11 @@
      one block per SM (or a persistent grid of them, PERSIST). RATE is the tile's measured
      TFLOP/s (8192^3 NT), which the dispatcher's time model divides by.
 */
-#ifndef GK_GEMM_CUH
-#error "gk_gemm_sm90.cuh is a part of gk_gemm.cuh: include gk_gemm.cuh"
-#endif
+/* A part of gk_gemm.cuh: included on its own, it brings gk_gemm.cuh, which includes it where it
+   belongs. Its code is for nvcc only, and only where GK_GEMM_SM90 is 1. */
+#include "gk_gemm.cuh"
 
-#ifndef GK_GEMM_SM90_CUH
+#if defined(__CUDACC__) && GK_GEMM_SM90 && !defined(GK_GEMM_SM90_CUH)
 #define GK_GEMM_SM90_CUH
 
 #include <cuda.h> /* CUtensorMap: the TMA descriptors */
@@ -338,8 +338,8 @@ typedef void (*gk_gemm_wg_kernel)(gk_gemm_args, CUtensorMap, CUtensorMap, CUtens
 
 /* ================================================================ implementation */
 
-#if (defined(GK_IMPLEMENTATION) || defined(GK_GEMM_IMPLEMENTATION)) && defined(GK_GEMM_IMPLEMENTED) && \
-    !defined(GK_GEMM_SM90_IMPLEMENTED)
+#if defined(__CUDACC__) && GK_GEMM_SM90 && (defined(GK_IMPLEMENTATION) || defined(GK_GEMM_IMPLEMENTATION)) && \
+    defined(GK_GEMM_IMPLEMENTED) && !defined(GK_GEMM_SM90_IMPLEMENTED)
 #define GK_GEMM_SM90_IMPLEMENTED
 
 /* The shipped wgmma configurations (sm_90a builds on compute capability 9.0 GPUs), as

@@ -7,6 +7,7 @@
 #include "gk/gk_core.cuh"
 #include "gk/gk_elementwise.cuh"
 #include "gk/gk_gemm.cuh"
+#include "gk/gk_gemm_sm90.cuh"
 #include "gk/gk_mma.cuh"
 #include "gk/gk_reduce.cuh"
 #include "gk/gk_sgemm.cuh"
