@@ -886,20 +886,24 @@ static cudaError_t gk_gemm_run_checked(const char *fn, int config, int splits, i
     if (ldd < n)
         return gk__fail(cudaErrorInvalidValue, fn, "ldd = %lld is smaller than n = %lld", (long long)ldd, (long long)n);
     GK_TRY(gk_check_fits_i32(fn, "ldd", ldd));
-    const int64_t d_bytes = ((m - 1) * ldd + n) * es;
+    /* the spans of the operands (m, n, k and the strides are below 2^31: these cannot overflow) */
+    int64_t d_bytes = 0, c_bytes = 0, a_bytes = 0, b_bytes = 0;
+    GK_TRY(gk_check_span(fn, "d", m, n, ldd, es, &d_bytes));
     if (beta != 0.0f) {
         GK_TRY(gk_check_ptr(fn, "c", c));
         GK_TRY(gk_check_elem_aligned(fn, "c", c, es));
         if (ldc < n)
             return gk__fail(cudaErrorInvalidValue, fn, "ldc = %lld is smaller than n = %lld", (long long)ldc, (long long)n);
         GK_TRY(gk_check_fits_i32(fn, "ldc", ldc));
-        GK_TRY(gk_check_overlap(fn, "d", d, d_bytes, "c", c, ((m - 1) * ldc + n) * es));
+        GK_TRY(gk_check_span(fn, "c", m, n, ldc, es, &c_bytes));
+        GK_TRY(gk_check_overlap(fn, "d", d, d_bytes, "c", c, c_bytes));
     }
     const int64_t rows_a = trans_a ? k : m, cols_a = trans_a ? m : k, rows_b = trans_b ? n : k, cols_b = trans_b ? k : n;
-    const int64_t a_bytes = k ? ((rows_a - 1) * lda + cols_a) * 2 : 0, b_bytes = k ? ((rows_b - 1) * ldb + cols_b) * 2 : 0;
     if (k > 0) { /* with k == 0, a and b are not read */
         GK_TRY(gk_gemm_check_operand(fn, "a", "lda", a, lda, cols_a));
         GK_TRY(gk_gemm_check_operand(fn, "b", "ldb", b, ldb, cols_b));
+        GK_TRY(gk_check_span(fn, "a", rows_a, cols_a, lda, 2, &a_bytes));
+        GK_TRY(gk_check_span(fn, "b", rows_b, cols_b, ldb, 2, &b_bytes));
         GK_TRY(gk_check_disjoint(fn, "d", d, d_bytes, "a", a, a_bytes));
         GK_TRY(gk_check_disjoint(fn, "d", d, d_bytes, "b", b, b_bytes));
     }
@@ -915,7 +919,7 @@ static cudaError_t gk_gemm_run_checked(const char *fn, int config, int splits, i
         GK_TRY(gk_check_disjoint(fn, "workspace", workspace, w, "d", d, d_bytes));
         if (k > 0) GK_TRY(gk_check_disjoint(fn, "workspace", workspace, w, "a", a, a_bytes));
         if (k > 0) GK_TRY(gk_check_disjoint(fn, "workspace", workspace, w, "b", b, b_bytes));
-        if (beta != 0.0f) GK_TRY(gk_check_disjoint(fn, "workspace", workspace, w, "c", c, ((m - 1) * ldc + n) * es));
+        if (beta != 0.0f) GK_TRY(gk_check_disjoint(fn, "workspace", workspace, w, "c", c, c_bytes));
         if (bias) GK_TRY(gk_check_disjoint(fn, "workspace", workspace, w, "bias", bias, n * 4));
     }
 

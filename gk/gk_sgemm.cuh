@@ -415,9 +415,12 @@ static cudaError_t gk_sgemm_launch_checked(const char *fn, int rung, float *c, i
     }
     GK_TRY(gk_check_fits_i32(fn, "ldc", ldc));
     if (k > 0) { /* c is written while a and b are read */
-        const int64_t c_bytes = ((m - 1) * ldc + n) * 4;
-        GK_TRY(gk_check_disjoint(fn, "c", c, c_bytes, "a", a, ((m - 1) * lda + k) * 4));
-        GK_TRY(gk_check_disjoint(fn, "c", c, c_bytes, "b", b, ((k - 1) * ldb + n) * 4));
+        int64_t c_bytes = 0, a_bytes = 0, b_bytes = 0; /* sizes and strides below 2^31: no overflow */
+        GK_TRY(gk_check_span(fn, "c", m, n, ldc, 4, &c_bytes));
+        GK_TRY(gk_check_span(fn, "a", m, k, lda, 4, &a_bytes));
+        GK_TRY(gk_check_span(fn, "b", k, n, ldb, 4, &b_bytes));
+        GK_TRY(gk_check_disjoint(fn, "c", c, c_bytes, "a", a, a_bytes));
+        GK_TRY(gk_check_disjoint(fn, "c", c, c_bytes, "b", b, b_bytes));
     }
     if (k == 0) { /* C = beta C: the one-thread-an-output rung, with no k to loop over */
         const gk_sgemm_args p = gk_sgemm_args_of(c, ldc, a, lda, b, ldb, m, n, k, 0.0f, beta);
