@@ -587,6 +587,20 @@ GK_DEV float gk_block_max(float v, float *scratch)
     return v;
 }
 
+/* ---------------------------------------------------------------- exponentials */
+
+#define GK_LOG2E 1.4426950408889634f
+
+/* 2^v on the special-function unit, one instruction (ex2.approx.ftz: about 2 ulp; results under
+   2^-126 flush to 0, far below any tolerance of a probability). __expf adds a multiply and, without
+   ftz, a subnormal fix-up around it. Softmax and attention scale by log2(e) and call this. */
+GK_DEV float gk_ex2_approx(float v)
+{
+    float y;
+    asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(y) : "f"(v));
+    return y;
+}
+
 /* ---------------------------------------------------------------- activations */
 
 /* silu(x) = x / (1 + e^-x). __fdividef, not '/': IEEE division takes a slow path on extreme

@@ -505,18 +505,6 @@ GK_DEV void gk_rd_accumulate_vec(int op, const float *x, const float *w, int vec
     else gk_rd_accumulate_n(op, x, w, vec, n, pivot, sa, sb);
 }
 
-#define GK_RD_LOG2E 1.4426950408889634f
-
-/* 2^v on the special-function unit, one instruction (ex2.approx.ftz: about 2 ulp; results under
-   2^-126 flush to 0, far below any tolerance of a probability). __expf adds a multiply and, without
-   ftz, a subnormal fix-up around it. */
-GK_DEV float gk_rd_ex2(float v)
-{
-    float y;
-    asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(y) : "f"(v));
-    return y;
-}
-
 /* The max of scale * x over the first n of vec values (n >= vec: all; a literal after inlining
    at the call below, so full vectors pay no per-value bounds check). */
 GK_DEV float gk_rd_vmax(const float *x, int vec, int n, float scale, float m)
@@ -534,7 +522,7 @@ GK_DEV float gk_rd_vexp(const float *x, int vec, int n, float c, float mc, float
 #pragma unroll
     for (int e = 0; e < 8; e++) {
         if (e >= vec) break;
-        p[e] = e < n ? gk_rd_ex2(fmaf(x[e], c, -mc)) : 0.0f;
+        p[e] = e < n ? gk_ex2_approx(fmaf(x[e], c, -mc)) : 0.0f;
         s += p[e];
     }
     return s;
@@ -556,7 +544,7 @@ GK_DEV void gk_rd_softmax_slots(uint4 *raw, int nk, int j, int step, int cols, i
         gk_unpack_f32(raw[k], dt, vec, x);
         mk = n >= vec ? gk_rd_vmax(x, vec, vec, scale, mk) : gk_rd_vmax(x, vec, n, scale, mk);
     }
-    const float c = scale * GK_RD_LOG2E, mc = (mk == -INFINITY ? 0.0f : mk) * GK_RD_LOG2E;
+    const float c = scale * GK_LOG2E, mc = (mk == -INFINITY ? 0.0f : mk) * GK_LOG2E;
 #pragma unroll
     for (int k = 0; k < nk; k++) {
         const int n = gk_rd_avail(cols, j + k * step, vec, whole);
@@ -928,7 +916,7 @@ GK_DEV void gk_rd_stream_run(const gk_rd_args row, int op, int dt, int stashed, 
         const gk_rd_stats st = gk_rd_derive(row, op, sa, sb, pivot, r, t == 0 && (n == 1 || gk_rd_cluster_sreg(0) == 0));
         /* softmax: exp(scale x - max) / sum = 2^(x c - kc), the division folded into the exponent
            (1 / sum = 0 for an all -inf row gives kc = inf, output 0; NaN stays NaN) */
-        const float c = a.scale * GK_RD_LOG2E, kc = st.a * GK_RD_LOG2E - __log2f(st.b);
+        const float c = a.scale * GK_LOG2E, kc = st.a * GK_LOG2E - __log2f(st.b);
 
         const void *src = resid ? (const void *)ro : xr;
         /* the stash kernel holds one vector a round: its weight loads go a vector ahead, so
@@ -966,7 +954,7 @@ GK_DEV void gk_rd_stream_run(const gk_rd_args row, int op, int dt, int stashed, 
                 }
 #pragma unroll
                 for (int e = 0; e < vec; e++)
-                    y[e] = op == GK_RD_SOFTMAX && !a.log ? gk_rd_ex2(fmaf(x[e], c, -kc))
+                    y[e] = op == GK_RD_SOFTMAX && !a.log ? gk_ex2_approx(fmaf(x[e], c, -kc))
                                                          : gk_rd_out(op, x[e], st, w[e], bias[e], a.scale, a.log);
                 if (quant) gk_rd_store_e4m3(orow, j0, gk_rd_end(cols, j0, vec, whole), vec, a.vectorized, y);
                 else gk_rd_store(orow, j0, gk_rd_end(cols, j0, vec, whole), dt, vec, a.vectorized, y);

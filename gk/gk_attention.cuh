@@ -1,0 +1,888 @@
+/* gk_attention.cuh - gk attention v0.1: FlashAttention's forward pass (prefill and training
+   forward) with online softmax, bf16 / fp16 in, fp32 softmax and accumulation. One dispatcher
+   over an mma.sync kernel (sm_80 and newer) and, in sm_90a builds on Hopper, a wgmma kernel fed
+   by TMA (gk_attention_sm90.cuh).
+
+   Needs gk_core.cuh and gk_mma.cuh (same folder), and for Hopper builds gk_attention_sm90.cuh.
+   In ONE .cu file of your program:
+       #define GK_IMPLEMENTATION      (or GK_ATTENTION_IMPLEMENTATION for this header alone)
+       #include "gk_attention.cuh"
+
+   WHAT IT COMPUTES, for each batch b, query head h, query row i:
+       s_j   = scale * q_i . k_j                   (scale: 1/sqrt(D) unless set)
+       s_j   = softcap * tanh(s_j / softcap)       (only when softcap > 0, as Gemma 2 does)
+       out_i = sum_j softmax(s)_j v_j   over the keys j that row i sees
+       lse_i = ln sum_j e^(s_j)                    (natural log; -inf for a row that sees none)
+     k and v come from kv head h / (Hq / Hkv) (GQA; MQA is Hkv = 1). Row i sees key j when
+       j - (i + Sk - Sq) is in [-window_left, window_right]   (a window side < 0 is unbounded)
+     and causal sets window_right to 0: the mask is aligned to the bottom-right corner, as
+     FlashAttention 2.1 and later do when Sq != Sk. A row that sees no key gets out = 0 and
+     lse = -inf. Results are deterministic (no atomics; split partials merge in a fixed order).
+
+   LAYOUTS (strides in elements; the head dimension D is contiguous)
+     q [B, Sq, Hq, D], k and v [B, Sk, Hkv, D], out like q: element (b, s, h, d) of q is at
+       q[b * q_batch_stride + s * q_row_stride + h * q_head_stride + d]
+     so [B, H, S, D] tensors, or q, k, v sliced from one packed QKV projection, need no copy.
+     Strides and base addresses must be multiples of 8 elements (16 bytes: cp.async and TMA).
+     out's strides must not alias (no two (b, s, h) rows on one address).
+     lse (optional, fp32): [B, Hq, Sq] contiguous; with varlen, [total_q, Hq] (token-major).
+   VARLEN
+     cu_seqlens_q and cu_seqlens_k (device int32 [B + 1], both or neither): sequence b's tokens
+     are rows cu_seqlens[b] .. cu_seqlens[b + 1] - 1 of the packed q, k, v, out (batch strides
+     unused); zero-length sequences are allowed. seqlen_q and seqlen_k are then upper bounds on
+     every sequence's lengths (as FlashAttention's max_seqlen): seqlen_q sizes the grid (a
+     longer sequence is still computed, by fewer blocks), seqlen_k sizes the split partials.
+
+   PUBLIC FUNCTIONS (T in bf16, f16)
+     gk_attention_params gk_attention_params_dense(B, Hq, Hkv, D, Sq, Sk)
+         parameters for contiguous [B, S, H, D] q, k, v and out, no mask, default scale
+     gk_attention_fwd_T(out, q, k, v, lse, params, workspace, workspace_bytes, stream)
+         lse may be NULL. workspace (may be NULL, else 256-byte aligned) lets the dispatcher
+         split the keys over several blocks (FlashDecoding) when the query tiles alone do not
+         fill the GPU (short Sq, long Sk): gk_attention_workspace_bytes(params) says how much.
+     gk_attention_ex(config, splits, dtype, ...the same arguments...)
+         one configuration (0 .. gk_attention_config_count() - 1, or -1: the dispatcher's) with a
+         given number of key splits (0: the dispatcher's), for tuning and benchmarks.
+     gk_attention_config_info(config), gk_attention_ledger(params, dtype)
+         FLOPs = 4 B Hq Sq Sk D (the visible fraction of it under a mask); bytes: q, k, v, out
+         once each.
+
+   HEAD DIMENSIONS
+     Kernels are built for D = 64, 96, 128 and 256; any other multiple of 8 up to 256 runs on the
+     next larger one (its extra columns zero-filled, never stored). Other D are refused.
+
+   ARGUMENTS AND ERRORS
+     B, Hq, Sq or Sk == 0 is a no-op. A null q, k, v or out, Hq not a multiple of Hkv, an
+     unsupported D, a stride or pointer off 16 bytes, aliasing out strides, out overlapping q, k,
+     v or lse, a negative size or stride, a span past 2^63 bytes or a size past 32 bits return
+     cudaErrorInvalidValue before anything launches; gk_failure_reason() says which.
+
+   HOW IT RUNS (mma.sync)
+     A block takes BM query rows of one (b, h), 16 a warp; the warp's Q fragments stay in
+     registers. K and V tiles of BN keys ring through 2 cp.async stages of XOR-swizzled shared
+     memory, read by ldmatrix (V with .trans). S = Q K^T and O += P V run on m16n8k16; the online
+     softmax works on S's accumulator fragments (row max and sum over the 4 lanes of a row,
+     exp2 with scale * log2(e) folded in), and P goes to bf16 / fp16 A fragments in registers
+     with no trip through shared memory. Key tiles a row range cannot see are skipped; only
+     tiles that cross a mask edge or Sk are masked. Causal and windowed grids take the longest
+     query tiles first.
+
+   GENERATOR
+     GK_DEFINE_ATTENTION_MMA(name, dt, D, BM, BN, QREG, MINB) writes the kernel of a BM x BN tile
+     for head dimension D (BM / 16 warps), Q fragments in registers (QREG 1) or read from shared
+     memory at each use (QREG 0, for D = 256), registers budgeted for MINB blocks per SM.
+
+   MEASURED   gk_bench/RESULTS.md has the figures against PyTorch's cuDNN and FlashAttention-2
+              backends in the same process.
+
+   EXAMPLE
+       #define GK_IMPLEMENTATION
+       #include "gk_attention.cuh"
+       // q [B, S, 32, 128], k and v [B, S, 8, 128] bf16 (GQA), causal
+       gk_attention_params ap = gk_attention_params_dense(B, 32, 8, 128, S, S);
+       ap.causal = 1;
+       cudaError_t e = gk_attention_fwd_bf16(out, q, k, v, NULL, &ap, NULL, 0, stream);
+       if (e != cudaSuccess) fprintf(stderr, "%s\n", gk_failure_reason());
+*/
+#include "gk_core.cuh"
+#include "gk_mma.cuh"
+
+#ifndef GK_ATTENTION_CUH
+#define GK_ATTENTION_CUH
+
+#ifndef GK_ATTENTION_MAX_SPLITS
+#define GK_ATTENTION_MAX_SPLITS 32
+#endif
+
+/* Every field; gk_attention_params_dense fills them for contiguous tensors. */
+typedef struct gk_attention_params {
+    int batch;                    /* B; with cu_seqlens, the number of sequences */
+    int heads_q, heads_kv;        /* Hq, Hkv; Hq % Hkv == 0 */
+    int head_dim;                 /* D: a multiple of 8, at most 256 */
+    int seqlen_q, seqlen_k;       /* Sq, Sk; with cu_seqlens, bounds on every sequence's */
+    int64_t q_batch_stride, q_row_stride, q_head_stride;       /* elements */
+    int64_t k_batch_stride, k_row_stride, k_head_stride;
+    int64_t v_batch_stride, v_row_stride, v_head_stride;
+    int64_t out_batch_stride, out_row_stride, out_head_stride;
+    const int *cu_seqlens_q, *cu_seqlens_k; /* device int32 [B + 1], or both NULL */
+    float scale;                  /* softmax scale; 0: 1 / sqrt(D) */
+    float softcap;                /* > 0: logits pass through softcap * tanh(x / softcap) */
+    int causal;                   /* 1: window_right = 0 (bottom-right aligned) */
+    int window_left, window_right; /* keys a row sees either side of its diagonal; < 0: no bound */
+} gk_attention_params;
+
+/* A kernel configuration, as the generator derives it. */
+typedef struct gk_attention_config {
+    const char *name;
+    int head_dim;   /* the D it is built for (smaller D run on it zero-padded) */
+    int bm, bn;     /* query rows a block, keys a tile */
+    int threads;
+    int smem_bytes;
+    int wgmma;      /* 1: the sm_90a kernel (TMA, wgmma, warp-specialized) */
+} gk_attention_config;
+
+GK_EXTERN_C_BEGIN
+GK_DECL gk_attention_params gk_attention_params_dense(int batch, int heads_q, int heads_kv, int head_dim, int seqlen_q,
+                                                      int seqlen_k);
+GK_DECL cudaError_t gk_attention_fwd_bf16(gk_bf16 *out, const gk_bf16 *q, const gk_bf16 *k, const gk_bf16 *v,
+                                          float *lse, const gk_attention_params *params, void *workspace,
+                                          size_t workspace_bytes, cudaStream_t stream);
+GK_DECL cudaError_t gk_attention_fwd_f16(gk_f16 *out, const gk_f16 *q, const gk_f16 *k, const gk_f16 *v, float *lse,
+                                         const gk_attention_params *params, void *workspace, size_t workspace_bytes,
+                                         cudaStream_t stream);
+GK_DECL cudaError_t gk_attention_ex(int config, int splits, int dtype, void *out, const void *q, const void *k,
+                                    const void *v, float *lse, const gk_attention_params *params, void *workspace,
+                                    size_t workspace_bytes, cudaStream_t stream);
+GK_DECL size_t gk_attention_workspace_bytes(const gk_attention_params *params);
+GK_DECL int gk_attention_config_count(void);
+GK_DECL gk_attention_config gk_attention_config_info(int config); /* name NULL for an unknown index */
+GK_DECL gk_ledger gk_attention_ledger(const gk_attention_params *params, int dtype);
+GK_EXTERN_C_END
+
+/* ---------------------------------------------------------------- what kernels see */
+
+/* The checked problem, as every kernel reads it. Strides in elements. */
+typedef struct gk_attn_args {
+    void *out;
+    const void *q, *k, *v;
+    float *lse;
+    int64_t q_bs, q_rs, q_hs, k_bs, k_rs, k_hs, v_bs, v_rs, v_hs, o_bs, o_rs, o_hs;
+    const int *cu_q, *cu_k;
+    int batch, hq, hkv, group; /* group = Hq / Hkv */
+    int d;                     /* the real head dim (kernels may be built for more) */
+    int sq, sk;                /* lengths, or their bounds with cu_q / cu_k */
+    float scale_log2;          /* scale log2(e): exp2 of s scale_log2 is e^(scale s) */
+    float cap_inv, cap_log2;   /* softcap: scale / softcap and softcap log2(e); 0 without */
+    int left, right;           /* window sides, causal folded in; < 0 unbounded */
+    int splits;                /* key splits; > 1 writes partials to part_o / part_lse */
+    float *part_o;             /* [splits][batch sq][hq][d_kernel] fp32 */
+    float *part_lse;           /* [splits][batch sq][hq] */
+    int d_kernel;
+    int dt;                    /* GK_BF16 or GK_F16 */
+} gk_attn_args;
+
+/* The key range [lo, hi) that rows [r0, r1) of a sequence see (off = Sk - Sq). */
+GK_HD void gk_attn_key_range(int r0, int r1, int sq, int sk, int left, int right, int *lo, int *hi)
+{
+    const int off = sk - sq;
+    long long a = 0, b = sk;
+    if (left >= 0 && (long long)r0 + off - left > a) a = (long long)r0 + off - left;
+    if (right >= 0 && (long long)r1 - 1 + off + right + 1 < b) b = (long long)r1 - 1 + off + right + 1;
+    if (b < a) b = a;
+    *lo = (int)a;
+    *hi = (int)b;
+}
+
+/* Merging two partial softmax results of one row (lse in natural log, o normalized by its own
+   sum): the result of the union of their keys. A side with lse -inf (no keys) weighs 0. The
+   split-K combine and the host tests use it. */
+GK_HD void gk_attn_merge(float lse_a, const float *o_a, float lse_b, const float *o_b, int n, float *lse, float *o)
+{
+    const float m = lse_a > lse_b ? lse_a : lse_b;
+    if (m == -INFINITY) {
+        for (int i = 0; i < n; i++) o[i] = 0.0f;
+        *lse = -INFINITY;
+        return;
+    }
+    const float wa = expf(lse_a - m), wb = expf(lse_b - m), sum = wa + wb;
+    for (int i = 0; i < n; i++) o[i] = (wa * o_a[i] + wb * o_b[i]) / sum;
+    *lse = m + logf(sum);
+}
+
+#ifdef __CUDACC__ /* device code only: nothing here for C */
+
+/* ---------------------------------------------------------------- mma.sync kernel */
+
+/* 16-byte chunk c of row r in a tile of `chunks` chunks a row: XOR-swizzled within each
+   128-byte group (gk_swizzle_chunk), or each 64-byte group when rows are 64 bytes past a
+   multiple of 128 (D = 96), so that ldmatrix's 8 rows of one column fall in 8 bank groups. */
+GK_DEV int gk_attn_chunk(int r, int c, int chunks)
+{
+    if (chunks % 8 == 0) return (c & ~7) | gk_swizzle_chunk(r, c & 7, 128);
+    return (c & ~3) | gk_swizzle_chunk(r, c & 3, 64);
+}
+
+GK_DEV char *gk_attn_at(char *tile, int r, int c, int chunks) { return tile + (r * chunks + gk_attn_chunk(r, c, chunks)) * 16; }
+
+/* rows [0, n) of a tile of `rows` rows, `chunks` 16-byte chunks each, from global rows of stride
+   `ld` elements starting at src; chunks past valid_chunks and rows past n are zero-filled. */
+GK_DEV void gk_attn_load_tile(char *tile, const char *src, int64_t ld, int rows, int n, int chunks, int valid_chunks,
+                              int threads)
+{
+    for (int i = threadIdx.x; i < rows * chunks; i += threads) {
+        const int r = i / chunks, c = i % chunks;
+        const int ok = r < n && c < valid_chunks;
+        gk_cp_async_16(gk_attn_at(tile, r, c, chunks), ok ? src + ((int64_t)r * ld + c * 8) * 2 : src, ok ? 16 : 0);
+    }
+}
+
+GK_DEV void gk_attn_mma(float *d, const unsigned *a, const unsigned *b, int dt)
+{
+    if (dt == GK_BF16) gk_mma_m16n8k16_bf16(d, a, b, d);
+    else gk_mma_m16n8k16_f16(d, a, b, d);
+}
+
+/* One (b, h, query tile, key split) per block and grid-stride over query tiles. Per warp: qf
+   (D / 16 x 4 registers, QREG), o (D / 8 x 4 accumulators), s (BN / 8 x 4). All sizes are
+   constants after inlining. */
+GK_DEV void gk_attn_mma_run(const gk_attn_args *p, int dt, int DK, int BM, int BN, int QREG, unsigned *qf, float *o,
+                            float *s)
+{
+    extern __shared__ uint4 gk_attn_smem[];
+    const int threads = BM * 2, warp = threadIdx.x >> 5, lane = threadIdx.x & 31, chunks = DK / 8;
+    const int g = lane >> 2, t4 = lane & 3;
+    char *sq = (char *)gk_attn_smem, *skv = sq + BM * DK * 2;
+    const int tile_bytes = BN * DK * 2;
+    const int h = blockIdx.y, b = blockIdx.z / p->splits, split = blockIdx.z % p->splits, hk = h / p->group;
+    int64_t qrow0, krow0;
+    int sq_len = p->sq, sk_len = p->sk;
+    if (p->cu_q) {
+        qrow0 = p->cu_q[b];
+        krow0 = p->cu_k[b];
+        sq_len = p->cu_q[b + 1] - (int)qrow0;
+        sk_len = p->cu_k[b + 1] - (int)krow0;
+    } else {
+        qrow0 = 0;
+        krow0 = 0;
+    }
+    const char *qg = (const char *)p->q + 2 * ((p->cu_q ? qrow0 * p->q_rs : b * p->q_bs) + h * p->q_hs);
+    const char *kg = (const char *)p->k + 2 * ((p->cu_q ? krow0 * p->k_rs : b * p->k_bs) + hk * p->k_hs);
+    const char *vg = (const char *)p->v + 2 * ((p->cu_q ? krow0 * p->v_rs : b * p->v_bs) + hk * p->v_hs);
+    char *og = (char *)p->out + 2 * ((p->cu_q ? qrow0 * p->o_rs : b * p->o_bs) + h * p->o_hs);
+    const int valid = p->d / 8, mtiles = (sq_len + BM - 1) / BM;
+    const int masked_grid = p->left >= 0 || p->right >= 0;
+    const float neg_inf = -INFINITY;
+
+    for (int t = blockIdx.x; t < mtiles; t += gridDim.x) {
+        const int m0 = (masked_grid ? mtiles - 1 - t : t) * BM;
+        int lo, hi;
+        gk_attn_key_range(m0, min(m0 + BM, sq_len), sq_len, sk_len, p->left, p->right, &lo, &hi);
+        int jb = lo / BN, je = hi > lo ? (hi + BN - 1) / BN : jb;
+        if (p->splits > 1) {
+            const int per = (je - jb + p->splits - 1) / p->splits;
+            jb = min(je, jb + split * per);
+            je = min(je, jb + per);
+        }
+        __syncthreads(); /* the last tile's readers of shared memory are done */
+        gk_attn_load_tile(sq, qg + 2 * (int64_t)m0 * p->q_rs, p->q_rs, BM, sq_len - m0, chunks, valid, threads);
+        if (jb < je) {
+            gk_attn_load_tile(skv, kg + 2 * (int64_t)jb * BN * p->k_rs, p->k_rs, BN, sk_len - jb * BN, chunks, valid,
+                              threads);
+            gk_attn_load_tile(skv + tile_bytes, vg + 2 * (int64_t)jb * BN * p->v_rs, p->v_rs, BN, sk_len - jb * BN,
+                              chunks, valid, threads);
+        }
+        gk_cp_async_commit();
+
+        float row_max[2] = {neg_inf, neg_inf}, row_sum[2] = {0.0f, 0.0f};
+#pragma unroll
+        for (int i = 0; i < DK / 2; i++) o[i] = 0.0f;
+        const int qr = warp * 16 + (lane & 7) + ((lane >> 3) & 1) * 8; /* this lane's ldmatrix row of Q */
+
+        for (int j = jb; j < je; j++) {
+            gk_cp_async_wait_0();
+            __syncthreads(); /* tile j is in; every warp is done with tile j - 1's stage */
+            char *kt = skv + ((j - jb) & 1) * 2 * tile_bytes, *vt = kt + tile_bytes;
+            if (j == jb && QREG) {
+#pragma unroll
+                for (int kk = 0; kk < DK / 16; kk++) gk_ldmatrix_x4(qf + 4 * kk, gk_attn_at(sq, qr, kk * 2 + (lane >> 4), chunks));
+            }
+            if (j + 1 < je) {
+                char *kn = skv + ((j + 1 - jb) & 1) * 2 * tile_bytes;
+                const int n1 = (j + 1) * BN;
+                gk_attn_load_tile(kn, kg + 2 * (int64_t)n1 * p->k_rs, p->k_rs, BN, sk_len - n1, chunks, valid, threads);
+                gk_attn_load_tile(kn + tile_bytes, vg + 2 * (int64_t)n1 * p->v_rs, p->v_rs, BN, sk_len - n1, chunks,
+                                  valid, threads);
+            }
+            gk_cp_async_commit();
+
+            /* S = Q K^T: K rows are B's columns (ldmatrix without .trans) */
+#pragma unroll
+            for (int i = 0; i < BN / 2; i++) s[i] = 0.0f;
+#pragma unroll
+            for (int kk = 0; kk < DK / 16; kk++) {
+                unsigned qa[4];
+                const unsigned *a = qf + 4 * kk;
+                if (!QREG) {
+                    gk_ldmatrix_x4(qa, gk_attn_at(sq, qr, kk * 2 + (lane >> 4), chunks));
+                    a = qa;
+                }
+#pragma unroll
+                for (int jj = 0; jj < BN / 16; jj++) {
+                    unsigned kb[4];
+                    gk_ldmatrix_x4(kb, gk_attn_at(kt, jj * 16 + (lane >> 4) * 8 + (lane & 7), kk * 2 + ((lane >> 3) & 1),
+                                                  chunks));
+                    gk_attn_mma(s + 8 * jj, a, kb, dt);
+                    gk_attn_mma(s + 8 * jj + 4, a, kb + 2, dt);
+                }
+            }
+
+            /* logits in log2 units, masked where the tile crosses an edge */
+            const int n0 = j * BN, rw = m0 + warp * 16 + g, off = sk_len - sq_len;
+            const int edge = n0 + BN > sk_len || (p->left >= 0 && n0 < m0 + BM - 1 + off - p->left) ||
+                             (p->right >= 0 && n0 + BN - 1 > m0 + off + p->right);
+#pragma unroll
+            for (int i = 0; i < BN / 2; i++) {
+                float x = p->cap_log2 != 0.0f ? p->cap_log2 * tanhf(s[i] * p->cap_inv) : s[i] * p->scale_log2;
+                if (edge) {
+                    const int col = n0 + (i >> 2) * 8 + t4 * 2 + (i & 1), row = rw + ((i & 2) ? 8 : 0);
+                    const int rel = col - (row + off);
+                    if (col >= sk_len || (p->left >= 0 && rel < -p->left) || (p->right >= 0 && rel > p->right)) x = neg_inf;
+                }
+                s[i] = x;
+            }
+            /* online softmax: rows g (values i % 4 < 2) and g + 8 */
+#pragma unroll
+            for (int r = 0; r < 2; r++) {
+                float mx = neg_inf;
+#pragma unroll
+                for (int i = 0; i < BN / 8; i++) mx = fmaxf(mx, fmaxf(s[4 * i + 2 * r], s[4 * i + 2 * r + 1]));
+                mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 1));
+                mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 2));
+                const float mnew = fmaxf(row_max[r], mx), base = mnew == neg_inf ? 0.0f : mnew;
+                const float alpha = gk_ex2_approx(row_max[r] - base);
+                row_max[r] = mnew;
+                float sum = 0.0f;
+#pragma unroll
+                for (int i = 0; i < BN / 8; i++) {
+                    s[4 * i + 2 * r] = gk_ex2_approx(s[4 * i + 2 * r] - base);
+                    s[4 * i + 2 * r + 1] = gk_ex2_approx(s[4 * i + 2 * r + 1] - base);
+                    sum += s[4 * i + 2 * r] + s[4 * i + 2 * r + 1];
+                }
+                row_sum[r] = row_sum[r] * alpha + sum;
+#pragma unroll
+                for (int i = 0; i < DK / 8; i++) {
+                    o[4 * i + 2 * r] *= alpha;
+                    o[4 * i + 2 * r + 1] *= alpha;
+                }
+            }
+            /* O += P V: P's accumulators are A fragments already (two n8 tiles make a k16);
+               V rows are B's rows (ldmatrix .trans) */
+#pragma unroll
+            for (int kk = 0; kk < BN / 16; kk++) {
+                unsigned pa[4];
+                pa[0] = gk_pack2_f32(s + 8 * kk, dt);
+                pa[1] = gk_pack2_f32(s + 8 * kk + 2, dt);
+                pa[2] = gk_pack2_f32(s + 8 * kk + 4, dt);
+                pa[3] = gk_pack2_f32(s + 8 * kk + 6, dt);
+#pragma unroll
+                for (int jj = 0; jj < DK / 16; jj++) {
+                    unsigned vb[4];
+                    gk_ldmatrix_x4_trans(vb, gk_attn_at(vt, kk * 16 + ((lane >> 3) & 1) * 8 + (lane & 7), jj * 2 + (lane >> 4),
+                                                        chunks));
+                    gk_attn_mma(o + 8 * jj, pa, vb, dt);
+                    gk_attn_mma(o + 8 * jj + 4, pa, vb + 2, dt);
+                }
+            }
+        }
+        gk_cp_async_wait_0(); /* nothing in flight (an empty range committed only Q) */
+
+        /* finish the rows: sum over the 4 lanes of a row, O / sum, lse */
+        float lse_row[2];
+#pragma unroll
+        for (int r = 0; r < 2; r++) {
+            float l = row_sum[r];
+            l += __shfl_xor_sync(0xffffffffu, l, 1);
+            l += __shfl_xor_sync(0xffffffffu, l, 2);
+            const float inv = l > 0.0f ? 1.0f / l : 0.0f;
+            lse_row[r] = l > 0.0f ? (row_max[r] + log2f(l)) * 0.6931471805599453f : neg_inf;
+#pragma unroll
+            for (int i = 0; i < DK / 8; i++) {
+                o[4 * i + 2 * r] *= inv;
+                o[4 * i + 2 * r + 1] *= inv;
+            }
+        }
+        const int wrow0 = m0 + warp * 16;
+        if (p->splits > 1) {
+            /* fp32 partials: [split][b sq + row][h][DK], and their lse */
+#pragma unroll
+            for (int r = 0; r < 2; r++) {
+                const int row = wrow0 + g + 8 * r;
+                if (row >= sq_len) continue;
+                const int64_t pr = ((int64_t)split * p->batch * p->sq + (int64_t)b * p->sq + row) * p->hq + h;
+                float *po = p->part_o + pr * p->d_kernel;
+#pragma unroll
+                for (int i = 0; i < DK / 8; i++)
+                    *(float2 *)(po + i * 8 + t4 * 2) = make_float2(o[4 * i + 2 * r], o[4 * i + 2 * r + 1]);
+                if (t4 == 0) p->part_lse[pr] = lse_row[r];
+            }
+            continue;
+        }
+        /* out through this warp's 16 rows of the Q tile (only this warp reads them): 16-byte stores */
+        __syncwarp();
+        char *stage = sq;
+#pragma unroll
+        for (int i = 0; i < DK / 8; i++)
+#pragma unroll
+            for (int r = 0; r < 2; r++)
+                *(unsigned *)(gk_attn_at(stage, warp * 16 + g + 8 * r, i, chunks) + t4 * 4) = gk_pack2_f32(o + 4 * i + 2 * r, dt);
+        __syncwarp();
+        for (int i = lane; i < 16 * valid; i += 32) {
+            const int r = i / valid, c = i % valid, row = wrow0 + r;
+            if (row < sq_len) gk_st16(og + 2 * ((int64_t)row * p->o_rs + c * 8), *(const uint4 *)gk_attn_at(stage, warp * 16 + r, c, chunks));
+        }
+        if (p->lse && t4 == 0) {
+#pragma unroll
+            for (int r = 0; r < 2; r++) {
+                const int row = wrow0 + g + 8 * r;
+                if (row >= sq_len) continue;
+                const int64_t li = p->cu_q ? (qrow0 + row) * p->hq + h : ((int64_t)b * p->hq + h) * p->sq + row;
+                p->lse[li] = lse_row[r];
+            }
+        }
+    }
+}
+
+/* The key splits' partials of every (b, row, h) merged in split order, one warp a row:
+   out = sum_s e^(lse_s - lse) o_s, lse = ln sum_s e^lse_s. */
+static __global__ void __launch_bounds__(256) gk_attn_combine(const gk_attn_args p)
+{
+    const int64_t rows = (int64_t)p.batch * p.sq * p.hq;
+    const int64_t w = ((int64_t)blockIdx.x * blockDim.x + threadIdx.x) >> 5;
+    const int lane = threadIdx.x & 31;
+    if (w >= rows) return;
+    const int h = (int)(w % p.hq), row = (int)(w / p.hq % p.sq), b = (int)(w / p.hq / p.sq);
+    int sq_len = p.sq;
+    int64_t qrow0 = 0;
+    if (p.cu_q) {
+        qrow0 = p.cu_q[b];
+        sq_len = p.cu_q[b + 1] - (int)qrow0;
+    }
+    if (row >= sq_len) return;
+    const int64_t stride = rows;
+    float m = -INFINITY;
+    for (int s = 0; s < p.splits; s++) m = fmaxf(m, p.part_lse[s * stride + w]);
+    float total = 0.0f;
+    float acc[8] = {0, 0, 0, 0, 0, 0, 0, 0};
+    const int c0 = lane * 8; /* 8 columns a lane: D <= 256 */
+    for (int s = 0; s < p.splits; s++) {
+        const float l = p.part_lse[s * stride + w];
+        const float wgt = m == -INFINITY ? 0.0f : expf(l - m);
+        total += wgt;
+        if (c0 < p.d && wgt != 0.0f) {
+            const float *po = p.part_o + (s * stride + w) * p.d_kernel + c0;
+            const float4 x0 = *(const float4 *)po, x1 = *(const float4 *)(po + 4);
+            acc[0] += wgt * x0.x; acc[1] += wgt * x0.y; acc[2] += wgt * x0.z; acc[3] += wgt * x0.w;
+            acc[4] += wgt * x1.x; acc[5] += wgt * x1.y; acc[6] += wgt * x1.z; acc[7] += wgt * x1.w;
+        }
+    }
+    const float inv = total > 0.0f ? 1.0f / total : 0.0f;
+    for (int e = 0; e < 8; e++) acc[e] *= inv;
+    const int64_t orow = p.cu_q ? (qrow0 + row) * p.o_rs : (int64_t)b * p.o_bs + (int64_t)row * p.o_rs;
+    if (c0 < p.d) gk_st16((char *)p.out + 2 * (orow + (int64_t)h * p.o_hs + c0), gk_pack_f32(acc, p.dt, 8));
+    if (p.lse && lane == 0) {
+        const int64_t li = p.cu_q ? (qrow0 + row) * p.hq + h : ((int64_t)b * p.hq + h) * p.sq + row;
+        p.lse[li] = total > 0.0f ? m + logf(total) : -INFINITY;
+    }
+}
+
+typedef void (*gk_attn_kernel)(gk_attn_args);
+
+/* shared memory: the Q tile and 2 stages of K and V tiles */
+#define gk_attn_mma_smem_c(D, BM, BN) (((BM) + 4 * (BN)) * (D) * 2)
+
+#define GK_DEFINE_ATTENTION_MMA(name, dt, D, BM, BN, QREG, MINB)                                                    \
+    static_assert((D) % 16 == 0 && (D) <= 256, #name ": D is a multiple of 16, at most 256");                    \
+    static_assert((BM) % 16 == 0 && (BM) >= 16 && (BM) <= 256, #name ": BM is 16 rows a warp, 1 to 16 warps");   \
+    static_assert((BN) % 16 == 0 && (BN) >= 16 && (BN) <= 128, #name ": BN is a multiple of 16, at most 128");    \
+    static_assert(gk_attn_mma_smem_c(D, BM, BN) <= 227 * 1024, #name ": over 227 KB of shared memory");         \
+    static __global__ void __launch_bounds__((BM) * 2, MINB) name(const __grid_constant__ gk_attn_args p)       \
+    {                                                                                                            \
+        unsigned qf[(QREG) ? (D) / 4 : 1];                                                                       \
+        float o[(D) / 2], s[(BN) / 2];                                                                           \
+        gk_attn_mma_run(&p, dt, D, BM, BN, QREG, qf, o, s);                                                      \
+    }                                                                                                            \
+    static const gk_attention_config name##_config = {#name, D, BM, BN, (BM) * 2, gk_attn_mma_smem_c(D, BM, BN), 0};
+
+#endif /* __CUDACC__ */
+
+#endif /* GK_ATTENTION_CUH */
+
+/* ================================================================ implementation */
+
+#if (defined(GK_IMPLEMENTATION) || defined(GK_ATTENTION_IMPLEMENTATION)) && !defined(GK_ATTENTION_IMPLEMENTED)
+#define GK_ATTENTION_IMPLEMENTED
+
+#ifdef __CUDACC__
+
+/* The shipped mma.sync configurations, as X(name, D, BM, BN, QREG, MINB). The dispatcher takes
+   the first one built for the smallest D >= the problem's; figures in gk_bench/RESULTS.md. */
+#ifndef GK_ATTENTION_MMA_CONFIGS
+#define GK_ATTENTION_MMA_CONFIGS(X)       \
+    X(mma_d64_128x64, 64, 128, 64, 1, 1)  \
+    X(mma_d96_128x64, 96, 128, 64, 1, 1)  \
+    X(mma_d128_128x64, 128, 128, 64, 1, 1) \
+    X(mma_d256_64x64, 256, 64, 64, 0, 1)
+#endif
+#define GK_ATTN_X_DEFINE(tile, D, BM, BN, QREG, MINB)                                  \
+    GK_DEFINE_ATTENTION_MMA(gk_attention_bf16_##tile, GK_BF16, D, BM, BN, QREG, MINB) \
+    GK_DEFINE_ATTENTION_MMA(gk_attention_f16_##tile, GK_F16, D, BM, BN, QREG, MINB)
+#define GK_ATTN_X_BF16(tile, D, BM, BN, QREG, MINB) gk_attention_bf16_##tile,
+#define GK_ATTN_X_F16(tile, D, BM, BN, QREG, MINB) gk_attention_f16_##tile,
+#define GK_ATTN_X_CONFIG(tile, D, BM, BN, QREG, MINB) &gk_attention_bf16_##tile##_config,
+GK_ATTENTION_MMA_CONFIGS(GK_ATTN_X_DEFINE)
+
+static const gk_attn_kernel gk_attn_mma_kernels[2][32] = {{GK_ATTENTION_MMA_CONFIGS(GK_ATTN_X_BF16)},
+                                                           {GK_ATTENTION_MMA_CONFIGS(GK_ATTN_X_F16)}};
+static const gk_attention_config *const gk_attn_mma_configs[] = {GK_ATTENTION_MMA_CONFIGS(GK_ATTN_X_CONFIG)};
+#define GK_ATTN_NMMA ((int)(sizeof gk_attn_mma_configs / sizeof gk_attn_mma_configs[0]))
+
+GK_EXTERN_C_BEGIN
+
+GK_IMPL gk_attention_params gk_attention_params_dense(int batch, int heads_q, int heads_kv, int head_dim, int seqlen_q,
+                                                      int seqlen_k)
+{
+    gk_attention_params a;
+    memset(&a, 0, sizeof a);
+    a.batch = batch;
+    a.heads_q = heads_q;
+    a.heads_kv = heads_kv;
+    a.head_dim = head_dim;
+    a.seqlen_q = seqlen_q;
+    a.seqlen_k = seqlen_k;
+    a.q_head_stride = a.out_head_stride = head_dim;
+    a.q_row_stride = a.out_row_stride = (int64_t)heads_q * head_dim;
+    a.q_batch_stride = a.out_batch_stride = (int64_t)seqlen_q * heads_q * head_dim;
+    a.k_head_stride = a.v_head_stride = head_dim;
+    a.k_row_stride = a.v_row_stride = (int64_t)heads_kv * head_dim;
+    a.k_batch_stride = a.v_batch_stride = (int64_t)seqlen_k * heads_kv * head_dim;
+    a.window_left = a.window_right = -1;
+    return a;
+}
+
+/* Visible (row, key) pairs of one sequence: the FLOPs' mask fraction. */
+static double gk_attn_visible_pairs(const gk_attention_params *p)
+{
+    const int right = p->causal ? 0 : p->window_right;
+    if (p->window_left < 0 && right < 0) return (double)p->seqlen_q * p->seqlen_k;
+    double n = 0;
+    for (int i = 0; i < p->seqlen_q; i++) {
+        int lo, hi;
+        gk_attn_key_range(i, i + 1, p->seqlen_q, p->seqlen_k, p->window_left, right, &lo, &hi);
+        n += hi - lo;
+    }
+    return n;
+}
+
+GK_IMPL gk_ledger gk_attention_ledger(const gk_attention_params *p, int dtype)
+{
+    gk_ledger l;
+    memset(&l, 0, sizeof l);
+    if (!p) return l;
+    const double es = gk_dtype_size(dtype), b = p->batch, d = p->head_dim;
+    l.flops = 4.0 * b * p->heads_q * d * gk_attn_visible_pairs(p);
+    l.bytes = es * d * b * (2.0 * p->seqlen_q * p->heads_q + 2.0 * p->seqlen_k * p->heads_kv);
+    return l;
+}
+
+GK_EXTERN_C_END
+
+/* Bytes spanned by a tensor of counts[4] elements along strides[4] (the last dense): refused
+   past 2^63. */
+static cudaError_t gk_attn_span(const char *fn, const char *arg, const int64_t *counts, const int64_t *strides, int64_t *bytes)
+{
+    double far = 0;
+    int64_t last = 0;
+    for (int i = 0; i < 4; i++) {
+        far += (double)(counts[i] - 1) * (double)strides[i];
+        last += (counts[i] - 1) * strides[i];
+    }
+    if (far + counts[3] > 4.0e18) return gk__fail(cudaErrorInvalidValue, fn, "'%s' spans more than 2^62 elements", arg);
+    *bytes = (last + 1) * 2;
+    return cudaSuccess;
+}
+
+/* out's rows must not share an address: the strides sorted by size, each at least the span of
+   the dimensions under it. */
+static cudaError_t gk_attn_check_injective(const char *fn, const int64_t *counts, const int64_t *strides)
+{
+    int order[3] = {0, 1, 2};
+    for (int i = 0; i < 3; i++)
+        for (int j = i + 1; j < 3; j++)
+            if (strides[order[j]] < strides[order[i]]) {
+                const int t = order[i];
+                order[i] = order[j];
+                order[j] = t;
+            }
+    int64_t span = counts[3]; /* D contiguous elements */
+    for (int i = 0; i < 3; i++) {
+        const int d = order[i];
+        if (counts[d] <= 1) continue;
+        if (strides[d] < span)
+            return gk__fail(cudaErrorInvalidValue, fn,
+                            "out's strides alias: a stride of %lld elements under a span of %lld (rows would share "
+                            "an address)", (long long)strides[d], (long long)span);
+        span = strides[d] * (counts[d] - 1) + span;
+    }
+    return cudaSuccess;
+}
+
+static int gk_attn_kernel_dim(int d) { return d <= 64 ? 64 : d <= 96 ? 96 : d <= 128 ? 128 : 256; }
+
+/* The checks every entry point runs; fills *a (its pointers and splits are set by the caller).
+   *empty: nothing to compute. */
+static cudaError_t gk_attn_check_params(const char *fn, int dtype, const gk_attention_params *pp, gk_attn_args *a,
+                                        int *empty)
+{
+    GK_TRY(gk_check_ptr(fn, "params", pp));
+    const gk_attention_params p = *pp;
+    *empty = 1;
+    if (dtype != GK_BF16 && dtype != GK_F16)
+        return gk__fail(cudaErrorInvalidValue, fn, "dtype %d is not GK_BF16 or GK_F16", dtype);
+    GK_TRY(gk_check_nonneg(fn, "batch", p.batch));
+    GK_TRY(gk_check_nonneg(fn, "heads_q", p.heads_q));
+    GK_TRY(gk_check_nonneg(fn, "heads_kv", p.heads_kv));
+    GK_TRY(gk_check_nonneg(fn, "seqlen_q", p.seqlen_q));
+    GK_TRY(gk_check_nonneg(fn, "seqlen_k", p.seqlen_k));
+    if (p.batch == 0 || p.heads_q == 0 || p.seqlen_q == 0) return cudaSuccess;
+    *empty = 0;
+    GK_TRY(gk_check_positive(fn, "heads_kv", p.heads_kv));
+    if (p.heads_q % p.heads_kv)
+        return gk__fail(cudaErrorInvalidValue, fn, "heads_q (%d) is not a multiple of heads_kv (%d)", p.heads_q, p.heads_kv);
+    if (p.head_dim < 8 || p.head_dim > 256 || p.head_dim % 8)
+        return gk__fail(cudaErrorInvalidValue, fn, "head_dim %d is not supported: a multiple of 8 from 8 to 256",
+                        p.head_dim);
+    if (p.heads_q > 65535) return gk__fail(cudaErrorInvalidValue, fn, "heads_q %d is past 65535", p.heads_q);
+    if (p.batch > 65535) return gk__fail(cudaErrorInvalidValue, fn, "batch %d is past 65535", p.batch);
+    if (!(p.scale >= 0.0f) || p.scale > 3.0e38f)
+        return gk__fail(cudaErrorInvalidValue, fn, "scale %g is not finite and >= 0 (0: 1/sqrt(D))", (double)p.scale);
+    if (!(p.softcap >= 0.0f) || p.softcap > 3.0e38f)
+        return gk__fail(cudaErrorInvalidValue, fn, "softcap %g is not finite and >= 0 (0: none)", (double)p.softcap);
+    if (p.causal != 0 && p.causal != 1) return gk__fail(cudaErrorInvalidValue, fn, "causal is %d, not 0 or 1", p.causal);
+    if ((p.cu_seqlens_q == NULL) != (p.cu_seqlens_k == NULL))
+        return gk__fail(cudaErrorInvalidValue, fn, "cu_seqlens_q and cu_seqlens_k come together (one is NULL)");
+    /* strides */
+    memset(a, 0, sizeof *a);
+    a->q_bs = p.q_batch_stride; a->q_rs = p.q_row_stride; a->q_hs = p.q_head_stride;
+    a->k_bs = p.k_batch_stride; a->k_rs = p.k_row_stride; a->k_hs = p.k_head_stride;
+    a->v_bs = p.v_batch_stride; a->v_rs = p.v_row_stride; a->v_hs = p.v_head_stride;
+    a->o_bs = p.out_batch_stride; a->o_rs = p.out_row_stride; a->o_hs = p.out_head_stride;
+    a->cu_q = p.cu_seqlens_q;
+    a->cu_k = p.cu_seqlens_k;
+    a->batch = p.batch;
+    a->hq = p.heads_q;
+    a->hkv = p.heads_kv;
+    a->group = p.heads_q / p.heads_kv;
+    a->d = p.head_dim;
+    a->d_kernel = gk_attn_kernel_dim(p.head_dim);
+    a->sq = p.seqlen_q;
+    a->sk = p.seqlen_k;
+    const float scale = p.scale > 0.0f ? p.scale : 1.0f / sqrtf((float)p.head_dim);
+    a->scale_log2 = scale * GK_LOG2E;
+    if (p.softcap > 0.0f) {
+        a->cap_inv = scale / p.softcap;
+        a->cap_log2 = p.softcap * GK_LOG2E;
+    }
+    a->left = p.window_left < 0 ? -1 : p.window_left;
+    a->right = p.causal ? 0 : (p.window_right < 0 ? -1 : p.window_right);
+    a->splits = 1;
+    a->dt = dtype;
+    return cudaSuccess;
+}
+
+/* The tensors' checks: pointers, strides, spans and aliasing; sets a's pointers. */
+static cudaError_t gk_attn_check_tensors(const char *fn, void *out, const void *q, const void *k, const void *v,
+                                         float *lse, const gk_attention_params *pp, gk_attn_args *a)
+{
+    const gk_attention_params p = *pp;
+    const int varlen = p.cu_seqlens_q != NULL;
+    GK_TRY(gk_check_ptr(fn, "out", out));
+    GK_TRY(gk_check_ptr(fn, "q", q));
+    GK_TRY(gk_check_ptr(fn, "k", k));
+    GK_TRY(gk_check_ptr(fn, "v", v));
+    const char *names[4] = {"out", "q", "k", "v"};
+    const void *ptrs[4] = {out, q, k, v};
+    for (int i = 0; i < 4; i++)
+        if (!gk_is_aligned(ptrs[i], 16)) return gk__fail(cudaErrorInvalidValue, fn, "'%s' (%p) is not 16-byte aligned", names[i], ptrs[i]);
+    if (lse) GK_TRY(gk_check_elem_aligned(fn, "lse", lse, 4));
+    if (varlen) {
+        GK_TRY(gk_check_elem_aligned(fn, "cu_seqlens_q", p.cu_seqlens_q, 4));
+        GK_TRY(gk_check_elem_aligned(fn, "cu_seqlens_k", p.cu_seqlens_k, 4));
+    }
+    const char *snames[12] = {"q_batch_stride", "q_row_stride", "q_head_stride", "k_batch_stride", "k_row_stride",
+                              "k_head_stride", "v_batch_stride", "v_row_stride", "v_head_stride", "out_batch_stride",
+                              "out_row_stride", "out_head_stride"};
+    const int64_t st[12] = {p.q_batch_stride, p.q_row_stride, p.q_head_stride, p.k_batch_stride, p.k_row_stride,
+                            p.k_head_stride, p.v_batch_stride, p.v_row_stride, p.v_head_stride, p.out_batch_stride,
+                            p.out_row_stride, p.out_head_stride};
+    for (int i = 0; i < 12; i++) {
+        if (varlen && i % 3 == 0) continue; /* batch strides unused */
+        GK_TRY(gk_check_nonneg(fn, snames[i], st[i]));
+        if (st[i] % 8)
+            return gk__fail(cudaErrorInvalidValue, fn, "'%s' is %lld, not a multiple of 8 elements (16 bytes)", snames[i],
+                            (long long)st[i]);
+    }
+    /* spans (varlen: B Sq rows bound the packed tokens) and aliasing */
+    const int64_t bq = varlen ? 1 : p.batch, rq = varlen ? (int64_t)p.batch * p.seqlen_q : p.seqlen_q;
+    const int64_t bk = varlen ? 1 : p.batch, rk = varlen ? (int64_t)p.batch * p.seqlen_k : p.seqlen_k;
+    const int64_t cq[4] = {bq, rq, p.heads_q, p.head_dim}, ck[4] = {bk, rk > 0 ? rk : 1, p.heads_kv, p.head_dim};
+    const int64_t sq_[4] = {varlen ? 0 : p.q_batch_stride, p.q_row_stride, p.q_head_stride, 1};
+    const int64_t sk_[4] = {varlen ? 0 : p.k_batch_stride, p.k_row_stride, p.k_head_stride, 1};
+    const int64_t sv_[4] = {varlen ? 0 : p.v_batch_stride, p.v_row_stride, p.v_head_stride, 1};
+    const int64_t so_[4] = {varlen ? 0 : p.out_batch_stride, p.out_row_stride, p.out_head_stride, 1};
+    int64_t nq, nk, nv, no;
+    GK_TRY(gk_attn_span(fn, "q", cq, sq_, &nq));
+    GK_TRY(gk_attn_span(fn, "k", ck, sk_, &nk));
+    GK_TRY(gk_attn_span(fn, "v", ck, sv_, &nv));
+    GK_TRY(gk_attn_span(fn, "out", cq, so_, &no));
+    GK_TRY(gk_attn_check_injective(fn, cq, so_));
+    if (!varlen) {
+        /* with varlen the packed extents are unknown here: only the strides are checked */
+        const int64_t nl = (int64_t)p.batch * p.heads_q * p.seqlen_q * 4;
+        GK_TRY(gk_check_disjoint(fn, "out", out, no, "q", q, nq));
+        GK_TRY(gk_check_disjoint(fn, "out", out, no, "k", k, nk));
+        GK_TRY(gk_check_disjoint(fn, "out", out, no, "v", v, nv));
+        if (lse) {
+            GK_TRY(gk_check_disjoint(fn, "lse", lse, nl, "out", out, no));
+            GK_TRY(gk_check_disjoint(fn, "lse", lse, nl, "q", q, nq));
+            GK_TRY(gk_check_disjoint(fn, "lse", lse, nl, "k", k, nk));
+            GK_TRY(gk_check_disjoint(fn, "lse", lse, nl, "v", v, nv));
+        }
+    }
+
+    a->out = out;
+    a->q = q;
+    a->k = k;
+    a->v = v;
+    a->lse = lse;
+    return cudaSuccess;
+}
+
+/* The mma.sync configuration for a problem: the first built for its kernel head dim. */
+static int gk_attn_mma_pick(const gk_attn_args *a)
+{
+    for (int c = 0; c < GK_ATTN_NMMA; c++)
+        if (gk_attn_mma_configs[c]->head_dim == a->d_kernel) return c;
+    return -1;
+}
+
+/* Key splits: only where the query tiles of every (b, h) leave SMs idle, and never so many that a
+   split gets under 2 key tiles. */
+static int gk_attn_splits_for(const gk_attn_args *a, int bm, int bn, int sms)
+{
+    const int64_t blocks = gk_ceil_div(a->sq, bm) * a->hq * a->batch;
+    const int64_t ktiles = gk_ceil_div(a->sk, bn);
+    if (blocks >= sms || ktiles < 4) return 1;
+    int64_t s = gk_ceil_div(2 * (int64_t)sms, blocks);
+    if (s > ktiles / 2) s = ktiles / 2;
+    if (s > GK_ATTENTION_MAX_SPLITS) s = GK_ATTENTION_MAX_SPLITS;
+    if (s * a->batch > 65535) s = 65535 / a->batch;
+    return s < 1 ? 1 : (int)s;
+}
+
+static size_t gk_attn_split_bytes(const gk_attn_args *a, int splits)
+{
+    if (splits <= 1) return 0;
+    const size_t rows = (size_t)splits * a->batch * a->sq * a->hq;
+    return gk_round_up((int64_t)(rows * a->d_kernel * 4), 256) + gk_round_up((int64_t)(rows * 4), 256);
+}
+
+static cudaError_t gk_attn_launch_mma(const char *fn, int config, gk_attn_args a, void *workspace,
+                                      size_t workspace_bytes, int splits, cudaStream_t stream)
+{
+    const gk_attention_config *cfg = gk_attn_mma_configs[config];
+    if (cfg->head_dim < a.d)
+        return gk__fail(cudaErrorInvalidValue, fn, "configuration %s is built for D <= %d, not %d", cfg->name,
+                        cfg->head_dim, a.d);
+    a.d_kernel = cfg->head_dim;
+    int sms = 0;
+    GK_TRY(gk_sm_count(&sms));
+    if (splits <= 0) splits = workspace ? gk_attn_splits_for(&a, cfg->bm, cfg->bn, sms) : 1;
+    if (splits > GK_ATTENTION_MAX_SPLITS || (int64_t)splits * a.batch > 65535)
+        return gk__fail(cudaErrorInvalidValue, fn, "%d key splits: at most %d, and batch x splits <= 65535", splits,
+                        GK_ATTENTION_MAX_SPLITS);
+    while (splits > 1 && gk_attn_split_bytes(&a, splits) > workspace_bytes) splits--;
+    if (splits > 1) {
+        if (!gk_is_aligned(workspace, 256))
+            return gk__fail(cudaErrorInvalidValue, fn, "workspace (%p) is not 256-byte aligned", workspace);
+        const size_t rows = (size_t)splits * a.batch * a.sq * a.hq;
+        a.part_o = (float *)workspace;
+        a.part_lse = (float *)((char *)workspace + gk_round_up((int64_t)(rows * a.d_kernel * 4), 256));
+    }
+    a.splits = splits;
+    const void *kern = (const void *)gk_attn_mma_kernels[a.dt == GK_F16][config];
+    static unsigned attr_set[2][32];
+    GK_TRY(gk_smem_opt_in(fn, kern, cfg->smem_bytes, &attr_set[a.dt == GK_F16][config]));
+    const int64_t mtiles = gk_ceil_div(a.sq, cfg->bm);
+    const dim3 grid((unsigned)(mtiles < 2147483647 ? mtiles : 2147483647), (unsigned)a.hq, (unsigned)(a.batch * splits));
+    ((gk_attn_kernel)kern)<<<grid, cfg->threads, cfg->smem_bytes, stream>>>(a);
+    GK_TRY(gk_check_launch(fn));
+    if (splits > 1) {
+        const int64_t warps = (int64_t)a.batch * a.sq * a.hq;
+        gk_attn_combine<<<(unsigned)gk_ceil_div(warps, 8), 256, 0, stream>>>(a);
+        GK_TRY(gk_check_launch(fn));
+    }
+    return cudaSuccess;
+}
+
+static cudaError_t gk_attn_run(const char *fn, int config, int splits, int dtype, void *out, const void *q,
+                               const void *k, const void *v, float *lse, const gk_attention_params *params,
+                               void *workspace, size_t workspace_bytes, cudaStream_t stream)
+{
+    gk_attn_args a;
+    int empty = 0;
+    GK_TRY(gk_attn_check_params(fn, dtype, params, &a, &empty));
+    if (empty) return cudaSuccess;
+    GK_TRY(gk_attn_check_tensors(fn, out, q, k, v, lse, params, &a));
+    if (config < -1 || config >= GK_ATTN_NMMA)
+        return gk__fail(cudaErrorInvalidValue, fn, "configuration %d is not one of 0 .. %d (or -1)", config, GK_ATTN_NMMA - 1);
+    if (splits < 0) return gk__fail(cudaErrorInvalidValue, fn, "splits is %d; it must be >= 0", splits);
+    if (config < 0) config = gk_attn_mma_pick(&a);
+    return gk_attn_launch_mma(fn, config, a, workspace, workspace_bytes, splits, stream);
+}
+
+GK_EXTERN_C_BEGIN
+
+GK_IMPL size_t gk_attention_workspace_bytes(const gk_attention_params *params)
+{
+    gk_attn_args a;
+    int empty = 0, sms = 0;
+    gk__begin();
+    if (gk_attn_check_params("gk_attention_workspace_bytes", GK_BF16, params, &a, &empty) != cudaSuccess || empty) return 0;
+    if (gk_sm_count(&sms) != cudaSuccess) return 0;
+    const int c = gk_attn_mma_pick(&a);
+    if (c < 0) return 0;
+    return gk_attn_split_bytes(&a, gk_attn_splits_for(&a, gk_attn_mma_configs[c]->bm, gk_attn_mma_configs[c]->bn, sms));
+}
+
+GK_IMPL int gk_attention_config_count(void) { return GK_ATTN_NMMA; }
+
+GK_IMPL gk_attention_config gk_attention_config_info(int config)
+{
+    gk_attention_config c;
+    memset(&c, 0, sizeof c);
+    if (config >= 0 && config < GK_ATTN_NMMA) c = *gk_attn_mma_configs[config];
+    return c;
+}
+
+GK_IMPL cudaError_t gk_attention_ex(int config, int splits, int dtype, void *out, const void *q, const void *k,
+                                    const void *v, float *lse, const gk_attention_params *params, void *workspace,
+                                    size_t workspace_bytes, cudaStream_t stream)
+{
+    gk__begin();
+    return gk__end("gk_attention_ex", gk_attn_run("gk_attention_ex", config, splits, dtype, out, q, k, v, lse, params,
+                                                  workspace, workspace_bytes, stream));
+}
+
+GK_IMPL cudaError_t gk_attention_fwd_bf16(gk_bf16 *out, const gk_bf16 *q, const gk_bf16 *k, const gk_bf16 *v,
+                                          float *lse, const gk_attention_params *params, void *workspace,
+                                          size_t workspace_bytes, cudaStream_t stream)
+{
+    gk__begin();
+    return gk__end("gk_attention_fwd_bf16", gk_attn_run("gk_attention_fwd_bf16", -1, 0, GK_BF16, out, q, k, v, lse,
+                                                        params, workspace, workspace_bytes, stream));
+}
+
+GK_IMPL cudaError_t gk_attention_fwd_f16(gk_f16 *out, const gk_f16 *q, const gk_f16 *k, const gk_f16 *v, float *lse,
+                                         const gk_attention_params *params, void *workspace, size_t workspace_bytes,
+                                         cudaStream_t stream)
+{
+    gk__begin();
+    return gk__end("gk_attention_fwd_f16", gk_attn_run("gk_attention_fwd_f16", -1, 0, GK_F16, out, q, k, v, lse, params,
+                                                       workspace, workspace_bytes, stream));
+}
+
+GK_EXTERN_C_END
+
+#endif /* __CUDACC__ */
+
+#endif /* attention implementation */
