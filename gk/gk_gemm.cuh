@@ -3,9 +3,8 @@
    and on Hopper (sm_90a) wgmma kernels fed by TMA with the same epilogue (gk_gemm_sm90.cuh),
    behind one dispatcher.
 
-   Needs gk_core.cuh and gk_mma.cuh (same folder), and for Hopper builds gk_gemm_sm90.cuh and
-   <cuda.h> from the CUDA toolkit (the TMA descriptor type; no -lcuda: the encoder is found
-   through the runtime). In ONE .cu file of your program:
+   Needs gk_core.cuh and gk_mma.cuh (same folder; gk_mma.cuh includes <cuda.h> from the CUDA
+   toolkit for the TMA descriptor type, no -lcuda), and for Hopper builds gk_gemm_sm90.cuh. In ONE .cu file of your program:
        #define GK_IMPLEMENTATION      (or GK_GEMM_IMPLEMENTATION for this header alone)
        #include "gk_gemm.cuh"
    Build for sm_90a (-gencode arch=compute_90a,code=sm_90a) to get the wgmma kernels on H100 /
@@ -62,7 +61,7 @@
                               N so that its A and B panels stay in L2 (8, 16, 32 measured level)
      GK_GEMM_MAX_SPLITS (16)  the most K splits the dispatcher uses
      GK_GEMM_SM90             1: include gk_gemm_sm90.cuh (the wgmma kernels). Default: 1 when nvcc
-                              targets compute capability 9.0 (__CUDA_ARCH_LIST__ holds 900). Its
+                              targets compute capability 9.0 (GK_BUILD_HAS_SM90, gk_mma.cuh). Its
                               kernels have code only in sm_90a images: an sm_90 build without the
                               "a" features can define it 0 to leave them out.
 
@@ -96,19 +95,8 @@
 #ifndef GK_GEMM_MAX_SPLITS
 #define GK_GEMM_MAX_SPLITS 16
 #endif
-/* Whether nvcc's target list (__CUDA_ARCH_LIST__, e.g. 800,900) holds 900. */
-#define GK_GEMM_IS_900_(a, b, c, d, e, f, g, h, ...) \
-    ((a) == 900 || (b) == 900 || (c) == 900 || (d) == 900 || (e) == 900 || (f) == 900 || (g) == 900 || (h) == 900)
-#define GK_GEMM_HAS_900(...) GK_GEMM_IS_900_(__VA_ARGS__, 0, 0, 0, 0, 0, 0, 0, 0)
 #ifndef GK_GEMM_SM90
-#if defined(__CUDACC__) && defined(__CUDA_ARCH_LIST__)
-#if GK_GEMM_HAS_900(__CUDA_ARCH_LIST__)
-#define GK_GEMM_SM90 1
-#endif
-#endif
-#endif
-#ifndef GK_GEMM_SM90
-#define GK_GEMM_SM90 0
+#define GK_GEMM_SM90 GK_BUILD_HAS_SM90
 #endif
 
 typedef enum gk_act { GK_ACT_NONE = 0, GK_ACT_RELU = 1, GK_ACT_GELU = 2, GK_ACT_SILU = 3 } gk_act;

@@ -1,8 +1,8 @@
 /* gk_gemm_sm90.cuh - gk GEMM on Hopper v0.2: wgmma kernels fed by TMA, for gk_gemm.cuh's
    dispatcher. Part of gk_gemm.cuh, which includes it when GK_GEMM_SM90 is 1 (by default when
    nvcc targets compute capability 9.0): copy it beside gk_gemm.cuh and include gk_gemm.cuh.
-   The only gk header that needs <cuda.h> (CUtensorMap; the encoder is found through the
-   runtime, no -lcuda). Its kernels have code in sm_90a images only (-gencode
+   Its TMA maps come from gk_mma.cuh (CUtensorMap from <cuda.h>; the encoder is found through
+   the runtime, no -lcuda). Its kernels have code in sm_90a images only (-gencode
    arch=compute_90a,code=sm_90a); the dispatcher uses them where the running image has it.
 
    HOW IT RUNS
@@ -27,7 +27,6 @@
 #if defined(__CUDACC__) && GK_GEMM_SM90 && !defined(GK_GEMM_SM90_CUH)
 #define GK_GEMM_SM90_CUH
 
-#include <cuda.h> /* CUtensorMap: the TMA descriptors */
 
 /* ---------------------------------------------------------------- sm_90a: wgmma fed by TMA
 
@@ -396,28 +395,8 @@ static __device__ int gk_gemm_wg_built =
 static int gk_gemm_wg_ready(void)
 {
     static unsigned known, ready;
-    int dev = 0, major = 0, minor = 0, built = 0;
-    if (cudaGetDevice(&dev) != cudaSuccess) return 0;
-    if (dev < 32 && (known >> dev & 1u)) return ready >> dev & 1u;
-    if (cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev) != cudaSuccess ||
-        cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, dev) != cudaSuccess)
-        major = 0;
-    if (major == 9 && minor == 0 && cudaMemcpyFromSymbol(&built, gk_gemm_wg_built, sizeof built) != cudaSuccess) {
-        built = 0;
-        (void)cudaGetLastError();
-    }
-    const int r = major == 9 && minor == 0 && built;
-    if (dev < 32) {
-        known |= 1u << dev;
-        if (r) ready |= 1u << dev;
-    }
-    return r;
+    return gk_sm90a_ready(&gk_gemm_wg_built, &known, &ready);
 }
-
-typedef CUresult (*gk_tensor_map_encode_fn)(CUtensorMap *, CUtensorMapDataType, cuuint32_t, void *, const cuuint64_t *,
-                                            const cuuint64_t *, const cuuint32_t *, const cuuint32_t *,
-                                            CUtensorMapInterleave, CUtensorMapSwizzle, CUtensorMapL2promotion,
-                                            CUtensorMapFloatOOBfill);
 
 /* A [rows, cols] operand of 2-byte values, stride ld (a multiple of 8, 16-byte aligned base), as
    a TMA tensor map of 64 x box_rows boxes (128 bytes wide: the 128-byte swizzle), zero-filled
@@ -425,23 +404,9 @@ typedef CUresult (*gk_tensor_map_encode_fn)(CUtensorMap *, CUtensorMapDataType, 
 static cudaError_t gk_gemm_tensor_map(const char *fn, CUtensorMap *map, const void *x, int dt, int64_t rows,
                                       int64_t cols, int64_t ld, int box_rows)
 {
-    static gk_tensor_map_encode_fn encode;
-    if (!encode) {
-        void *f = NULL;
-        cudaDriverEntryPointQueryResult q;
-        if (cudaGetDriverEntryPointByVersion("cuTensorMapEncodeTiled", &f, 12000, cudaEnableDefault, &q) != cudaSuccess ||
-            q != cudaDriverEntryPointSuccess || !f)
-            return gk__fail(cudaErrorNotSupported, fn, "the driver has no cuTensorMapEncodeTiled");
-        encode = (gk_tensor_map_encode_fn)f;
-    }
-    const cuuint64_t dims[2] = {(cuuint64_t)cols, (cuuint64_t)rows}, strides[1] = {(cuuint64_t)ld * 2};
-    const cuuint32_t box[2] = {64, (cuuint32_t)box_rows}, elem[2] = {1, 1};
-    const CUresult r = encode(map, dt == GK_F16 ? CU_TENSOR_MAP_DATA_TYPE_FLOAT16 : CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, 2,
-                              (void *)x, dims, strides, box, elem, CU_TENSOR_MAP_INTERLEAVE_NONE,
-                              CU_TENSOR_MAP_SWIZZLE_128B, CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
-                              CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
-    if (r != CUDA_SUCCESS) return gk__fail(cudaErrorInvalidValue, fn, "cuTensorMapEncodeTiled failed (CUresult %d)", (int)r);
-    return cudaSuccess;
+    const int64_t dims[2] = {cols, rows}, strides[1] = {ld};
+    const int box[2] = {64, box_rows};
+    return gk_tma_map(fn, map, x, dt, 2, dims, strides, box);
 }
 
 /* An MMA operand's tensor maps: K-major ([rows, K], tiles of tile_rows rows) boxes of tile_rows

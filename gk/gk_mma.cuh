@@ -58,7 +58,17 @@
      gk_wgmma_m64k16(d, da, db, dt, n, ta, tb)
                                         wgmma.mma_async.sync.aligned.m64n{16,64,128,256}k16.f32.{bf16,f16}
      gk_wgmma_fence(), gk_wgmma_commit(), gk_wgmma_wait_0/1(), gk_wgmma_fence_regs(d, n)
+     gk_wgmma_m64k16_rs(d, a, db, dt, n, tb)
+                                        the same with A (64 x 16) from registers: 4 a thread, the
+                                        m16n8k16 A fragment of its warp's 16 rows
+     gk_tma_load_4d(dst, map, bar, c0, c1, c2, c3)
+                                        cp.async.bulk.tensor.4d (a box of a strided 4-D tensor)
      gk_fence_proxy_async()             fence.proxy.async.shared::cta (st.shared before wgmma reads)
+     host: gk_tma_map(fn, map, x, dt, rank, dims, strides, box)
+                                        a 2-byte tensor's TMA map, 128-byte swizzle, zero fill
+           gk_sm90a_ready(&built, &known, &ready)
+                                        the device is 9.0 and the image has sm_90a code
+     GK_BUILD_HAS_SM90                  1 when nvcc's target list holds compute capability 9.0
 
    DOES NOT
      launch kernels or pick tile sizes (the GEMM header does).
@@ -68,7 +78,23 @@
 #ifndef GK_MMA_CUH
 #define GK_MMA_CUH
 
+/* Whether nvcc's target list (__CUDA_ARCH_LIST__, e.g. 800,900) holds 900: the headers with
+   sm_90a kernels (GEMM, attention) build them by default only then. */
+#define GK_ARCH_IS_900_(a, b, c, d, e, f, g, h, ...) \
+    ((a) == 900 || (b) == 900 || (c) == 900 || (d) == 900 || (e) == 900 || (f) == 900 || (g) == 900 || (h) == 900)
+#define GK_ARCH_LIST_HAS_900(...) GK_ARCH_IS_900_(__VA_ARGS__, 0, 0, 0, 0, 0, 0, 0, 0)
+#if defined(__CUDACC__) && defined(__CUDA_ARCH_LIST__)
+#if GK_ARCH_LIST_HAS_900(__CUDA_ARCH_LIST__)
+#define GK_BUILD_HAS_SM90 1
+#endif
+#endif
+#ifndef GK_BUILD_HAS_SM90
+#define GK_BUILD_HAS_SM90 0
+#endif
+
 #ifdef __CUDACC__ /* device code only: nothing here for C */
+
+#include <cuda.h> /* CUtensorMap: TMA descriptors */
 
 /* ---------------------------------------------------------------- fragment layouts */
 
@@ -232,6 +258,14 @@ GK_DEV void gk_tma_load_2d(void *dst, const void *tensor_map, void *bar, int c0,
                  : "memory");
 }
 
+/* The same for a 4-D tensor map (coordinates innermost first). */
+GK_DEV void gk_tma_load_4d(void *dst, const void *tensor_map, void *bar, int c0, int c1, int c2, int c3)
+{
+    asm volatile("cp.async.bulk.tensor.4d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3, %4, %5}], [%6];"
+                 ::"r"(gk_smem_addr(dst)), "l"(tensor_map), "r"(c0), "r"(c1), "r"(c2), "r"(c3), "r"(gk_smem_addr(bar))
+                 : "memory");
+}
+
 /* bar.sync on a named barrier (1..15; 0 is __syncthreads) for `threads` threads, a multiple of
    32: a subset of the block, such as one warpgroup, synchronizes alone. */
 GK_DEV void gk_named_barrier(int id, int threads) { asm volatile("bar.sync %0, %1;" ::"r"(id), "r"(threads) : "memory"); }
@@ -340,6 +374,113 @@ GK_DEV void gk_wgmma_m64k16(float *d, unsigned long long da, unsigned long long 
         if (dt == GK_BF16) GK_WGMMA_LAYOUTS(N16, "bf16");
         else GK_WGMMA_LAYOUTS(N16, "f16");
     }
+}
+
+
+/* A from registers (4 a thread: the m16n8k16 A fragment of the warp's 16 rows of the 64), B from
+   shared memory; TB 1: B is MN-major. */
+#define GK_WGMMA_RS_N256(TYPE, TB)                                                                              \
+    asm volatile("{ .reg .pred p; setp.ne.b32 p, %133, 0;\n"                                                    \
+                 "wgmma.mma_async.sync.aligned.m64n256k16.f32." TYPE "." TYPE " {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, %48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63, %64, %65, %66, %67, %68, %69, %70, %71, %72, %73, %74, %75, %76, %77, %78, %79, %80, %81, %82, %83, %84, %85, %86, %87, %88, %89, %90, %91, %92, %93, %94, %95, %96, %97, %98, %99, %100, %101, %102, %103, %104, %105, %106, %107, %108, %109, %110, %111, %112, %113, %114, %115, %116, %117, %118, %119, %120, %121, %122, %123, %124, %125, %126, %127}, {%128, %129, %130, %131}, %132, p, 1, 1, " \
+                 #TB "; }"                                                                                      \
+                 : GK_WG_D128                                                                                   \
+                 : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(db), "r"(1))
+#define GK_WGMMA_RS_N128(TYPE, TB)                                                                              \
+    asm volatile("{ .reg .pred p; setp.ne.b32 p, %69, 0;\n"                                                     \
+                 "wgmma.mma_async.sync.aligned.m64n128k16.f32." TYPE "." TYPE " {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, %48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63}, {%64, %65, %66, %67}, %68, p, 1, 1, " \
+                 #TB "; }"                                                                                      \
+                 : GK_WG_D64                                                                                    \
+                 : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(db), "r"(1))
+#define GK_WGMMA_RS_N64(TYPE, TB)                                                                               \
+    asm volatile("{ .reg .pred p; setp.ne.b32 p, %37, 0;\n"                                                     \
+                 "wgmma.mma_async.sync.aligned.m64n64k16.f32." TYPE "." TYPE " {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31}, {%32, %33, %34, %35}, %36, p, 1, 1, " \
+                 #TB "; }"                                                                                      \
+                 : GK_WG_D8(0), GK_WG_D8(8), GK_WG_D8(16), GK_WG_D8(24)                                         \
+                 : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(db), "r"(1))
+#define GK_WGMMA_RS_LAYOUTS(N, TYPE)            \
+    do {                                        \
+        if (!tb) GK_WGMMA_RS_##N(TYPE, 0);      \
+        else GK_WGMMA_RS_##N(TYPE, 1);          \
+    } while (0)
+
+/* wgmma.mma_async.sync.aligned.m64nNk16.f32.{bf16,f16} with A from registers, N 256, 128 or 64:
+   D (as gk_wgmma_m64k16's) += A B; a: this thread's 4 registers of A (the m16n8k16 A fragment of
+   rows 16 (warp % 4) .. +15); tb: B is MN-major. dt, n, tb constants after inlining. */
+GK_DEV void gk_wgmma_m64k16_rs(float *d, const unsigned *a, unsigned long long db, int dt, int n, int tb)
+{
+    if (n == 256) {
+        if (dt == GK_BF16) GK_WGMMA_RS_LAYOUTS(N256, "bf16");
+        else GK_WGMMA_RS_LAYOUTS(N256, "f16");
+    } else if (n == 128) {
+        if (dt == GK_BF16) GK_WGMMA_RS_LAYOUTS(N128, "bf16");
+        else GK_WGMMA_RS_LAYOUTS(N128, "f16");
+    } else {
+        if (dt == GK_BF16) GK_WGMMA_RS_LAYOUTS(N64, "bf16");
+        else GK_WGMMA_RS_LAYOUTS(N64, "f16");
+    }
+}
+
+/* ---------------------------------------------------------------- sm_90a, host side
+
+   The TMA descriptor encoder (found through the runtime: no -lcuda) and whether the running
+   image holds sm_90a code. */
+typedef CUresult (*gk_tensor_map_encode_fn)(CUtensorMap *, CUtensorMapDataType, cuuint32_t, void *, const cuuint64_t *,
+                                            const cuuint64_t *, const cuuint32_t *, const cuuint32_t *,
+                                            CUtensorMapInterleave, CUtensorMapSwizzle, CUtensorMapL2promotion,
+                                            CUtensorMapFloatOOBfill);
+
+/* A rank-dimensional tensor of 2-byte values (dims[0] contiguous; strides[i] in elements between
+   steps of dimension i + 1, multiples of 8) as a TMA map of box[] boxes, box[0] = 64 (128 bytes:
+   the 128-byte swizzle that wgmma's descriptors read), zero-filled past every dimension's end. */
+GK_HOST cudaError_t gk_tma_map(const char *fn, CUtensorMap *map, const void *x, int dt, int rank, const int64_t *dims,
+                               const int64_t *strides, const int *box)
+{
+    static gk_tensor_map_encode_fn encode;
+    if (!encode) {
+        void *f = NULL;
+        cudaDriverEntryPointQueryResult q;
+        if (cudaGetDriverEntryPointByVersion("cuTensorMapEncodeTiled", &f, 12000, cudaEnableDefault, &q) != cudaSuccess ||
+            q != cudaDriverEntryPointSuccess || !f)
+            return gk__fail(cudaErrorNotSupported, fn, "the driver has no cuTensorMapEncodeTiled");
+        encode = (gk_tensor_map_encode_fn)f;
+    }
+    cuuint64_t d[5], st[4];
+    cuuint32_t b[5], elem[5];
+    for (int i = 0; i < rank; i++) {
+        d[i] = (cuuint64_t)dims[i];
+        b[i] = (cuuint32_t)box[i];
+        elem[i] = 1;
+        if (i > 0) st[i - 1] = (cuuint64_t)strides[i - 1] * 2;
+    }
+    const CUresult r = encode(map, dt == GK_F16 ? CU_TENSOR_MAP_DATA_TYPE_FLOAT16 : CU_TENSOR_MAP_DATA_TYPE_BFLOAT16,
+                              (cuuint32_t)rank, (void *)x, d, st, b, elem, CU_TENSOR_MAP_INTERLEAVE_NONE,
+                              CU_TENSOR_MAP_SWIZZLE_128B, CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
+                              CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+    if (r != CUDA_SUCCESS) return gk__fail(cudaErrorInvalidValue, fn, "cuTensorMapEncodeTiled failed (CUresult %d)", (int)r);
+    return cudaSuccess;
+}
+
+/* 1 when the current device is compute capability 9.0 and *built, a __device__ int the caller's
+   translation unit sets to 1 in its sm_90a image, reads 1 there. Asked once per device (the
+   first 32; others every call), through *known and *ready. */
+GK_HOST int gk_sm90a_ready(const void *built_symbol, unsigned *known, unsigned *ready)
+{
+    int dev = 0, major = 0, minor = 0, built = 0;
+    if (cudaGetDevice(&dev) != cudaSuccess) return 0;
+    if (dev < 32 && (*known >> dev & 1u)) return *ready >> dev & 1u;
+    if (cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev) != cudaSuccess ||
+        cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, dev) != cudaSuccess)
+        major = 0;
+    if (major == 9 && minor == 0 && cudaMemcpyFromSymbol(&built, built_symbol, sizeof built) != cudaSuccess) {
+        built = 0;
+        (void)cudaGetLastError();
+    }
+    const int r = major == 9 && minor == 0 && built;
+    if (dev < 32) {
+        *known |= 1u << dev;
+        if (r) *ready |= 1u << dev;
+    }
+    return r;
 }
 
 #endif /* __CUDACC__ */
