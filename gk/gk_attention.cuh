@@ -222,6 +222,93 @@ GK_DEV void gk_attn_mma(float *d, const unsigned *a, const unsigned *b, int dt)
     else gk_mma_m16n8k16_f16(d, a, b, d);
 }
 
+/* The online softmax on accumulator fragments, shared by the mma.sync and wgmma kernels. A
+   thread holds n values of S (and no of O) in the m16n8k16 / wgmma accumulator layout: value
+   4 j + i at row g + 8 (i / 2) (g = lane / 4 of the warp's 16 rows), column 8 j + 2 (lane % 4)
+   + i % 2. The 4 lanes of a row hold all its columns. */
+
+/* Whether key tile [n0, n0 + bn) crosses an edge for query rows [m0, m0 + bm): Sk or a mask. */
+GK_DEV int gk_attn_tile_edge(const gk_attn_args *p, int m0, int bm, int n0, int bn, int sk_len, int off)
+{
+    return n0 + bn > sk_len || (p->left >= 0 && n0 < m0 + bm - 1 + off - p->left) ||
+           (p->right >= 0 && n0 + bn - 1 > m0 + off + p->right);
+}
+
+/* S to logits in log2 units (scale, or softcap), -inf where masked (edge tiles only). row: the
+   query row of this thread's values i % 4 < 2; col: the key of value 0. */
+GK_DEV void gk_attn_logits(const gk_attn_args *p, float *s, int n, int edge, int row, int col, int sk_len, int off)
+{
+#pragma unroll
+    for (int i = 0; i < n; i++) {
+        float x = p->cap_log2 != 0.0f ? p->cap_log2 * tanhf(s[i] * p->cap_inv) : s[i] * p->scale_log2;
+        if (edge) {
+            const int c = col + (i >> 2) * 8 + (i & 1), rel = c - (row + ((i & 2) ? 8 : 0) + off);
+            if (c >= sk_len || (p->left >= 0 && rel < -p->left) || (p->right >= 0 && rel > p->right)) x = -INFINITY;
+        }
+        s[i] = x;
+    }
+}
+
+/* One tile of the online softmax for the thread's two rows: new row max (over the 4 lanes),
+   S to P = 2^(x - max), O and the running sum rescaled. A row with every key so far masked keeps
+   max -inf and subtracts 0 (no inf - inf). */
+GK_DEV void gk_attn_softmax(float *s, int n, float *o, int no, float *row_max, float *row_sum)
+{
+#pragma unroll
+    for (int r = 0; r < 2; r++) {
+        float mx = -INFINITY;
+#pragma unroll
+        for (int i = 0; i < n / 4; i++) mx = fmaxf(mx, fmaxf(s[4 * i + 2 * r], s[4 * i + 2 * r + 1]));
+        mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 1));
+        mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 2));
+        const float mnew = fmaxf(row_max[r], mx), base = mnew == -INFINITY ? 0.0f : mnew;
+        const float alpha = gk_ex2_approx(row_max[r] - base);
+        row_max[r] = mnew;
+        float sum = 0.0f;
+#pragma unroll
+        for (int i = 0; i < n / 4; i++) {
+            s[4 * i + 2 * r] = gk_ex2_approx(s[4 * i + 2 * r] - base);
+            s[4 * i + 2 * r + 1] = gk_ex2_approx(s[4 * i + 2 * r + 1] - base);
+            sum += s[4 * i + 2 * r] + s[4 * i + 2 * r + 1];
+        }
+        row_sum[r] = row_sum[r] * alpha + sum;
+#pragma unroll
+        for (int i = 0; i < no / 4; i++) {
+            o[4 * i + 2 * r] *= alpha;
+            o[4 * i + 2 * r + 1] *= alpha;
+        }
+    }
+}
+
+/* P's values of two n8 tiles (8 floats) as the A fragment of a k16 step: the accumulator layout
+   is the A layout, so no data moves between lanes. */
+GK_DEV void gk_attn_pack_p(const float *s8, int dt, unsigned *pa)
+{
+    pa[0] = gk_pack2_f32(s8, dt);
+    pa[1] = gk_pack2_f32(s8 + 2, dt);
+    pa[2] = gk_pack2_f32(s8 + 4, dt);
+    pa[3] = gk_pack2_f32(s8 + 6, dt);
+}
+
+/* The rows' end: sums over the 4 lanes, O / sum, lse = (max + log2 sum) ln 2 (-inf and O = 0 for
+   a row that saw no key). */
+GK_DEV void gk_attn_finish(float *o, int no, const float *row_max, const float *row_sum, float *lse_row)
+{
+#pragma unroll
+    for (int r = 0; r < 2; r++) {
+        float l = row_sum[r];
+        l += __shfl_xor_sync(0xffffffffu, l, 1);
+        l += __shfl_xor_sync(0xffffffffu, l, 2);
+        const float inv = l > 0.0f ? 1.0f / l : 0.0f;
+        lse_row[r] = l > 0.0f ? (row_max[r] + log2f(l)) * 0.6931471805599453f : -INFINITY;
+#pragma unroll
+        for (int i = 0; i < no / 4; i++) {
+            o[4 * i + 2 * r] *= inv;
+            o[4 * i + 2 * r + 1] *= inv;
+        }
+    }
+}
+
 /* One (b, h, query tile, key split) per block and grid-stride over query tiles. Per warp: qf
    (D / 16 x 4 registers, QREG), o (D / 8 x 4 accumulators), s (BN / 8 x 4). All sizes are
    constants after inlining. */
@@ -251,7 +338,6 @@ GK_DEV void gk_attn_mma_run(const gk_attn_args *p, int dt, int DK, int BM, int B
     char *og = (char *)p->out + 2 * ((p->cu_q ? qrow0 * p->o_rs : b * p->o_bs) + h * p->o_hs);
     const int valid = p->d / 8, mtiles = (sq_len + BM - 1) / BM;
     const int masked_grid = p->left >= 0 || p->right >= 0;
-    const float neg_inf = -INFINITY;
 
     for (int t = blockIdx.x; t < mtiles; t += gridDim.x) {
         const int m0 = (masked_grid ? mtiles - 1 - t : t) * BM;
@@ -273,7 +359,7 @@ GK_DEV void gk_attn_mma_run(const gk_attn_args *p, int dt, int DK, int BM, int B
         }
         gk_cp_async_commit();
 
-        float row_max[2] = {neg_inf, neg_inf}, row_sum[2] = {0.0f, 0.0f};
+        float row_max[2] = {-INFINITY, -INFINITY}, row_sum[2] = {0.0f, 0.0f};
 #pragma unroll
         for (int i = 0; i < DK / 2; i++) o[i] = 0.0f;
         const int qr = warp * 16 + (lane & 7) + ((lane >> 3) & 1) * 8; /* this lane's ldmatrix row of Q */
@@ -316,54 +402,16 @@ GK_DEV void gk_attn_mma_run(const gk_attn_args *p, int dt, int DK, int BM, int B
                 }
             }
 
-            /* logits in log2 units, masked where the tile crosses an edge */
-            const int n0 = j * BN, rw = m0 + warp * 16 + g, off = sk_len - sq_len;
-            const int edge = n0 + BN > sk_len || (p->left >= 0 && n0 < m0 + BM - 1 + off - p->left) ||
-                             (p->right >= 0 && n0 + BN - 1 > m0 + off + p->right);
-#pragma unroll
-            for (int i = 0; i < BN / 2; i++) {
-                float x = p->cap_log2 != 0.0f ? p->cap_log2 * tanhf(s[i] * p->cap_inv) : s[i] * p->scale_log2;
-                if (edge) {
-                    const int col = n0 + (i >> 2) * 8 + t4 * 2 + (i & 1), row = rw + ((i & 2) ? 8 : 0);
-                    const int rel = col - (row + off);
-                    if (col >= sk_len || (p->left >= 0 && rel < -p->left) || (p->right >= 0 && rel > p->right)) x = neg_inf;
-                }
-                s[i] = x;
-            }
-            /* online softmax: rows g (values i % 4 < 2) and g + 8 */
-#pragma unroll
-            for (int r = 0; r < 2; r++) {
-                float mx = neg_inf;
-#pragma unroll
-                for (int i = 0; i < BN / 8; i++) mx = fmaxf(mx, fmaxf(s[4 * i + 2 * r], s[4 * i + 2 * r + 1]));
-                mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 1));
-                mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 2));
-                const float mnew = fmaxf(row_max[r], mx), base = mnew == neg_inf ? 0.0f : mnew;
-                const float alpha = gk_ex2_approx(row_max[r] - base);
-                row_max[r] = mnew;
-                float sum = 0.0f;
-#pragma unroll
-                for (int i = 0; i < BN / 8; i++) {
-                    s[4 * i + 2 * r] = gk_ex2_approx(s[4 * i + 2 * r] - base);
-                    s[4 * i + 2 * r + 1] = gk_ex2_approx(s[4 * i + 2 * r + 1] - base);
-                    sum += s[4 * i + 2 * r] + s[4 * i + 2 * r + 1];
-                }
-                row_sum[r] = row_sum[r] * alpha + sum;
-#pragma unroll
-                for (int i = 0; i < DK / 8; i++) {
-                    o[4 * i + 2 * r] *= alpha;
-                    o[4 * i + 2 * r + 1] *= alpha;
-                }
-            }
+            const int n0 = j * BN, off = sk_len - sq_len;
+            const int edge = gk_attn_tile_edge(p, m0, BM, n0, BN, sk_len, off);
+            gk_attn_logits(p, s, BN / 2, edge, m0 + warp * 16 + g, n0 + t4 * 2, sk_len, off);
+            gk_attn_softmax(s, BN / 2, o, DK / 2, row_max, row_sum);
             /* O += P V: P's accumulators are A fragments already (two n8 tiles make a k16);
                V rows are B's rows (ldmatrix .trans) */
 #pragma unroll
             for (int kk = 0; kk < BN / 16; kk++) {
                 unsigned pa[4];
-                pa[0] = gk_pack2_f32(s + 8 * kk, dt);
-                pa[1] = gk_pack2_f32(s + 8 * kk + 2, dt);
-                pa[2] = gk_pack2_f32(s + 8 * kk + 4, dt);
-                pa[3] = gk_pack2_f32(s + 8 * kk + 6, dt);
+                gk_attn_pack_p(s + 8 * kk, dt, pa);
 #pragma unroll
                 for (int jj = 0; jj < DK / 16; jj++) {
                     unsigned vb[4];
@@ -376,21 +424,8 @@ GK_DEV void gk_attn_mma_run(const gk_attn_args *p, int dt, int DK, int BM, int B
         }
         gk_cp_async_wait_0(); /* nothing in flight (an empty range committed only Q) */
 
-        /* finish the rows: sum over the 4 lanes of a row, O / sum, lse */
         float lse_row[2];
-#pragma unroll
-        for (int r = 0; r < 2; r++) {
-            float l = row_sum[r];
-            l += __shfl_xor_sync(0xffffffffu, l, 1);
-            l += __shfl_xor_sync(0xffffffffu, l, 2);
-            const float inv = l > 0.0f ? 1.0f / l : 0.0f;
-            lse_row[r] = l > 0.0f ? (row_max[r] + log2f(l)) * 0.6931471805599453f : neg_inf;
-#pragma unroll
-            for (int i = 0; i < DK / 8; i++) {
-                o[4 * i + 2 * r] *= inv;
-                o[4 * i + 2 * r + 1] *= inv;
-            }
-        }
+        gk_attn_finish(o, DK / 2, row_max, row_sum, lse_row);
         const int wrow0 = m0 + warp * 16;
         if (p->splits > 1) {
             /* fp32 partials: [split][b sq + row][h][DK], and their lse */
