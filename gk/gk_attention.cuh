@@ -90,6 +90,10 @@
 #ifndef GK_ATTENTION_CUH
 #define GK_ATTENTION_CUH
 
+/* 1: include gk_attention_sm90.cuh (the wgmma kernel); default: when nvcc targets 9.0. */
+#ifndef GK_ATTENTION_SM90
+#define GK_ATTENTION_SM90 GK_BUILD_HAS_SM90
+#endif
 #ifndef GK_ATTENTION_MAX_SPLITS
 #define GK_ATTENTION_MAX_SPLITS 32
 #endif
@@ -561,6 +565,18 @@ static const gk_attn_kernel gk_attn_mma_kernels[2][32] = {{GK_ATTENTION_MMA_CONF
 static const gk_attention_config *const gk_attn_mma_configs[] = {GK_ATTENTION_MMA_CONFIGS(GK_ATTN_X_CONFIG)};
 #define GK_ATTN_NMMA ((int)(sizeof gk_attn_mma_configs / sizeof gk_attn_mma_configs[0]))
 
+#if GK_ATTENTION_SM90
+#include "gk_attention_sm90.cuh"
+#else
+#define GK_ATTN_NWG 0
+static const gk_attention_config *const gk_attn_wg_configs[1] = {NULL};
+static int gk_attn_wg_ready(void) { return 0; }
+static cudaError_t gk_attn_wg_launch(const char *fn, int, const gk_attn_args *, cudaStream_t)
+{
+    return gk__fail(cudaErrorInvalidValue, fn, "this build has no wgmma attention kernels");
+}
+#endif
+
 GK_EXTERN_C_BEGIN
 
 GK_IMPL gk_attention_params gk_attention_params_dense(int batch, int heads_q, int heads_kv, int head_dim, int seqlen_q,
@@ -849,6 +865,16 @@ static cudaError_t gk_attn_launch_mma(const char *fn, int config, gk_attn_args a
     return cudaSuccess;
 }
 
+/* The wgmma configuration for a problem, or -1: D 64, 128 or 256, no varlen, no key splits
+   wanted, an sm_90a image on a 9.0 GPU. */
+static int gk_attn_wg_pick(const gk_attn_args *a, int splits)
+{
+    if (GK_ATTN_NWG == 0 || a->cu_q || a->sk == 0 || splits > 1 || !gk_attn_wg_ready()) return -1;
+    for (int c = 0; c < GK_ATTN_NWG; c++)
+        if (gk_attn_wg_configs[c]->head_dim == a->d) return c;
+    return -1;
+}
+
 static cudaError_t gk_attn_run(const char *fn, int config, int splits, int dtype, void *out, const void *q,
                                const void *k, const void *v, float *lse, const gk_attention_params *params,
                                void *workspace, size_t workspace_bytes, cudaStream_t stream)
@@ -858,10 +884,24 @@ static cudaError_t gk_attn_run(const char *fn, int config, int splits, int dtype
     GK_TRY(gk_attn_check_params(fn, dtype, params, &a, &empty));
     if (empty) return cudaSuccess;
     GK_TRY(gk_attn_check_tensors(fn, out, q, k, v, lse, params, &a));
-    if (config < -1 || config >= GK_ATTN_NMMA)
-        return gk__fail(cudaErrorInvalidValue, fn, "configuration %d is not one of 0 .. %d (or -1)", config, GK_ATTN_NMMA - 1);
+    if (config < -1 || config >= GK_ATTN_NMMA + GK_ATTN_NWG)
+        return gk__fail(cudaErrorInvalidValue, fn, "configuration %d is not one of 0 .. %d (or -1)", config,
+                        GK_ATTN_NMMA + GK_ATTN_NWG - 1);
     if (splits < 0) return gk__fail(cudaErrorInvalidValue, fn, "splits is %d; it must be >= 0", splits);
-    if (config < 0) config = gk_attn_mma_pick(&a);
+    if (config >= GK_ATTN_NMMA) {
+        if (splits > 1) return gk__fail(cudaErrorInvalidValue, fn, "the wgmma configurations do not split keys");
+        return gk_attn_wg_launch(fn, config - GK_ATTN_NMMA, &a, stream);
+    }
+    if (config < 0) {
+        const int mc = gk_attn_mma_pick(&a);
+        int sms = 0, want = splits;
+        GK_TRY(gk_sm_count(&sms));
+        if (want == 0)
+            want = workspace ? gk_attn_splits_for(&a, gk_attn_mma_configs[mc]->bm, gk_attn_mma_configs[mc]->bn, sms) : 1;
+        const int wc = gk_attn_wg_pick(&a, want);
+        if (wc >= 0) return gk_attn_wg_launch(fn, wc, &a, stream);
+        config = mc;
+    }
     return gk_attn_launch_mma(fn, config, a, workspace, workspace_bytes, splits, stream);
 }
 
@@ -879,13 +919,14 @@ GK_IMPL size_t gk_attention_workspace_bytes(const gk_attention_params *params)
     return gk_attn_split_bytes(&a, gk_attn_splits_for(&a, gk_attn_mma_configs[c]->bm, gk_attn_mma_configs[c]->bn, sms));
 }
 
-GK_IMPL int gk_attention_config_count(void) { return GK_ATTN_NMMA; }
+GK_IMPL int gk_attention_config_count(void) { return GK_ATTN_NMMA + GK_ATTN_NWG; }
 
 GK_IMPL gk_attention_config gk_attention_config_info(int config)
 {
     gk_attention_config c;
     memset(&c, 0, sizeof c);
     if (config >= 0 && config < GK_ATTN_NMMA) c = *gk_attn_mma_configs[config];
+    else if (config >= GK_ATTN_NMMA && config < GK_ATTN_NMMA + GK_ATTN_NWG) c = *gk_attn_wg_configs[config - GK_ATTN_NMMA];
     return c;
 }
 
