@@ -1,0 +1,499 @@
+// GPU tests of gk_attention.cuh against the CPU reference in double (attention_ref.h). Skipped
+// without a GPU.
+//
+// Inputs are fresh random values every run (q uniform in [-2, 2), k and v in [-1, 1), rounded to
+// the dtype; the reference reads the rounded values). Gaps between the rows and heads of strided
+// inputs, and the guard bytes past every input, hold NaN: a kernel that reads them turns its
+// outputs into NaN, which never passes. out and lse are poisoned (all-ones bytes, a NaN no
+// computation produces) before each launch and checked fully written; the gaps of a strided out
+// and the guard bytes around out and lse must stay poisoned.
+//
+// Tolerance on out: |got - ref| <= atol + rtol |ref|. rtol covers the final rounding to bf16
+// (2^-8 relative, 1.6e-2 as elsewhere) or f16 (2e-3). atol covers P rounded to the dtype before
+// P V: each weight off by at most 2^-9 (bf16) or 2^-11 (f16) of itself, so out is off by at most
+// that much of max |v| = 1: atol 4e-3 (bf16) and 1e-3 (f16), twice the bound. lse is fp32 math
+// throughout: 1e-3 absolute (a sum of 2^17 exponentials accumulated in fp32) plus 1e-5 relative.
+// A key tile of 64 missing from 1000 keys moves lse by about 0.07.
+//
+// Shapes with many rows check every output for being written and sampled rows against the
+// reference (the reference costs Sq Sk D per head).
+#define GK_IMPLEMENTATION
+#include "gk/gk_attention.cuh"
+#include "gk_tests/gk_test.h"
+#include "gk_tests/attention_ref.h"
+
+#include <algorithm>
+#include <atomic>
+#include <mutex>
+#include <string>
+#include <vector>
+
+// ------------------------------------------------------------------ one run
+
+enum Layout {
+    kDense,  // [B, S, H, D] (gk_attention_params_dense's strides)
+    kBHSD,   // [B, H, S, D]
+    kPadded, // [B, S, H, D] with gaps: head stride D + 8, row stride H (D + 8) + 16, batch stride + 24
+    kQKV     // q, k, v sliced from one packed [B, S, Hq + 2 Hkv, D] projection; out kPadded
+};
+
+enum Fill {
+    kUniform,
+    kLarge, // |q|, |k| up to 8192 on a grid where fp32 sums are exact: logits of 1e3 .. 1e9
+    kNanKey // uniform, and one element of one key NaN
+};
+
+struct AttnRun {
+    int dt = GK_BF16;
+    int B = 1, Hq = 1, Hkv = 1, D = 64, Sq = 1, Sk = 1;
+    int causal = 0, wl = -1, wr = -1;
+    float scale = 0.0f, softcap = 0.0f;
+    Layout layout = kDense;
+    std::vector<int> lens_q, lens_k; // varlen when set (B entries each); Sq, Sk then bounds (0: the max)
+    int config = -1, splits = 0;     // other than -1, 0: through gk_attention_ex
+    size_t ws_bytes = 0;             // workspace handed over (none: 0)
+    bool ws_plan = false;            // workspace of gk_attention_workspace_bytes (must be > 0)
+    bool ws_written = false;         // the workspace must have been written (the keys were split)
+    bool lse = true;
+    Fill fill = kUniform;
+    int64_t sample_rows = 0; // (b, i, h) rows checked against the reference (0: all)
+};
+
+static std::string describe(const AttnRun &p)
+{
+    static const char *const layouts[] = {"dense", "BHSD", "padded", "QKV"};
+    static const char *const fills[] = {"uniform", "large", "NaN key"};
+    std::string lens;
+    for (size_t b = 0; b < p.lens_q.size(); b++)
+        lens += (b ? "," : " lens ") + std::to_string(p.lens_q[b]) + "/" + std::to_string(p.lens_k[b]);
+    char s[512];
+    snprintf(s, sizeof s,
+             "%s B=%d Hq=%d Hkv=%d D=%d Sq=%d Sk=%d causal=%d window=(%d,%d) scale=%g softcap=%g layout=%s fill=%s "
+             "config=%d splits=%d ws=%zu%s lse=%d%s",
+             gk_dtype_name(p.dt), p.B, p.Hq, p.Hkv, p.D, p.Sq, p.Sk, p.causal, p.wl, p.wr, p.scale, p.softcap,
+             layouts[p.layout], fills[p.fill], p.config, p.splits, p.ws_bytes, p.ws_plan ? " (plan)" : "", p.lse,
+             lens.c_str());
+    return s;
+}
+
+static uint64_t run_salt(const AttnRun &p)
+{
+    uint64_t h = 0xa77e;
+    for (int64_t v : {(int64_t)p.dt, (int64_t)p.B, (int64_t)p.Hq, (int64_t)p.Hkv, (int64_t)p.D, (int64_t)p.Sq,
+                      (int64_t)p.Sk, (int64_t)p.causal, (int64_t)p.wl, (int64_t)p.wr, (int64_t)p.layout,
+                      (int64_t)p.fill, (int64_t)p.config, (int64_t)p.splits})
+        h = (h ^ (uint64_t)v) * 0x100000001b3ull + 0x9e37;
+    for (size_t b = 0; b < p.lens_q.size(); b++) h = (h ^ (uint64_t)(p.lens_q[b] * 65537 + p.lens_k[b])) * 0x100000001b3ull;
+    return h;
+}
+
+// fn(i0, i1) over [0, items), split across the host's cores by work (items x cost).
+static void parallel_items(size_t items, size_t cost, const std::function<void(size_t, size_t)> &fn)
+{
+    if (cost < 1) cost = 1;
+    gk_test_parallel_for(items * cost, [&](size_t b, size_t e) {
+        const size_t i0 = (b + cost - 1) / cost, i1 = (e + cost - 1) / cost;
+        if (i0 < i1) fn(i0, i1);
+    });
+}
+
+// Strides (elements) and extent of one tensor of B batches (1 with varlen) of S rows, H heads, D.
+struct Span {
+    int64_t bs = 0, rs = 0, hs = 0, elems = 0;
+};
+
+static Span make_span(Layout l, int64_t B, int64_t S, int64_t H, int64_t D)
+{
+    Span s;
+    switch (l) {
+    case kBHSD: s.rs = D; s.hs = S * D; s.bs = H * S * D; break;
+    case kPadded: s.hs = D + 8; s.rs = H * s.hs + 16; s.bs = S * s.rs + 24; break;
+    default: s.hs = D; s.rs = H * D; s.bs = S * H * D; break;
+    }
+    s.elems = B && S && H ? (B - 1) * s.bs + (S - 1) * s.rs + (H - 1) * s.hs + D : 0;
+    return s;
+}
+
+// Marks the elements of every (b, s, h) row of a span in cov, from element `at`.
+static void mark_rows(std::vector<char> *cov, const Span &s, int64_t at, int64_t B, int64_t S, int64_t H, int64_t D)
+{
+    for (int64_t b = 0; b < B; b++)
+        for (int64_t r = 0; r < S; r++)
+            for (int64_t h = 0; h < H; h++) {
+                const int64_t o = at + b * s.bs + r * s.rs + h * s.hs;
+                std::fill(cov->begin() + o, cov->begin() + o + D, 1);
+            }
+}
+
+static bool is_poison(const HostTensor &h, size_t i)
+{
+    const size_t es = gk_dtype_size(h.dt);
+    for (size_t b = 0; b < es; b++)
+        if (h.bytes[i * es + b] != DeviceTensor::kPoison) return false;
+    return true;
+}
+
+static void set_nan_bytes(HostTensor *h, size_t i) { memset(h->bytes.data() + i * gk_dtype_size(h->dt), 0xff, gk_dtype_size(h->dt)); }
+
+// A quiet NaN of the dtype other than the poison pattern (so a kernel's copy of it would show).
+static void set_quiet_nan(HostTensor *h, size_t i)
+{
+    const uint16_t bits = h->dt == GK_BF16 ? 0x7fc0 : 0x7e00;
+    memcpy(h->bytes.data() + i * 2, &bits, 2);
+}
+
+static std::vector<float> to_float(const HostTensor &h)
+{
+    std::vector<float> f(h.n);
+    gk_test_parallel_for(h.n, [&](size_t b, size_t e) {
+        for (size_t i = b; i < e; i++) f[i] = (float)h.get(i);
+    });
+    return f;
+}
+
+struct AttnResult {
+    std::vector<unsigned char> out, lse; // bytes, for determinism checks
+};
+
+// Runs one attention forward and checks it against the reference.
+static void run_attn(const AttnRun &p, AttnResult *result = nullptr)
+{
+    SCOPED_TRACE(describe(p));
+    const bool varlen = !p.lens_q.empty();
+    ASSERT_TRUE(!varlen || ((int)p.lens_q.size() == p.B && (int)p.lens_k.size() == p.B));
+    ASSERT_TRUE(p.layout != kQKV || (!varlen && p.Sq == p.Sk)) << "packed QKV needs Sq == Sk";
+    GkRng rng(run_salt(p));
+    const int B = p.B, Hq = p.Hq, Hkv = p.Hkv, D = p.D;
+
+    // sequence starts (varlen) and bounds
+    std::vector<int> cu_q(B + 1, 0), cu_k(B + 1, 0);
+    int Sq = p.Sq, Sk = p.Sk;
+    if (varlen) {
+        int mq = 0, mk = 0;
+        for (int b = 0; b < B; b++) {
+            cu_q[b + 1] = cu_q[b] + p.lens_q[b];
+            cu_k[b + 1] = cu_k[b] + p.lens_k[b];
+            mq = std::max(mq, p.lens_q[b]);
+            mk = std::max(mk, p.lens_k[b]);
+        }
+        if (Sq == 0) Sq = mq;
+        if (Sk == 0) Sk = mk;
+    }
+    const int64_t tq = varlen ? cu_q[B] : Sq, tk = varlen ? cu_k[B] : Sk, nb = varlen ? 1 : B;
+
+    // layouts
+    Span sq_, sk_, sv_, so_;
+    int64_t k_at = 0, v_at = 0; // k and v's first element in their buffer (QKV: one buffer)
+    if (p.layout == kQKV) {
+        const Span all = make_span(kDense, nb, tq, Hq + 2 * Hkv, D);
+        sq_ = sk_ = sv_ = all;
+        k_at = (int64_t)Hq * D;
+        v_at = (int64_t)(Hq + Hkv) * D;
+        so_ = make_span(kPadded, nb, tq, Hq, D);
+    } else {
+        sq_ = make_span(p.layout, nb, tq, Hq, D);
+        sk_ = make_span(p.layout, nb, tk, Hkv, D);
+        sv_ = sk_;
+        so_ = sq_;
+    }
+    if (varlen) sq_.bs = sk_.bs = sv_.bs = so_.bs = 0; // unused
+
+    // host inputs: fill, then NaN in every element no row of q, k, v covers
+    HostTensor hq(p.dt, sq_.elems); // with QKV: the whole packed buffer
+    HostTensor hk(p.dt, p.layout == kQKV ? 0 : sk_.elems), hv(p.dt, p.layout == kQKV ? 0 : sv_.elems);
+    HostTensor &hkk = p.layout == kQKV ? hq : hk;
+    {
+        std::vector<char> cq(hq.n, 0), ck(hk.n, 0), cv(hv.n, 0);
+        mark_rows(&cq, sq_, 0, nb, tq, Hq, D);
+        mark_rows(p.layout == kQKV ? &cq : &ck, sk_, k_at, nb, tk, Hkv, D);
+        mark_rows(p.layout == kQKV ? &cq : &cv, sv_, v_at, nb, tk, Hkv, D);
+        if (p.layout == kQKV) {
+            hq.fill_uniform(rng, -1.0f, 1.0f);
+        } else {
+            hq.fill_uniform(rng, -2.0f, 2.0f);
+            hk.fill_uniform(rng, -1.0f, 1.0f);
+            hv.fill_uniform(rng, -1.0f, 1.0f);
+        }
+        for (size_t i = 0; i < hq.n; i++)
+            if (!cq[i]) set_nan_bytes(&hq, i);
+        for (size_t i = 0; i < hk.n; i++)
+            if (!ck[i]) set_nan_bytes(&hk, i);
+        for (size_t i = 0; i < hv.n; i++)
+            if (!cv[i]) set_nan_bytes(&hv, i);
+    }
+    if (p.fill == kLarge) {
+        // q = 128 m (even rows) or m / 64 (odd rows), k = 128 m, m an integer in [-64, 64]: every
+        // product and every partial sum of q . k is exact in fp32 (at most 2^20 units of 2^14), so
+        // the kernel's logits differ from the reference's only by the rounding of the scaling.
+        for (int64_t b = 0; b < nb; b++)
+            for (int64_t r = 0; r < tq; r++)
+                for (int h = 0; h < Hq; h++)
+                    for (int d = 0; d < D; d++) {
+                        const float m = (float)((int64_t)(rng.next() % 129) - 64);
+                        hq.set(b * sq_.bs + r * sq_.rs + h * sq_.hs + d, r % 2 == 0 ? 128.0f * m : m / 64.0f);
+                    }
+        for (int64_t b = 0; b < nb; b++)
+            for (int64_t r = 0; r < tk; r++)
+                for (int h = 0; h < Hkv; h++)
+                    for (int d = 0; d < D; d++)
+                        hkk.set(k_at + b * sk_.bs + r * sk_.rs + h * sk_.hs + d,
+                                128.0f * (float)((int64_t)(rng.next() % 129) - 64));
+    }
+    if (p.fill == kNanKey && tk > 0) {
+        // one element of one key: a random (sequence, key, kv head, d)
+        int b = (int)(rng.next() % (uint64_t)B);
+        if (varlen) {
+            while (p.lens_k[b] == 0) b = (b + 1) % B;
+        }
+        const int64_t len = varlen ? p.lens_k[b] : Sk, j = (int64_t)(rng.next() % (uint64_t)len);
+        const int hk_ = (int)(rng.next() % (uint64_t)Hkv), d = (int)(rng.next() % (uint64_t)D);
+        const int64_t row = varlen ? cu_k[b] + j : j, bb = varlen ? 0 : b;
+        set_quiet_nan(&hkk, k_at + bb * sk_.bs + row * sk_.rs + hk_ * sk_.hs + d);
+    }
+
+    // device buffers (guard bytes stay poison: NaN past every input)
+    const int64_t n_lse = varlen ? tq * Hq : (int64_t)B * Hq * Sq;
+    DeviceTensor dq(p.dt, hq.n), dk(p.dt, hk.n), dv(p.dt, hv.n), dout(p.dt, so_.elems), dlse(GK_F32, n_lse);
+    DeviceTensor dcu_q(GK_F32, varlen ? B + 1 : 0), dcu_k(GK_F32, varlen ? B + 1 : 0);
+    gk_attention_params ap;
+    memset(&ap, 0, sizeof ap);
+    ap.batch = B;
+    ap.heads_q = Hq;
+    ap.heads_kv = Hkv;
+    ap.head_dim = D;
+    ap.seqlen_q = Sq;
+    ap.seqlen_k = Sk;
+    ap.q_batch_stride = sq_.bs; ap.q_row_stride = sq_.rs; ap.q_head_stride = sq_.hs;
+    ap.k_batch_stride = sk_.bs; ap.k_row_stride = sk_.rs; ap.k_head_stride = sk_.hs;
+    ap.v_batch_stride = sv_.bs; ap.v_row_stride = sv_.rs; ap.v_head_stride = sv_.hs;
+    ap.out_batch_stride = so_.bs; ap.out_row_stride = so_.rs; ap.out_head_stride = so_.hs;
+    ap.scale = p.scale;
+    ap.softcap = p.softcap;
+    ap.causal = p.causal;
+    ap.window_left = p.wl;
+    ap.window_right = p.wr;
+    ap.cu_seqlens_q = varlen ? (const int *)dcu_q.ptr() : nullptr;
+    ap.cu_seqlens_k = varlen ? (const int *)dcu_k.ptr() : nullptr;
+    size_t ws_bytes = p.ws_bytes;
+    if (p.ws_plan) {
+        ws_bytes = gk_attention_workspace_bytes(&ap);
+        ASSERT_GT(ws_bytes, 0u) << "gk_attention_workspace_bytes plans no key split here";
+    }
+    DeviceTensor dws(GK_F32, (ws_bytes + 3) / 4);
+    ASSERT_TRUE(dq.ok() && dk.ok() && dv.ok() && dout.ok() && dlse.ok() && dcu_q.ok() && dcu_k.ok() && dws.ok());
+    for (DeviceTensor *t : {&dq, &dk, &dv, &dout, &dlse, &dws}) GK_CUDA_OK(t->poison());
+    GK_CUDA_OK(dq.upload(hq));
+    GK_CUDA_OK(dk.upload(hk));
+    GK_CUDA_OK(dv.upload(hv));
+    if (varlen) {
+        GK_CUDA_OK(cudaMemcpy(dcu_q.ptr(), cu_q.data(), (B + 1) * sizeof(int), cudaMemcpyHostToDevice));
+        GK_CUDA_OK(cudaMemcpy(dcu_k.ptr(), cu_k.data(), (B + 1) * sizeof(int), cudaMemcpyHostToDevice));
+    }
+    const char *qb = (const char *)dq.ptr();
+    const void *q = qb, *k = p.layout == kQKV ? qb + k_at * 2 : dk.ptr(), *v = p.layout == kQKV ? qb + v_at * 2 : dv.ptr();
+    float *lse = p.lse ? (float *)dlse.ptr() : nullptr;
+    void *ws = ws_bytes ? dws.ptr() : nullptr; // cudaMalloc'ed: 256-byte aligned
+
+    if (p.config != -1 || p.splits != 0)
+        GK_CUDA_OK(gk_attention_ex(p.config, p.splits, p.dt, dout.ptr(), q, k, v, lse, &ap, ws, ws_bytes, 0));
+    else if (p.dt == GK_BF16)
+        GK_CUDA_OK(gk_attention_fwd_bf16((gk_bf16 *)dout.ptr(), (const gk_bf16 *)q, (const gk_bf16 *)k,
+                                         (const gk_bf16 *)v, lse, &ap, ws, ws_bytes, 0));
+    else
+        GK_CUDA_OK(gk_attention_fwd_f16((gk_f16 *)dout.ptr(), (const gk_f16 *)q, (const gk_f16 *)k, (const gk_f16 *)v,
+                                        lse, &ap, ws, ws_bytes, 0));
+    GK_CUDA_OK(cudaDeviceSynchronize());
+
+    HostTensor got(p.dt, dout.n), got_lse(GK_F32, dlse.n);
+    GK_CUDA_OK(dout.download(&got));
+    GK_CUDA_OK(dlse.download(&got_lse));
+    EXPECT_EQ(dout.guard_damage(), 0u) << "bytes written outside out";
+    EXPECT_EQ(dlse.guard_damage(), 0u) << "bytes written outside lse";
+    EXPECT_EQ(dws.guard_damage(), 0u) << "bytes written outside the workspace";
+    if (p.ws_written) {
+        HostTensor w(GK_F32, dws.n);
+        GK_CUDA_OK(dws.download(&w));
+        EXPECT_LT(gk_test_count_poison(w), w.n) << "the workspace was never written (the keys were not split)";
+    }
+
+    // every out row written, the gaps untouched; lse written everywhere (or untouched without lse)
+    {
+        std::vector<char> co(got.n, 0);
+        mark_rows(&co, so_, 0, nb, tq, Hq, D);
+        int64_t unwritten = 0, gap_written = 0;
+        for (size_t i = 0; i < got.n; i++) {
+            const bool poison = is_poison(got, i);
+            if (co[i]) unwritten += poison;
+            else gap_written += !poison;
+        }
+        EXPECT_EQ(unwritten, 0) << "out elements never written";
+        EXPECT_EQ(gap_written, 0) << "out's gaps (between heads, rows, batches) written";
+        const size_t lse_poison = gk_test_count_poison(got_lse);
+        if (p.lse) EXPECT_EQ(lse_poison, 0u) << "lse entries never written";
+        else EXPECT_EQ(lse_poison, got_lse.n) << "lse written though NULL was passed";
+    }
+    if (result) {
+        result->out = got.bytes;
+        result->lse = got_lse.bytes;
+    }
+
+    // rows (b, i, h) against the reference
+    struct Row {
+        int b, h;
+        int64_t i;
+    };
+    std::vector<Row> rows;
+    for (int b = 0; b < B; b++) {
+        const int64_t len = varlen ? p.lens_q[b] : Sq;
+        for (int64_t i = 0; i < len; i++)
+            for (int h = 0; h < Hq; h++) rows.push_back({b, h, i});
+    }
+    if (p.sample_rows > 0 && (int64_t)rows.size() > p.sample_rows) {
+        std::vector<Row> pick = {rows.front(), rows.back()};
+        for (int64_t n = 2; n < p.sample_rows; n++) pick.push_back(rows[rng.next() % rows.size()]);
+        rows.swap(pick);
+    }
+    const std::vector<float> fq = to_float(hq), fk = p.layout == kQKV ? std::vector<float>() : to_float(hk),
+                             fv = p.layout == kQKV ? std::vector<float>() : to_float(hv);
+    GkAttnRef ref;
+    ref.p = ap;
+    ref.q = fq.data();
+    ref.k = p.layout == kQKV ? fq.data() + k_at : fk.data();
+    ref.v = p.layout == kQKV ? fq.data() + v_at : fv.data();
+    ref.cu_q = varlen ? cu_q.data() : nullptr;
+    ref.cu_k = varlen ? cu_k.data() : nullptr;
+    const GkTol tol = p.dt == GK_BF16 ? GkTol{4e-3, 1.6e-2} : GkTol{1e-3, 2e-3};
+    const GkTol lse_tol = {1e-3, 1e-5};
+    std::atomic<int64_t> bad(0), bad_lse(0), nan_rows(0);
+    std::mutex mu;
+    std::vector<std::string> first;
+    parallel_items(rows.size(), (size_t)std::max(Sk, 1) * D, [&](size_t r0, size_t r1) {
+        std::vector<double> want(D);
+        int64_t nbad = 0, nbad_lse = 0, nnan = 0;
+        for (size_t n = r0; n < r1; n++) {
+            const Row &w = rows[n];
+            double want_lse = 0;
+            gk_ref_attention_row(ref, w.b, w.i, w.h, want.data(), &want_lse);
+            nnan += std::isnan(want_lse);
+            const int64_t o = gk_ref_attn_out_off(ref, w.b, w.i, w.h);
+            for (int d = 0; d < D; d++) {
+                const double g = got.get(o + d);
+                if (gk_test_close(g, want[d], tol)) continue;
+                nbad++;
+                std::lock_guard<std::mutex> lock(mu);
+                if (first.size() < 10) {
+                    char line[200];
+                    snprintf(line, sizeof line, "  b %d row %lld head %d d %d: out %.9g want %.9g (|diff| %.3g)", w.b,
+                             (long long)w.i, w.h, d, g, want[d], std::fabs(g - want[d]));
+                    first.push_back(line);
+                }
+            }
+            if (!p.lse) continue;
+            const double gl = got_lse.get(gk_ref_attn_lse_off(ref, w.b, w.i, w.h));
+            if (gk_test_close(gl, want_lse, lse_tol)) continue;
+            nbad_lse++;
+            std::lock_guard<std::mutex> lock(mu);
+            if (first.size() < 10) {
+                char line[200];
+                snprintf(line, sizeof line, "  b %d row %lld head %d: lse %.9g want %.9g", w.b, (long long)w.i, w.h, gl,
+                         want_lse);
+                first.push_back(line);
+            }
+        }
+        bad += nbad;
+        bad_lse += nbad_lse;
+        nan_rows += nnan;
+    });
+    for (const std::string &line : first) printf("%s\n", line.c_str());
+    EXPECT_EQ(bad.load(), 0) << "out values outside tolerance, of " << rows.size() * D << " checked";
+    EXPECT_EQ(bad_lse.load(), 0) << "lse values outside tolerance, of " << rows.size() << " checked";
+    if (p.fill == kNanKey) EXPECT_GT(nan_rows.load(), 0) << "no checked row sees the NaN key (test setup)";
+    else EXPECT_EQ(nan_rows.load(), 0) << "the reference has NaN rows (test setup)";
+}
+
+static AttnRun shape(int dt, int B, int Hq, int Hkv, int D, int Sq, int Sk)
+{
+    AttnRun p;
+    p.dt = dt;
+    p.B = B;
+    p.Hq = Hq;
+    p.Hkv = Hkv;
+    p.D = D;
+    p.Sq = Sq;
+    p.Sk = Sk;
+    return p;
+}
+
+static const int kDtypes[2] = {GK_BF16, GK_F16};
+
+#define GK_ATTN_RUN(p)              \
+    do {                            \
+        run_attn(p);                \
+        if (HasFailure()) return;   \
+    } while (0)
+
+// ------------------------------------------------------------------ tests
+
+// No mask: lengths around and off the tiles (BM 128 or 64 rows, BN 64 keys), both dtypes.
+TEST(AttentionGpu, NoMask)
+{
+    GK_REQUIRE_GPU();
+    const int shapes[][2] = {{1, 1}, {7, 63}, {63, 7}, {65, 65}, {1, 1000}, {65, 1000}, {1000, 65}, {129, 127}};
+    int n = 0;
+    for (int dt : kDtypes)
+        for (const auto &s : shapes) {
+            AttnRun p = shape(dt, 2, 3, 3, n++ % 2 ? 128 : 64, s[0], s[1]);
+            GK_ATTN_RUN(p);
+        }
+}
+
+// Bottom-right causal: Sq < Sk (every row sees the keys before its diagonal), Sq > Sk (the first
+// Sq - Sk rows see nothing: out 0, lse -inf), Sq == Sk.
+TEST(AttentionGpu, Causal)
+{
+    GK_REQUIRE_GPU();
+    const int shapes[][2] = {{1, 1}, {7, 63}, {63, 7}, {65, 1000}, {1000, 65}, {1000, 1000}, {200, 201}, {130, 1}};
+    int n = 0;
+    for (int dt : kDtypes)
+        for (const auto &s : shapes) {
+            AttnRun p = shape(dt, 2, 2, 2, n++ % 2 ? 64 : 128, s[0], s[1]);
+            p.causal = 1;
+            GK_ATTN_RUN(p);
+        }
+}
+
+// GQA and MQA: Hq / Hkv = 1, 4, 8 (kv head h / group), with and without causal.
+TEST(AttentionGpu, GroupedQueryHeads)
+{
+    GK_REQUIRE_GPU();
+    int n = 0;
+    for (int dt : kDtypes)
+        for (int hkv : {8, 2, 1})
+            for (int causal : {0, 1}) {
+                AttnRun p = shape(dt, 2, 8, hkv, n++ % 3 == 0 ? 128 : 64, 65, 130);
+                p.causal = causal;
+                GK_ATTN_RUN(p);
+            }
+}
+
+// Varlen: packed sequences of different q and k lengths, zero-length members (no q rows; no keys:
+// rows of out 0 and lse -inf), with and without causal; seqlen_q and seqlen_k their maxima or
+// looser bounds.
+TEST(AttentionGpu, Varlen)
+{
+    GK_REQUIRE_GPU();
+    int n = 0;
+    for (int dt : kDtypes)
+        for (int causal : {0, 1})
+            for (int bound : {0, 1}) {
+                AttnRun p = shape(dt, 5, 4, 2, n++ % 2 ? 128 : 64, 0, 0);
+                p.lens_q = {7, 0, 130, 65, 3};
+                p.lens_k = {63, 5, 200, 0, 1};
+                if (bound) {
+                    p.Sq = 300;
+                    p.Sk = 257;
+                }
+                p.causal = causal;
+                GK_ATTN_RUN(p);
+            }
+}
