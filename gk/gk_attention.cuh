@@ -155,8 +155,8 @@ typedef struct gk_attn_args {
     int batch, hq, hkv, group; /* group = Hq / Hkv */
     int d;                     /* the real head dim (kernels may be built for more) */
     int sq, sk;                /* lengths, or their bounds with cu_q / cu_k */
-    float scale_log2;          /* scale log2(e): exp2 of s scale_log2 is e^(scale s) */
-    float cap_inv, cap_log2;   /* softcap: scale / softcap and softcap log2(e); 0 without */
+    float sl2;                 /* logits (softcapped or not) to log2 units: scale log2(e), or log2(e) */
+    float softcap, cap_inv;    /* softcap and scale / softcap; 0 without */
     int left, right;           /* window sides, causal folded in; < 0 unbounded */
     int splits;                /* key splits; > 1 writes partials to part_o / part_lse */
     float *part_o;             /* [splits][batch sq][hq][d_kernel] fp32 */
@@ -238,25 +238,31 @@ GK_DEV int gk_attn_tile_edge(const gk_attn_args *p, int m0, int bm, int n0, int 
            (p->right >= 0 && n0 + bn - 1 > m0 + off + p->right);
 }
 
-/* S to logits in log2 units (scale, or softcap), -inf where masked (edge tiles only). row: the
-   query row of this thread's values i % 4 < 2; col: the key of value 0. */
+/* Softcap (softcap tanh(scale s / softcap), in natural units) where asked, then -inf where
+   masked (edge tiles only). row: the query row of this thread's values i % 4 < 2; col: the key of
+   value 0. tanh(x) = 1 - 2 / (e^2x + 1): exact at both ends, and its cancellation near 0 is
+   far under the logits' rounding. */
 GK_DEV void gk_attn_logits(const gk_attn_args *p, float *s, int n, int edge, int row, int col, int sk_len, int off)
 {
+    if (p->softcap != 0.0f) {
 #pragma unroll
-    for (int i = 0; i < n; i++) {
-        float x = p->cap_log2 != 0.0f ? p->cap_log2 * tanhf(s[i] * p->cap_inv) : s[i] * p->scale_log2;
-        if (edge) {
+        for (int i = 0; i < n; i++)
+            s[i] = p->softcap * (1.0f - __fdividef(2.0f, gk_ex2_approx(s[i] * p->cap_inv * (2.0f * GK_LOG2E)) + 1.0f));
+    }
+    if (edge) {
+#pragma unroll
+        for (int i = 0; i < n; i++) {
             const int c = col + (i >> 2) * 8 + (i & 1), rel = c - (row + ((i & 2) ? 8 : 0) + off);
-            if (c >= sk_len || (p->left >= 0 && rel < -p->left) || (p->right >= 0 && rel > p->right)) x = -INFINITY;
+            if (c >= sk_len || (p->left >= 0 && rel < -p->left) || (p->right >= 0 && rel > p->right)) s[i] = -INFINITY;
         }
-        s[i] = x;
     }
 }
 
-/* One tile of the online softmax for the thread's two rows: new row max (over the 4 lanes),
-   S to P = 2^(x - max), O and the running sum rescaled. A row with every key so far masked keeps
-   max -inf and subtracts 0 (no inf - inf). */
-GK_DEV void gk_attn_softmax(float *s, int n, float *o, int no, float *row_max, float *row_sum)
+/* One tile of the online softmax for the thread's two rows: the new row max (over the 4 lanes,
+   kept in log2 units: x sl2), S to P = 2^(x sl2 - max) (one FFMA and one ex2 a value), O and
+   the running sum rescaled. A row with every key so far masked keeps max -inf and subtracts 0
+   (no inf - inf). fmaxf drops NaN: a NaN logit reaches P, and its row's O, through the ex2. */
+GK_DEV void gk_attn_softmax(float *s, int n, float *o, int no, float *row_max, float *row_sum, float sl2)
 {
 #pragma unroll
     for (int r = 0; r < 2; r++) {
@@ -265,14 +271,14 @@ GK_DEV void gk_attn_softmax(float *s, int n, float *o, int no, float *row_max, f
         for (int i = 0; i < n / 4; i++) mx = fmaxf(mx, fmaxf(s[4 * i + 2 * r], s[4 * i + 2 * r + 1]));
         mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 1));
         mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 2));
-        const float mnew = fmaxf(row_max[r], mx), base = mnew == -INFINITY ? 0.0f : mnew;
+        const float mnew = fmaxf(row_max[r], mx * sl2), base = mnew == -INFINITY ? 0.0f : mnew;
         const float alpha = gk_ex2_approx(row_max[r] - base);
         row_max[r] = mnew;
         float sum = 0.0f;
 #pragma unroll
         for (int i = 0; i < n / 4; i++) {
-            s[4 * i + 2 * r] = gk_ex2_approx(s[4 * i + 2 * r] - base);
-            s[4 * i + 2 * r + 1] = gk_ex2_approx(s[4 * i + 2 * r + 1] - base);
+            s[4 * i + 2 * r] = gk_ex2_approx(fmaf(s[4 * i + 2 * r], sl2, -base));
+            s[4 * i + 2 * r + 1] = gk_ex2_approx(fmaf(s[4 * i + 2 * r + 1], sl2, -base));
             sum += s[4 * i + 2 * r] + s[4 * i + 2 * r + 1];
         }
         row_sum[r] = row_sum[r] * alpha + sum;
@@ -409,7 +415,7 @@ GK_DEV void gk_attn_mma_run(const gk_attn_args *p, int dt, int DK, int BM, int B
             const int n0 = j * BN, off = sk_len - sq_len;
             const int edge = gk_attn_tile_edge(p, m0, BM, n0, BN, sk_len, off);
             gk_attn_logits(p, s, BN / 2, edge, m0 + warp * 16 + g, n0 + t4 * 2, sk_len, off);
-            gk_attn_softmax(s, BN / 2, o, DK / 2, row_max, row_sum);
+            gk_attn_softmax(s, BN / 2, o, DK / 2, row_max, row_sum, p->sl2);
             /* O += P V: P's accumulators are A fragments already (two n8 tiles make a k16);
                V rows are B's rows (ldmatrix .trans) */
 #pragma unroll
@@ -718,10 +724,11 @@ static cudaError_t gk_attn_check_params(const char *fn, int dtype, const gk_atte
     a->sq = p.seqlen_q;
     a->sk = p.seqlen_k;
     const float scale = p.scale > 0.0f ? p.scale : 1.0f / sqrtf((float)p.head_dim);
-    a->scale_log2 = scale * GK_LOG2E;
+    a->sl2 = scale * GK_LOG2E;
     if (p.softcap > 0.0f) {
+        a->softcap = p.softcap;
         a->cap_inv = scale / p.softcap;
-        a->cap_log2 = p.softcap * GK_LOG2E;
+        a->sl2 = GK_LOG2E;
     }
     a->left = p.window_left < 0 ? -1 : p.window_left;
     a->right = p.causal ? 0 : (p.window_right < 0 ? -1 : p.window_right);

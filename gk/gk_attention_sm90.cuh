@@ -114,7 +114,7 @@ GK_DEV void gk_attn_wg_run(const gk_attn_args *p, const CUtensorMap *tq, const C
         const int n0 = j * BN;
         const int edge = gk_attn_tile_edge(p, row0, 64, n0, BN, sk_len, off);
         gk_attn_logits(p, s, BN / 2, edge, wrow, n0 + t4 * 2, sk_len, off);
-        gk_attn_softmax(s, BN / 2, o, DK / 2, row_max, row_sum);
+        gk_attn_softmax(s, BN / 2, o, DK / 2, row_max, row_sum, p->sl2);
         unsigned pa[32]; /* BN / 4 used */
 #pragma unroll
         for (int kk = 0; kk < BN / 16; kk++) gk_attn_pack_p(s + 8 * kk, dt, pa + 4 * kk);
