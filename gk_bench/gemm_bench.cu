@@ -7,7 +7,8 @@
 //   ceilings  mma.sync m16n8k16 bf16 -> fp32 from registers (the peak of the mma.sync rows),
 //             wgmma m64n256k16 bf16 -> fp32 from shared memory (sm_90a builds on a compute
 //             capability 9.0 GPU: the peak of the wgmma rows and of cuBLAS's), FFMA
-//             (gk_bench_device(), the peak of every fp32 row), copy bandwidth (the byte side)
+//             (gk_bench_device(), the peak of every fp32 row), copy bandwidth (the byte side);
+//             the mma.sync and wgmma ceilings are gk_bench.h's, shared with the attention bench
 //   baseline  vs_base = cuBLAS time / this row's time for the same shape: cublasGemmEx bf16 in
 //             and out, CUBLAS_COMPUTE_32F; cublasSgemm in CUBLAS_DEFAULT_MATH (no TF32, which
 //             the startup check would see as a 100x larger error)
@@ -25,138 +26,6 @@
 #include <map>
 #include <string>
 #include <thread>
-
-// ------------------------------------------------------------------ mma.sync ceiling
-
-// Register-only mma.sync: kMmaChains independent accumulators per warp, fragments that never
-// change. bf16 inputs 2^-6 and 2^-7 keep the sums finite for any iteration count used here.
-constexpr int kMmaChains = 8;
-
-static __global__ void mma_ceiling_kernel(float *out, int iters)
-{
-    const unsigned v = 0x3c803c00u + (threadIdx.x & 7);
-    const unsigned a[4] = {v, v ^ 1u, v ^ 2u, v ^ 3u}, b[2] = {v ^ 4u, v ^ 5u};
-    float acc[kMmaChains][4];
-#pragma unroll
-    for (int c = 0; c < kMmaChains; c++)
-#pragma unroll
-        for (int j = 0; j < 4; j++) acc[c][j] = 0.0f;
-#pragma unroll 4
-    for (int i = 0; i < iters; i++) {
-#pragma unroll
-        for (int c = 0; c < kMmaChains; c++) gk_mma_m16n8k16_bf16(acc[c], a, b, acc[c]);
-    }
-    float s = 0.0f;
-#pragma unroll
-    for (int c = 0; c < kMmaChains; c++)
-#pragma unroll
-        for (int j = 0; j < 4; j++) s += acc[c][j];
-    if (s == 1234.5f) out[threadIdx.x] = s; // never true; keeps the results live
-}
-
-struct MmaRun {
-    double seconds, flops;
-};
-
-// One timed configuration: `warps` per block, as many blocks as fit on every SM at once (one wave).
-static MmaRun mma_ceiling_run(int warps)
-{
-    static float *out = nullptr;
-    if (!out) GK_BENCH_CUDA(cudaMalloc((void **)&out, 1024 * sizeof(float)));
-    const int threads = warps * 32, iters = 1 << 14;
-    int per_sm = 0;
-    GK_BENCH_CUDA(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, mma_ceiling_kernel, threads, 0));
-    const int blocks = gk_bench_device().sms * (per_sm > 0 ? per_sm : 1);
-    const double t = gk_bench_median_seconds([&](cudaStream_t s) {
-        mma_ceiling_kernel<<<blocks, threads, 0, s>>>(out, iters);
-        return cudaGetLastError();
-    }, 2, 7, false);
-    return {t, 2.0 * 16 * 8 * 16 * kMmaChains * (double)iters * warps * blocks};
-}
-
-// The mma.sync bf16 rate of this device (FLOP/s): the better of 8 and 16 warps per block.
-static double mma_ceiling()
-{
-    static double best = 0;
-    if (best > 0) return best;
-    for (int warps : {8, 16}) {
-        const MmaRun r = mma_ceiling_run(warps);
-        printf("gk_bench: mma.sync m16n8k16 bf16, %d warps/block, %d chains/warp: %.1f TFLOP/s\n", warps,
-               kMmaChains, r.flops / r.seconds * 1e-12);
-        best = std::max(best, r.flops / r.seconds);
-    }
-    return best;
-}
-
-// ------------------------------------------------------------------ wgmma ceiling
-
-// wgmma m64n256k16 bf16 -> fp32 from fixed shared-memory tiles (128-byte swizzled, filled with
-// random bf16 of magnitude 2^-6 .. 2^-5), two consumer warpgroups a block as in the GEMM, one
-// block per SM, each k-tile of 4 wgmma committed and the one before waited for: the rate the
-// wgmma GEMM kernels could reach with their operands already in shared memory. sm_90a only.
-constexpr int kWgSmem = 1024 + 2 * 8192 + 32768;
-
-static __global__ void __launch_bounds__(256, 1) wgmma_ceiling_kernel(float *out, int iters)
-{
-#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
-    extern __shared__ uint4 wg_smem[];
-    char *sm = gk_smem_align_1024(wg_smem);
-    for (int i = threadIdx.x; i < (2 * 8192 + 32768) / 2; i += blockDim.x) {
-        unsigned h = (unsigned)i * 2654435761u;
-        h ^= h >> 15;
-        ((unsigned short *)sm)[i] = (unsigned short)(0x3c80u | (h & 0x7fu) | (h >> 8 & 1u) << 15);
-    }
-    gk_fence_proxy_async();
-    __syncthreads();
-    const int wg = threadIdx.x >> 7;
-    const unsigned long long da = gk_wgmma_desc_sw128(sm + wg * 8192, 16), db = gk_wgmma_desc_sw128(sm + 16384, 16);
-    float acc[128];
-#pragma unroll
-    for (int i = 0; i < 128; i++) acc[i] = 0.0f;
-    gk_wgmma_fence_regs(acc, 128);
-    for (int it = 0; it < iters; it++) {
-        gk_wgmma_fence();
-#pragma unroll
-        for (int kk = 0; kk < 4; kk++) gk_wgmma_m64k16(acc, da + 2 * kk, db + 2 * kk, GK_BF16, 256, 0, 0);
-        gk_wgmma_commit();
-        gk_wgmma_wait_1();
-        gk_wgmma_fence_regs(acc, 128);
-    }
-    gk_wgmma_wait_0();
-    gk_wgmma_fence_regs(acc, 128);
-    float s = 0.0f;
-#pragma unroll
-    for (int i = 0; i < 128; i++) s += acc[i];
-    if (s == 1234.5f) out[threadIdx.x] = s; // never true; keeps the results live
-#else
-    if (iters < 0) out[0] = 0.0f;
-#endif
-}
-
-// The wgmma bf16 rate of this device (FLOP/s), 0 where the wgmma kernels cannot run.
-static MmaRun wgmma_ceiling_run()
-{
-    static float *out = nullptr;
-    if (!gk_gemm_wg_ready()) return {0, 0};
-    if (!out) GK_BENCH_CUDA(cudaMalloc((void **)&out, 1024 * sizeof(float)));
-    GK_BENCH_CUDA(cudaFuncSetAttribute((const void *)wgmma_ceiling_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                       kWgSmem));
-    const int iters = 1 << 13, blocks = gk_bench_device().sms;
-    const double t = gk_bench_median_seconds([&](cudaStream_t s) {
-        wgmma_ceiling_kernel<<<blocks, 256, kWgSmem, s>>>(out, iters);
-        return cudaGetLastError();
-    }, 2, 7, false);
-    return {t, 2.0 * 64 * 256 * 16 * 4 * (double)iters * 2 * blocks};
-}
-
-static double wgmma_ceiling()
-{
-    static double rate = -1;
-    if (rate >= 0) return rate;
-    const MmaRun r = wgmma_ceiling_run();
-    rate = r.seconds > 0 ? r.flops / r.seconds : 0.0;
-    return rate;
-}
 
 // ------------------------------------------------------------------ cuBLAS
 
@@ -426,9 +295,11 @@ static void run_row(benchmark::State &state, Row r)
     // wgmma configurations), else mma.sync
     int row_config = r.config;
     if (r.kern == K_GK) pick_text(g, &row_config);
-    const bool on_wgmma = wgmma_ceiling() > 0 &&
+    const bool on_wgmma = gk_bench_wgmma_ceiling() > 0 &&
                           (r.kern == K_CUBLAS || (row_config >= 0 && gk_gemm_config_info(row_config).wgmma));
-    const double peak = g.dt == GK_F32 ? gk_bench_device().ffma_flops_per_s : on_wgmma ? wgmma_ceiling() : mma_ceiling();
+    const double peak = g.dt == GK_F32 ? gk_bench_device().ffma_flops_per_s
+                        : on_wgmma      ? gk_bench_wgmma_ceiling()
+                                        : gk_bench_mma_ceiling();
     double t = 0;
     // 200 ms idle first: without it a row timed right after a fast one (the dispatcher's row
     // after cuBLAS's) measured up to 14% below the same kernel timed after slow rows (8192^3 NT:
@@ -497,53 +368,14 @@ static void add(const Row &r)
     benchmark::RegisterBenchmark(r.name.c_str(), run_row, r)->UseManualTime()->Iterations(1)->Unit(benchmark::kMicrosecond);
 }
 
-static void ceiling_row(benchmark::State &state)
-{
-    MmaRun r = {0, 0};
-    for (auto _ : state) {
-        r = mma_ceiling_run(8);
-        const MmaRun r16 = mma_ceiling_run(16);
-        if (r16.flops / r16.seconds > r.flops / r.seconds) r = r16;
-        gk_bench_report(state, r.seconds, gk_ledger{r.flops, 0.0}, mma_ceiling(), r.seconds);
-        state.counters["err"] = 0.0;
-    }
-    state.SetLabel("ceiling: mma.sync m16n8k16 bf16 -> fp32, registers only, " + std::to_string(kMmaChains) +
-                   " chains/warp, 8 or 16 warps/block; remeasured (the ceiling itself is measured at startup)");
-}
-
-static void wg_ceiling_row(benchmark::State &state)
-{
-    for (auto _ : state) {
-        const MmaRun r = wgmma_ceiling_run();
-        gk_bench_report(state, r.seconds, gk_ledger{r.flops, 0.0}, wgmma_ceiling(), r.seconds);
-        state.counters["err"] = 0.0;
-    }
-    state.SetLabel("ceiling: wgmma m64n256k16 bf16 -> fp32 from shared memory, 2 warpgroups/block, 1 block/SM; "
-                   "remeasured (the ceiling itself is measured at startup)");
-}
-
 static void register_all()
 {
-    const double mma = mma_ceiling();
     int cublas_version = 0;
     GK_BENCH_CUDA(cublas_check(cublasGetVersion(cublas(), &cublas_version), "cublasGetVersion"));
-    char buf[64];
-    snprintf(buf, sizeof buf, "%.1f", mma * 1e-12);
-    benchmark::AddCustomContext("mma_bf16_TFLOPs", buf);
     benchmark::AddCustomContext("cublas_version", std::to_string(cublas_version));
-    printf("gk_bench: measured ceiling: mma.sync bf16 %.1f TFLOP/s; cuBLAS %d\n", mma * 1e-12, cublas_version);
+    printf("gk_bench: cuBLAS %d\n", cublas_version);
     check_mappings();
-
-    benchmark::RegisterBenchmark("ceiling/mma_sync_bf16", ceiling_row)->UseManualTime()->Iterations(1)->Unit(benchmark::kMicrosecond);
-    const double wg = wgmma_ceiling();
-    if (wg > 0) {
-        snprintf(buf, sizeof buf, "%.1f", wg * 1e-12);
-        benchmark::AddCustomContext("wgmma_bf16_TFLOPs", buf);
-        printf("gk_bench: measured ceiling: wgmma m64n256k16 bf16 %.1f TFLOP/s\n", wg * 1e-12);
-        benchmark::RegisterBenchmark("ceiling/wgmma_bf16", wg_ceiling_row)->UseManualTime()->Iterations(1)->Unit(benchmark::kMicrosecond);
-    } else {
-        printf("gk_bench: no wgmma ceiling (needs an sm_90a build on a compute capability 9.0 GPU)\n");
-    }
+    gk_bench_register_tensor_ceilings(); // mma.sync and wgmma (gk_bench.h)
 
     // square bf16: cuBLAS, the dispatcher, then every configuration
     const struct {

@@ -1,6 +1,7 @@
 // gk benchmark harness: CUDA-event timing (warm-up, L2 flushed before every timed launch, median
 // of many), the device's own ceilings measured in the same process (copy bandwidth: the best of
-// cudaMemcpy device to device and a tuned copy kernel; FFMA rate), and the counters every gk
+// cudaMemcpy device to device and a tuned copy kernel; FFMA rate; for binaries of tensor-core
+// headers, which bring gk_mma.cuh, the mma.sync and wgmma rates), and the counters every gk
 // benchmark row prints:
 //   GB/s, TFLOP/s, bound_us (the roofline floor for this shape on this device), pct_roof
 //   (floor / measured time) and vs_base (baseline time / measured time, > 1 is faster).
@@ -228,19 +229,28 @@ static __global__ void gk_bench_diff_kernel(const uint4 *a, const uint4 *b, int6
     if (c) atomicAdd(bad, c);
 }
 
+// How many of the 16-byte chunks of two device buffers differ (bytes a multiple of 16, both
+// 16-byte aligned): a bit-exact comparison on the device (copies, a deterministic kernel's reruns).
+inline unsigned long long gk_bench_count_diff16(const void *a, const void *b, size_t bytes)
+{
+    static unsigned long long *bad_d = nullptr;
+    if (!bad_d) GK_BENCH_CUDA(cudaMalloc((void **)&bad_d, sizeof(unsigned long long)));
+    GK_BENCH_CUDA(cudaMemset(bad_d, 0, sizeof(unsigned long long)));
+    gk_bench_diff_kernel<<<1024, 256>>>((const uint4 *)a, (const uint4 *)b, (int64_t)(bytes / 16), bad_d);
+    GK_BENCH_CUDA(cudaGetLastError());
+    unsigned long long bad = 0;
+    GK_BENCH_CUDA(cudaMemcpy(&bad, bad_d, sizeof bad, cudaMemcpyDeviceToHost));
+    return bad;
+}
+
 // Median seconds of copy kernel v over `bytes` between two buffers from the arena (the source
 // random, the destination poisoned first); false, with a message, if it did not copy every byte.
 inline bool gk_bench_copy_kernel_seconds(int v, size_t bytes, double *seconds)
 {
     void *src = gk_bench_alloc(bytes, false), *dst = gk_bench_alloc(bytes);
-    unsigned long long *bad_d = (unsigned long long *)gk_bench_alloc(sizeof(unsigned long long), false);
     gk_bench_fill_random(src, GK_F32, bytes / 4);
     GK_BENCH_CUDA(gk_bench_copy_kernel_launch(v, src, dst, bytes, 0));
-    GK_BENCH_CUDA(cudaMemset(bad_d, 0, sizeof(unsigned long long)));
-    gk_bench_diff_kernel<<<1024, 256>>>((const uint4 *)src, (const uint4 *)dst, (int64_t)(bytes / 16), bad_d);
-    GK_BENCH_CUDA(cudaGetLastError());
-    unsigned long long bad = 0;
-    GK_BENCH_CUDA(cudaMemcpy(&bad, bad_d, sizeof bad, cudaMemcpyDeviceToHost));
+    const unsigned long long bad = gk_bench_count_diff16(src, dst, bytes);
     if (bad) {
         fprintf(stderr, "gk_bench: %s copied %llu of %zu 16-byte chunks wrong: not used as a ceiling\n",
                 gk_bench_copy_kernels[v].name, bad, bytes / 16);
@@ -367,6 +377,211 @@ inline void gk_bench_register_copy_row()
     benchmark::RegisterBenchmark("copy_d2d/1GiB", gk_bench_copy_row)->UseManualTime()->Iterations(1)->Unit(benchmark::kMicrosecond);
     benchmark::RegisterBenchmark("copy_kernel/1GiB", gk_bench_copy_kernel_row)->UseManualTime()->Iterations(1)->Unit(benchmark::kMicrosecond);
 }
+
+// ------------------------------------------------------------------ tensor-core ceilings
+
+// The peaks of the tensor-core benches (GEMM, attention), measured in their own process: the
+// mma.sync rate from registers and, in sm_90a builds on a compute capability 9.0 GPU, the wgmma
+// rate from shared memory. For binaries whose header brings gk_mma.cuh: include it (through that
+// header) before this file.
+#ifdef GK_MMA_CUH
+
+// Register-only mma.sync: kGkBenchMmaChains independent accumulators per warp, fragments that
+// never change. bf16 inputs 2^-6 and 2^-7 keep the sums finite for any iteration count used here.
+constexpr int kGkBenchMmaChains = 8;
+
+static __global__ void gk_bench_mma_ceiling_kernel(float *out, int iters)
+{
+    const unsigned v = 0x3c803c00u + (threadIdx.x & 7);
+    const unsigned a[4] = {v, v ^ 1u, v ^ 2u, v ^ 3u}, b[2] = {v ^ 4u, v ^ 5u};
+    float acc[kGkBenchMmaChains][4];
+#pragma unroll
+    for (int c = 0; c < kGkBenchMmaChains; c++)
+#pragma unroll
+        for (int j = 0; j < 4; j++) acc[c][j] = 0.0f;
+#pragma unroll 4
+    for (int i = 0; i < iters; i++) {
+#pragma unroll
+        for (int c = 0; c < kGkBenchMmaChains; c++) gk_mma_m16n8k16_bf16(acc[c], a, b, acc[c]);
+    }
+    float s = 0.0f;
+#pragma unroll
+    for (int c = 0; c < kGkBenchMmaChains; c++)
+#pragma unroll
+        for (int j = 0; j < 4; j++) s += acc[c][j];
+    if (s == 1234.5f) out[threadIdx.x] = s; // never true; keeps the results live
+}
+
+struct GkBenchMmaRun {
+    double seconds, flops;
+};
+
+// One timed configuration: `warps` per block, as many blocks as fit on every SM at once (one wave).
+inline GkBenchMmaRun gk_bench_mma_ceiling_run(int warps)
+{
+    static float *out = nullptr;
+    if (!out) GK_BENCH_CUDA(cudaMalloc((void **)&out, 1024 * sizeof(float)));
+    const int threads = warps * 32, iters = 1 << 14;
+    int per_sm = 0;
+    GK_BENCH_CUDA(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, gk_bench_mma_ceiling_kernel, threads, 0));
+    const int blocks = gk_bench_device().sms * (per_sm > 0 ? per_sm : 1);
+    const double t = gk_bench_median_seconds([&](cudaStream_t s) {
+        gk_bench_mma_ceiling_kernel<<<blocks, threads, 0, s>>>(out, iters);
+        return cudaGetLastError();
+    }, 2, 7, false);
+    return {t, 2.0 * 16 * 8 * 16 * kGkBenchMmaChains * (double)iters * warps * blocks};
+}
+
+// The mma.sync bf16 rate of this device (FLOP/s): the better of 8 and 16 warps per block.
+inline double gk_bench_mma_ceiling()
+{
+    static double best = 0;
+    if (best > 0) return best;
+    for (int warps : {8, 16}) {
+        const GkBenchMmaRun r = gk_bench_mma_ceiling_run(warps);
+        printf("gk_bench: mma.sync m16n8k16 bf16, %d warps/block, %d chains/warp: %.1f TFLOP/s\n", warps,
+               kGkBenchMmaChains, r.flops / r.seconds * 1e-12);
+        best = std::max(best, r.flops / r.seconds);
+    }
+    return best;
+}
+
+// wgmma m64n256k16 bf16 -> fp32 from fixed shared-memory tiles (128-byte swizzled, filled with
+// random bf16 of magnitude 2^-6 .. 2^-5), two consumer warpgroups a block as in the GEMM, one
+// block per SM, each k-tile of 4 wgmma committed and the one before waited for: the rate wgmma
+// kernels could reach with their operands already in shared memory. sm_90a only.
+constexpr int kGkBenchWgSmem = 1024 + 2 * 8192 + 32768;
+
+static __global__ void __launch_bounds__(256, 1) gk_bench_wgmma_ceiling_kernel(float *out, int iters)
+{
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+    extern __shared__ uint4 gk_bench_wg_smem[];
+    char *sm = gk_smem_align_1024(gk_bench_wg_smem);
+    for (int i = threadIdx.x; i < (2 * 8192 + 32768) / 2; i += blockDim.x) {
+        unsigned h = (unsigned)i * 2654435761u;
+        h ^= h >> 15;
+        ((unsigned short *)sm)[i] = (unsigned short)(0x3c80u | (h & 0x7fu) | (h >> 8 & 1u) << 15);
+    }
+    gk_fence_proxy_async();
+    __syncthreads();
+    const int wg = threadIdx.x >> 7;
+    const unsigned long long da = gk_wgmma_desc_sw128(sm + wg * 8192, 16), db = gk_wgmma_desc_sw128(sm + 16384, 16);
+    float acc[128];
+#pragma unroll
+    for (int i = 0; i < 128; i++) acc[i] = 0.0f;
+    gk_wgmma_fence_regs(acc, 128);
+    for (int it = 0; it < iters; it++) {
+        gk_wgmma_fence();
+#pragma unroll
+        for (int kk = 0; kk < 4; kk++) gk_wgmma_m64k16(acc, da + 2 * kk, db + 2 * kk, GK_BF16, 256, 0, 0);
+        gk_wgmma_commit();
+        gk_wgmma_wait_1();
+        gk_wgmma_fence_regs(acc, 128);
+    }
+    gk_wgmma_wait_0();
+    gk_wgmma_fence_regs(acc, 128);
+    float s = 0.0f;
+#pragma unroll
+    for (int i = 0; i < 128; i++) s += acc[i];
+    if (s == 1234.5f) out[threadIdx.x] = s; // never true; keeps the results live
+#else
+    if (iters < 0) out[0] = 0.0f;
+#endif
+}
+
+// 1 in the image of a build that has sm_90a code (the wgmma ceiling kernel is empty otherwise).
+static __device__ int gk_bench_wg_built =
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+    1;
+#else
+    0;
+#endif
+
+// Whether the wgmma ceiling (and wgmma kernels) can run: an sm_90a image on a 9.0 GPU.
+inline bool gk_bench_wgmma_ready()
+{
+    static unsigned known, ready;
+    return gk_sm90a_ready(&gk_bench_wg_built, &known, &ready) != 0;
+}
+
+// One timed run of the wgmma ceiling kernel; {0, 0} where wgmma cannot run.
+inline GkBenchMmaRun gk_bench_wgmma_ceiling_run()
+{
+    static float *out = nullptr;
+    if (!gk_bench_wgmma_ready()) return {0, 0};
+    if (!out) GK_BENCH_CUDA(cudaMalloc((void **)&out, 1024 * sizeof(float)));
+    GK_BENCH_CUDA(cudaFuncSetAttribute((const void *)gk_bench_wgmma_ceiling_kernel,
+                                       cudaFuncAttributeMaxDynamicSharedMemorySize, kGkBenchWgSmem));
+    const int iters = 1 << 13, blocks = gk_bench_device().sms;
+    const double t = gk_bench_median_seconds([&](cudaStream_t s) {
+        gk_bench_wgmma_ceiling_kernel<<<blocks, 256, kGkBenchWgSmem, s>>>(out, iters);
+        return cudaGetLastError();
+    }, 2, 7, false);
+    return {t, 2.0 * 64 * 256 * 16 * 4 * (double)iters * 2 * blocks};
+}
+
+// The wgmma bf16 rate of this device (FLOP/s), 0 where the wgmma kernels cannot run.
+inline double gk_bench_wgmma_ceiling()
+{
+    static double rate = -1;
+    if (rate >= 0) return rate;
+    const GkBenchMmaRun r = gk_bench_wgmma_ceiling_run();
+    rate = r.seconds > 0 ? r.flops / r.seconds : 0.0;
+    return rate;
+}
+
+// The ceiling rows: each ceiling remeasured and reported against itself (err 0: the tensor-core
+// benches report err on every row, and every row has the same counters).
+inline void gk_bench_mma_ceiling_row(benchmark::State &state)
+{
+    GkBenchMmaRun r = {0, 0};
+    for (auto _ : state) {
+        r = gk_bench_mma_ceiling_run(8);
+        const GkBenchMmaRun r16 = gk_bench_mma_ceiling_run(16);
+        if (r16.flops / r16.seconds > r.flops / r.seconds) r = r16;
+        gk_bench_report(state, r.seconds, gk_ledger{r.flops, 0.0}, gk_bench_mma_ceiling(), r.seconds);
+        state.counters["err"] = 0.0;
+    }
+    state.SetLabel("ceiling: mma.sync m16n8k16 bf16 -> fp32, registers only, " + std::to_string(kGkBenchMmaChains) +
+                   " chains/warp, 8 or 16 warps/block; remeasured (the ceiling itself is measured at startup)");
+}
+
+inline void gk_bench_wgmma_ceiling_row(benchmark::State &state)
+{
+    for (auto _ : state) {
+        const GkBenchMmaRun r = gk_bench_wgmma_ceiling_run();
+        gk_bench_report(state, r.seconds, gk_ledger{r.flops, 0.0}, gk_bench_wgmma_ceiling(), r.seconds);
+        state.counters["err"] = 0.0;
+    }
+    state.SetLabel("ceiling: wgmma m64n256k16 bf16 -> fp32 from shared memory, 2 warpgroups/block, 1 block/SM; "
+                   "remeasured (the ceiling itself is measured at startup)");
+}
+
+// Measures both ceilings, adds them to the JSON context (mma_bf16_TFLOPs, wgmma_bf16_TFLOPs:
+// tools/roofline.py reads them), prints them and registers their rows (ceiling/mma_sync_bf16,
+// and ceiling/wgmma_bf16 where wgmma runs).
+inline void gk_bench_register_tensor_ceilings()
+{
+    char buf[64];
+    const double mma = gk_bench_mma_ceiling();
+    snprintf(buf, sizeof buf, "%.1f", mma * 1e-12);
+    benchmark::AddCustomContext("mma_bf16_TFLOPs", buf);
+    printf("gk_bench: measured ceiling: mma.sync bf16 %.1f TFLOP/s\n", mma * 1e-12);
+    benchmark::RegisterBenchmark("ceiling/mma_sync_bf16", gk_bench_mma_ceiling_row)
+        ->UseManualTime()->Iterations(1)->Unit(benchmark::kMicrosecond);
+    const double wg = gk_bench_wgmma_ceiling();
+    if (wg > 0) {
+        snprintf(buf, sizeof buf, "%.1f", wg * 1e-12);
+        benchmark::AddCustomContext("wgmma_bf16_TFLOPs", buf);
+        printf("gk_bench: measured ceiling: wgmma m64n256k16 bf16 %.1f TFLOP/s\n", wg * 1e-12);
+        benchmark::RegisterBenchmark("ceiling/wgmma_bf16", gk_bench_wgmma_ceiling_row)
+            ->UseManualTime()->Iterations(1)->Unit(benchmark::kMicrosecond);
+    } else {
+        printf("gk_bench: no wgmma ceiling (needs an sm_90a build on a compute capability 9.0 GPU)\n");
+    }
+}
+
+#endif // GK_MMA_CUH
 
 // Registers the device and its measured ceilings as JSON context, prints them, and runs.
 inline int gk_bench_main(int argc, char **argv, void (*register_all)())
