@@ -86,6 +86,7 @@
 */
 #include "gk_core.cuh"
 #include "gk_mma.cuh"
+#include <limits.h>
 
 #ifndef GK_ATTENTION_CUH
 #define GK_ATTENTION_CUH
@@ -241,7 +242,8 @@ GK_DEV int gk_attn_tile_edge(const gk_attn_args *p, int m0, int bm, int n0, int 
 /* Softcap (softcap tanh(scale s / softcap), in natural units) where asked, then -inf where
    masked (edge tiles only). row: the query row of this thread's values i % 4 < 2; col: the key of
    value 0. tanh(x) = 1 - 2 / (e^2x + 1): exact at both ends, and its cancellation near 0 is
-   far under the logits' rounding. */
+   far under the logits' rounding. The mask is a visible key range a row, tested without
+   branches. */
 GK_DEV void gk_attn_logits(const gk_attn_args *p, float *s, int n, int edge, int row, int col, int sk_len, int off)
 {
     if (p->softcap != 0.0f) {
@@ -250,19 +252,27 @@ GK_DEV void gk_attn_logits(const gk_attn_args *p, float *s, int n, int edge, int
             s[i] = p->softcap * (1.0f - __fdividef(2.0f, gk_ex2_approx(s[i] * p->cap_inv * (2.0f * GK_LOG2E)) + 1.0f));
     }
     if (edge) {
+        int lo[2], hi[2];
+#pragma unroll
+        for (int r = 0; r < 2; r++) {
+            const int d = row + 8 * r + off; /* the row's diagonal key */
+            lo[r] = p->left >= 0 ? d - p->left : INT_MIN;
+            hi[r] = p->right >= 0 ? min(sk_len - 1, d + p->right) : sk_len - 1;
+        }
 #pragma unroll
         for (int i = 0; i < n; i++) {
-            const int c = col + (i >> 2) * 8 + (i & 1), rel = c - (row + ((i & 2) ? 8 : 0) + off);
-            if (c >= sk_len || (p->left >= 0 && rel < -p->left) || (p->right >= 0 && rel > p->right)) s[i] = -INFINITY;
+            const int c = col + (i >> 2) * 8 + (i & 1), r = (i >> 1) & 1;
+            s[i] = c >= lo[r] && c <= hi[r] ? s[i] : -INFINITY;
         }
     }
 }
 
 /* One tile of the online softmax for the thread's two rows: the new row max (over the 4 lanes,
-   kept in log2 units: x sl2), S to P = 2^(x sl2 - max) (one FFMA and one ex2 a value), O and
-   the running sum rescaled. A row with every key so far masked keeps max -inf and subtracts 0
-   (no inf - inf). fmaxf drops NaN: a NaN logit reaches P, and its row's O, through the ex2. */
-GK_DEV void gk_attn_softmax(float *s, int n, float *o, int no, float *row_max, float *row_sum, float sl2)
+   kept in log2 units: x sl2), S to P = 2^(x sl2 - max) (one FFMA and one ex2 a value), the
+   running sum, and alpha[r], the factor O's row must be rescaled by (gk_attn_rescale). A row with
+   every key so far masked keeps max -inf and subtracts 0 (no inf - inf). fmaxf drops NaN: a NaN
+   logit reaches P, and its row's O, through the ex2. */
+GK_DEV void gk_attn_softmax(float *s, int n, float *row_max, float *row_sum, float sl2, float *alpha)
 {
 #pragma unroll
     for (int r = 0; r < 2; r++) {
@@ -272,7 +282,7 @@ GK_DEV void gk_attn_softmax(float *s, int n, float *o, int no, float *row_max, f
         mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 1));
         mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 2));
         const float mnew = fmaxf(row_max[r], mx * sl2), base = mnew == -INFINITY ? 0.0f : mnew;
-        const float alpha = gk_ex2_approx(row_max[r] - base);
+        alpha[r] = gk_ex2_approx(row_max[r] - base);
         row_max[r] = mnew;
         float sum = 0.0f;
 #pragma unroll
@@ -281,13 +291,15 @@ GK_DEV void gk_attn_softmax(float *s, int n, float *o, int no, float *row_max, f
             s[4 * i + 2 * r + 1] = gk_ex2_approx(fmaf(s[4 * i + 2 * r + 1], sl2, -base));
             sum += s[4 * i + 2 * r] + s[4 * i + 2 * r + 1];
         }
-        row_sum[r] = row_sum[r] * alpha + sum;
-#pragma unroll
-        for (int i = 0; i < no / 4; i++) {
-            o[4 * i + 2 * r] *= alpha;
-            o[4 * i + 2 * r + 1] *= alpha;
-        }
+        row_sum[r] = row_sum[r] * alpha[r] + sum;
     }
+}
+
+/* O's two rows times alpha (no values a thread). */
+GK_DEV void gk_attn_rescale(float *o, int no, const float *alpha)
+{
+#pragma unroll
+    for (int i = 0; i < no; i++) o[i] *= alpha[(i >> 1) & 1];
 }
 
 /* P's values of two n8 tiles (8 floats) as the A fragment of a k16 step: the accumulator layout
@@ -415,7 +427,9 @@ GK_DEV void gk_attn_mma_run(const gk_attn_args *p, int dt, int DK, int BM, int B
             const int n0 = j * BN, off = sk_len - sq_len;
             const int edge = gk_attn_tile_edge(p, m0, BM, n0, BN, sk_len, off);
             gk_attn_logits(p, s, BN / 2, edge, m0 + warp * 16 + g, n0 + t4 * 2, sk_len, off);
-            gk_attn_softmax(s, BN / 2, o, DK / 2, row_max, row_sum, p->sl2);
+            float alpha[2];
+            gk_attn_softmax(s, BN / 2, row_max, row_sum, p->sl2, alpha);
+            gk_attn_rescale(o, DK / 2, alpha);
             /* O += P V: P's accumulators are A fragments already (two n8 tiles make a k16);
                V rows are B's rows (ldmatrix .trans) */
 #pragma unroll

@@ -32,6 +32,31 @@
 /* alignment slack, Q, the K and V stages, 1 + 4 STAGES mbarriers */
 #define gk_attn_wg_smem_c(D, BN, STAGES) (1024 + GK_ATTN_WG_BM * (D) * 2 + 2 * (STAGES) * (BN) * (D) * 2 + 8 * (1 + 4 * (STAGES)))
 
+/* S (64 x BN, overwritten) = Q K^T for this consumer's 64 rows (q: its first row in the Q tile),
+   once tile kt has landed (full, phase): both K-major in 64-column panels, 32 bytes a k16 step
+   within a panel. Issued and committed, not waited for. */
+GK_DEV void gk_attn_wg_qk(float *s, const char *q, const char *kt, unsigned long long *full, int phase, int q_panel,
+                          int kv_panel, int dt, int DK, int BN)
+{
+    gk_mbar_wait(full, phase);
+    gk_wgmma_fence();
+#pragma unroll
+    for (int kk = 0; kk < DK / 16; kk++)
+        gk_wgmma_m64k16(s, gk_wgmma_desc_sw128(q + (kk / 4) * q_panel + (kk % 4) * 32, 16),
+                        gk_wgmma_desc_sw128(kt + (kk / 4) * kv_panel + (kk % 4) * 32, 16), dt, BN, 0, 0, kk > 0);
+    gk_wgmma_commit();
+}
+
+/* O += P V: P from registers (BN / 16 k16 steps of 4), V MN-major in 64-column panels kv_panel
+   bytes apart, 16 rows (2 KB) a k16 step. Not committed. */
+GK_DEV void gk_attn_wg_pv(float *o, const unsigned *pa, const char *vt, int kv_panel, int dt, int DK, int BN)
+{
+    gk_wgmma_fence();
+#pragma unroll
+    for (int kk = 0; kk < BN / 16; kk++)
+        gk_wgmma_m64k16_rs(o, pa + 4 * kk, gk_wgmma_desc_sw128(vt + kk * 2048, kv_panel), dt, DK, 1);
+}
+
 GK_DEV void gk_attn_wg_run(const gk_attn_args *p, const CUtensorMap *tq, const CUtensorMap *tk, const CUtensorMap *tv,
                            int dt, int DK, int BN, int STAGES, float *s, float *o)
 {
@@ -86,46 +111,48 @@ GK_DEV void gk_attn_wg_run(const gk_attn_args *p, const CUtensorMap *tq, const C
     const int w = wg - 1, t = threadIdx.x & 127, lane = t & 31, g = lane >> 2, t4 = lane & 3;
     const int row0 = m0 + w * 64; /* this consumer's 64 rows */
     const int wrow = row0 + (t >> 5) * 16 + g;
-    float row_max[2] = {-INFINITY, -INFINITY}, row_sum[2] = {0.0f, 0.0f};
+    float row_max[2] = {-INFINITY, -INFINITY}, row_sum[2] = {0.0f, 0.0f}, alpha[2];
+    unsigned pa[32]; /* P as A fragments: BN / 4 used */
 #pragma unroll
     for (int i = 0; i < DK / 2; i++) o[i] = 0.0f;
-    gk_wgmma_fence_regs(o, DK / 2);
     gk_mbar_wait(q_full, 0); /* also before an empty range: O goes out through Q's tile */
-    for (int j = jb; j < je; j++) {
-        const int it = j - jb, st = it % STAGES, ph = (it / STAGES) & 1;
-        const char *kt = sk + st * tile_bytes, *vt = sv + st * tile_bytes;
-        /* S = Q K^T: both K-major, 64-column panels, 32 bytes a k16 step within a panel */
-#pragma unroll
-        for (int i = 0; i < BN / 2; i++) s[i] = 0.0f;
-        gk_wgmma_fence_regs(s, BN / 2);
-        gk_mbar_wait(k_full + st, ph);
-        gk_wgmma_fence();
-#pragma unroll
-        for (int kk = 0; kk < DK / 16; kk++) {
-            const unsigned long long da = gk_wgmma_desc_sw128(sq + (kk / 4) * q_panel + w * 8192 + (kk % 4) * 32, 16);
-            const unsigned long long db = gk_wgmma_desc_sw128(kt + (kk / 4) * kv_panel + (kk % 4) * 32, 16);
-            gk_wgmma_m64k16(s, da, db, dt, BN, 0, 0);
-        }
-        gk_wgmma_commit();
+    /* Pipelined within the warpgroup: S of tile j + 1 is issued before O += P V of tile j, and
+       its softmax runs while that P V is on the tensor cores. */
+    if (jb < je) {
+        gk_attn_wg_qk(s, sq + w * 8192, sk, k_full, 0, q_panel, kv_panel, dt, DK, BN);
         gk_wgmma_wait_0();
         gk_wgmma_fence_regs(s, BN / 2);
-        if (t == 0) gk_mbar_arrive(k_empty + st);
-
-        const int n0 = j * BN;
-        const int edge = gk_attn_tile_edge(p, row0, 64, n0, BN, sk_len, off);
-        gk_attn_logits(p, s, BN / 2, edge, wrow, n0 + t4 * 2, sk_len, off);
-        gk_attn_softmax(s, BN / 2, o, DK / 2, row_max, row_sum, p->sl2);
-        unsigned pa[32]; /* BN / 4 used */
+        if (t == 0) gk_mbar_arrive(k_empty);
+        const int n0 = jb * BN;
+        gk_attn_logits(p, s, BN / 2, gk_attn_tile_edge(p, row0, 64, n0, BN, sk_len, off), wrow, n0 + t4 * 2, sk_len, off);
+        gk_attn_softmax(s, BN / 2, row_max, row_sum, p->sl2, alpha);
 #pragma unroll
         for (int kk = 0; kk < BN / 16; kk++) gk_attn_pack_p(s + 8 * kk, dt, pa + 4 * kk);
-
-        /* O += P V: V MN-major, 64-column panels kv_panel bytes apart, 16 rows (2 KB) a k16 step */
-        gk_mbar_wait(v_full + st, ph);
+    }
+    for (int j = jb + 1; j < je; j++) {
+        const int it = j - jb, st = it % STAGES, ph = (it / STAGES) & 1;
+        const int pst = (it - 1) % STAGES, pph = ((it - 1) / STAGES) & 1;
+        gk_attn_wg_qk(s, sq + w * 8192, sk + st * tile_bytes, k_full + st, ph, q_panel, kv_panel, dt, DK, BN);
+        gk_mbar_wait(v_full + pst, pph);
+        gk_attn_wg_pv(o, pa, sv + pst * tile_bytes, kv_panel, dt, DK, BN);
+        gk_wgmma_commit();
+        gk_wgmma_wait_1(); /* S done, P V of the last tile in flight */
+        gk_wgmma_fence_regs(s, BN / 2);
+        if (t == 0) gk_mbar_arrive(k_empty + st);
+        const int n0 = j * BN;
+        gk_attn_logits(p, s, BN / 2, gk_attn_tile_edge(p, row0, 64, n0, BN, sk_len, off), wrow, n0 + t4 * 2, sk_len, off);
+        gk_attn_softmax(s, BN / 2, row_max, row_sum, p->sl2, alpha);
+        gk_wgmma_wait_0();
         gk_wgmma_fence_regs(o, DK / 2);
-        gk_wgmma_fence();
+        if (t == 0) gk_mbar_arrive(v_empty + pst);
+        gk_attn_rescale(o, DK / 2, alpha);
 #pragma unroll
-        for (int kk = 0; kk < BN / 16; kk++)
-            gk_wgmma_m64k16_rs(o, pa + 4 * kk, gk_wgmma_desc_sw128(vt + kk * 2048, kv_panel), dt, DK, 1);
+        for (int kk = 0; kk < BN / 16; kk++) gk_attn_pack_p(s + 8 * kk, dt, pa + 4 * kk);
+    }
+    if (je > jb) {
+        const int it = je - jb - 1, st = it % STAGES;
+        gk_mbar_wait(v_full + st, (it / STAGES) & 1);
+        gk_attn_wg_pv(o, pa, sv + st * tile_bytes, kv_panel, dt, DK, BN);
         gk_wgmma_commit();
         gk_wgmma_wait_0();
         gk_wgmma_fence_regs(o, DK / 2);

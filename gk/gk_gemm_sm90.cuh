@@ -187,7 +187,7 @@ GK_DEV int gk_gemm_wg_consume(char *smem, unsigned long long *full, unsigned lon
             const unsigned long long da = gk_wgmma_desc_sw128(sa + (wr * bm / 128 + ms) * 8192, ta ? 8192 : 16);
 #pragma unroll
             for (int kk = 0; kk < GK_GEMM_WG_BK / 16; kk++)
-                gk_wgmma_m64k16(acc + ms * (nb / 2), da + a_step * kk, db + b_step * kk, dt, nb, ta, !tb);
+                gk_wgmma_m64k16(acc + ms * (nb / 2), da + a_step * kk, db + b_step * kk, dt, nb, ta, !tb, 1);
         }
         gk_wgmma_commit();
         /* the previous k-tile's wgmma has finished: its stage goes back to the producer */

@@ -327,25 +327,25 @@ GK_DEV void gk_wgmma_fence_regs(float *d, int n)
                  "wgmma.mma_async.sync.aligned.m64n256k16.f32." TYPE "." TYPE " {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, %48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63, %64, %65, %66, %67, %68, %69, %70, %71, %72, %73, %74, %75, %76, %77, %78, %79, %80, %81, %82, %83, %84, %85, %86, %87, %88, %89, %90, %91, %92, %93, %94, %95, %96, %97, %98, %99, %100, %101, %102, %103, %104, %105, %106, %107, %108, %109, %110, %111, %112, %113, %114, %115, %116, %117, %118, %119, %120, %121, %122, %123, %124, %125, %126, %127}, %128, %129, p, 1, 1, " \
                  #TA ", " #TB "; }"                                                                             \
                  : GK_WG_D128                                                                                   \
-                 : "l"(da), "l"(db), "r"(1))
+                 : "l"(da), "l"(db), "r"(acc))
 #define GK_WGMMA_N128(TYPE, TA, TB)                                                                             \
     asm volatile("{ .reg .pred p; setp.ne.b32 p, %66, 0;\n"                                                     \
                  "wgmma.mma_async.sync.aligned.m64n128k16.f32." TYPE "." TYPE " {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, %48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63}, %64, %65, p, 1, 1, "   \
                  #TA ", " #TB "; }"                                                                             \
                  : GK_WG_D64                                                                                    \
-                 : "l"(da), "l"(db), "r"(1))
+                 : "l"(da), "l"(db), "r"(acc))
 #define GK_WGMMA_N64(TYPE, TA, TB)                                                                              \
     asm volatile("{ .reg .pred p; setp.ne.b32 p, %34, 0;\n"                                                     \
                  "wgmma.mma_async.sync.aligned.m64n64k16.f32." TYPE "." TYPE " {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31}, %32, %33, p, 1, 1, " \
                  #TA ", " #TB "; }"                                                                             \
                  : GK_WG_D8(0), GK_WG_D8(8), GK_WG_D8(16), GK_WG_D8(24)                                         \
-                 : "l"(da), "l"(db), "r"(1))
+                 : "l"(da), "l"(db), "r"(acc))
 #define GK_WGMMA_N16(TYPE, TA, TB)                                                                              \
     asm volatile("{ .reg .pred p; setp.ne.b32 p, %10, 0;\n"                                                     \
                  "wgmma.mma_async.sync.aligned.m64n16k16.f32." TYPE "." TYPE " {%0, %1, %2, %3, %4, %5, %6, %7}, %8, %9, p, 1, 1, " \
                  #TA ", " #TB "; }"                                                                             \
                  : GK_WG_D8(0)                                                                                  \
-                 : "l"(da), "l"(db), "r"(1))
+                 : "l"(da), "l"(db), "r"(acc))
 #define GK_WGMMA_LAYOUTS(N, TYPE)                      \
     do {                                               \
         if (!ta && !tb) GK_WGMMA_##N(TYPE, 0, 0);      \
@@ -356,10 +356,12 @@ GK_DEV void gk_wgmma_fence_regs(float *d, int n)
 
 /* wgmma.mma_async.sync.aligned.m64nNk16.f32.{bf16,f16}, N 256, 128, 64 or 16: a warpgroup's D
    (64 x N fp32, N / 2 registers a thread: value 4 j + i at row 16 (warp % 4) + lane / 4 +
-   8 (i / 2), column 8 j + 2 (lane % 4) + i % 2) += A (64 x 16, descriptor da) B (16 x N,
-   descriptor db), both from shared memory; ta / tb: the operand is MN-major. Asynchronous:
-   commit, then wait before D is read. dt, n, ta, tb must be constants after inlining. */
-GK_DEV void gk_wgmma_m64k16(float *d, unsigned long long da, unsigned long long db, int dt, int n, int ta, int tb)
+   8 (i / 2), column 8 j + 2 (lane % 4) + i % 2) = A (64 x 16, descriptor da) B (16 x N,
+   descriptor db) + (acc ? D : 0), both from shared memory; ta / tb: the operand is MN-major.
+   acc 0 starts D without zeroing registers first (a zeroing move between wgmma.fence and the
+   wgmma serializes the pipeline). Asynchronous: commit, then wait before D is read. dt, n, ta,
+   tb must be constants after inlining. */
+GK_DEV void gk_wgmma_m64k16(float *d, unsigned long long da, unsigned long long db, int dt, int n, int ta, int tb, int acc)
 {
     if (n == 256) {
         if (dt == GK_BF16) GK_WGMMA_LAYOUTS(N256, "bf16");
