@@ -102,11 +102,14 @@ struct Span {
     int64_t bs = 0, rs = 0, hs = 0, elems = 0;
 };
 
-static Span make_span(Layout l, int64_t B, int64_t S, int64_t H, int64_t D)
+// cap: the rows a head holds in [B, H, S, D] (S, or with varlen a capacity: the header bounds
+// the packed tokens by B seqlen_q when it checks that out's rows do not alias).
+static Span make_span(Layout l, int64_t B, int64_t S, int64_t H, int64_t D, int64_t cap = 0)
 {
     Span s;
+    if (cap < S) cap = S;
     switch (l) {
-    case kBHSD: s.rs = D; s.hs = S * D; s.bs = H * S * D; break;
+    case kBHSD: s.rs = D; s.hs = cap * D; s.bs = H * cap * D; break;
     case kPadded: s.hs = D + 8; s.rs = H * s.hs + 16; s.bs = S * s.rs + 24; break;
     default: s.hs = D; s.rs = H * D; s.bs = S * H * D; break;
     }
@@ -191,8 +194,8 @@ static void run_attn(const AttnRun &p, AttnResult *result = nullptr)
         v_at = (int64_t)(Hq + Hkv) * D;
         so_ = make_span(kPadded, nb, tq, Hq, D);
     } else {
-        sq_ = make_span(p.layout, nb, tq, Hq, D);
-        sk_ = make_span(p.layout, nb, tk, Hkv, D);
+        sq_ = make_span(p.layout, nb, tq, Hq, D, varlen ? (int64_t)B * Sq : 0);
+        sk_ = make_span(p.layout, nb, tk, Hkv, D, varlen ? (int64_t)B * Sk : 0);
         sv_ = sk_;
         so_ = sq_;
     }
@@ -496,4 +499,315 @@ TEST(AttentionGpu, Varlen)
                 p.causal = causal;
                 GK_ATTN_RUN(p);
             }
+}
+
+// Head dimensions: the built ones (64, 96, 128, 256) and others that run zero-padded on the next
+// larger kernel (8, 40, 200, 248): causal and not, padded layout (NaN between heads: a kernel that
+// reads past D shows).
+TEST(AttentionGpu, HeadDims)
+{
+    GK_REQUIRE_GPU();
+    int n = 0;
+    for (int dt : kDtypes)
+        for (int d : {64, 96, 128, 256, 8, 40, 200, 248})
+            for (int causal : {0, 1}) {
+                AttnRun p = shape(dt, 2, 4, 2, d, n % 3 == 0 ? 1 : 65, n % 2 ? 130 : 63);
+                p.causal = causal;
+                p.layout = n % 4 == 1 ? kPadded : kDense;
+                n++;
+                GK_ATTN_RUN(p);
+            }
+}
+
+// Sliding windows: left only, both sides, with causal (right 0), the diagonal alone (0, 0), wider
+// than the sequence; Sq < Sk, Sq > Sk and Sq == Sk.
+TEST(AttentionGpu, SlidingWindows)
+{
+    GK_REQUIRE_GPU();
+    struct {
+        int wl, wr, causal;
+    } const windows[] = {{16, -1, 0}, {100, -1, 0}, {32, 8, 0}, {0, 70, 0}, {-1, 5, 0},
+                         {64, -1, 1}, {0, 0, 0},    {0, -1, 1}, {5000, 5000, 0}};
+    const int shapes[][2] = {{200, 1000}, {1000, 200}, {257, 257}, {7, 63}};
+    int n = 0;
+    for (int dt : kDtypes)
+        for (const auto &w : windows) {
+            const auto &s = shapes[n % 4];
+            AttnRun p = shape(dt, 1, 4, 1, n % 3 == 2 ? 96 : 64, s[0], s[1]);
+            p.wl = w.wl;
+            p.wr = w.wr;
+            p.causal = w.causal;
+            n++;
+            GK_ATTN_RUN(p);
+        }
+}
+
+// Softcap (logits through softcap tanh(s / softcap)) and custom scales, with and without masks.
+TEST(AttentionGpu, SoftcapAndScale)
+{
+    GK_REQUIRE_GPU();
+    struct {
+        float scale, softcap;
+        int causal, wl;
+    } const cases[] = {{0.0f, 1.0f, 0, -1}, {0.0f, 5.0f, 1, -1}, {0.5f, 2.0f, 0, 40},   {1.0f, 0.0f, 0, -1},
+                       {3.0f, 0.0f, 1, -1}, {0.02f, 0.0f, 0, -1}, {2.0f, 30.0f, 1, 17}, {0.25f, 50.0f, 0, -1}};
+    int n = 0;
+    for (int dt : kDtypes)
+        for (const auto &c : cases) {
+            AttnRun p = shape(dt, 2, 4, 2, n % 2 ? 128 : 64, 65, n % 3 ? 300 : 65);
+            p.scale = c.scale;
+            p.softcap = c.softcap;
+            p.causal = c.causal;
+            p.wl = c.wl;
+            n++;
+            GK_ATTN_RUN(p);
+        }
+}
+
+// Strided layouts: [B, H, S, D]; rows, heads and batches with gaps (NaN in the inputs' gaps, out's
+// gaps checked untouched); q, k and v sliced from one packed QKV projection (out padded); and
+// varlen on padded layouts and [H, B Sq, D] (tokens packed at the start of each head's B Sq rows).
+TEST(AttentionGpu, Layouts)
+{
+    GK_REQUIRE_GPU();
+    int n = 0;
+    for (int dt : kDtypes) {
+        for (Layout l : {kBHSD, kPadded, kQKV})
+            for (int hkv : {4, 1}) {
+                AttnRun p = shape(dt, 2, 4, hkv, n % 2 ? 128 : 64, 130, l == kQKV ? 130 : 300);
+                p.layout = l;
+                p.causal = n % 3 == 0;
+                n++;
+                GK_ATTN_RUN(p);
+            }
+        for (Layout l : {kBHSD, kPadded}) {
+            AttnRun p = shape(dt, 3, 4, 2, 96, 0, 0);
+            p.lens_q = {65, 0, 17};
+            p.lens_k = {130, 9, 0};
+            p.layout = l;
+            p.causal = 1;
+            GK_ATTN_RUN(p);
+        }
+        AttnRun p = shape(dt, 2, 8, 2, 64, 63, 63);
+        p.layout = kQKV;
+        p.wl = 20;
+        GK_ATTN_RUN(p);
+    }
+}
+
+// Large logits: |q|, |k| up to 8192 (logits up to about 1e9 in log2 units, where e^s overflows
+// any float without the running max); even rows are one-hot (out = the top key's v), odd rows
+// spread over the top keys around a logit of thousands. lse compared too.
+TEST(AttentionGpu, LargeLogits)
+{
+    GK_REQUIRE_GPU();
+    int n = 0;
+    for (int dt : kDtypes)
+        for (int d : {64, 128, 256, 96})
+            for (int causal : {0, 1}) {
+                AttnRun p = shape(dt, 2, 2, 1, d, 65, n % 2 ? 1000 : 130);
+                p.fill = kLarge;
+                p.causal = causal;
+                n++;
+                GK_ATTN_RUN(p);
+            }
+    // the key split's partials and their merge
+    for (int dt : kDtypes) {
+        AttnRun p = shape(dt, 1, 2, 1, 128, 4, 1000);
+        p.fill = kLarge;
+        p.splits = 5;
+        p.ws_bytes = 64u << 20;
+        p.ws_written = true;
+        GK_ATTN_RUN(p);
+    }
+}
+
+// A NaN in one element of one key: exactly the rows that see that key (its sequence, its kv
+// head's query heads, the rows whose mask lets it in) get out and lse NaN; every other row is
+// finite and correct. Masked, GQA, varlen and split runs.
+TEST(AttentionGpu, NanKey)
+{
+    GK_REQUIRE_GPU();
+    for (int dt : kDtypes)
+        for (int v = 0; v < 6; v++) {
+            AttnRun p = shape(dt, 2, 4, 2, v % 2 ? 128 : 64, 200, 300);
+            p.fill = kNanKey;
+            switch (v) {
+            case 0: break;
+            case 1: p.causal = 1; break;
+            case 2: p.wl = 50; p.wr = 10; break;
+            case 3: p.causal = 1; p.splits = 4; p.ws_bytes = 64u << 20; p.ws_written = true; break;
+            case 4: p.lens_q = {100, 150}; p.lens_k = {300, 77}; p.Sq = p.Sk = 0; p.causal = 1; break;
+            default: p.D = 40; p.layout = kPadded; p.wl = 30; break;
+            }
+            GK_ATTN_RUN(p);
+        }
+}
+
+// Same inputs, same bits: two runs of each (dispatcher, key splits, varlen) compared byte for byte.
+TEST(AttentionGpu, Deterministic)
+{
+    GK_REQUIRE_GPU();
+    for (int dt : kDtypes)
+        for (int v = 0; v < 3; v++) {
+            AttnRun p = shape(dt, 2, 8, 2, 128, 300, 2000);
+            p.causal = v == 1;
+            if (v == 1) {
+                p.splits = 6;
+                p.ws_bytes = 64u << 20;
+                p.ws_written = true;
+            }
+            if (v == 2) {
+                p.lens_q = {300, 11};
+                p.lens_k = {1500, 2000};
+                p.Sq = p.Sk = 0;
+            }
+            p.sample_rows = 64;
+            AttnResult a, b;
+            run_attn(p, &a);
+            if (HasFailure()) return;
+            run_attn(p, &b);
+            if (HasFailure()) return;
+            EXPECT_TRUE(a.out == b.out) << describe(p) << ": out differs between two runs";
+            EXPECT_TRUE(a.lse == b.lse) << describe(p) << ": lse differs between two runs";
+        }
+}
+
+// Bytes of workspace enough for `splits` splits of any configuration (fp32 partials of up to 256
+// columns and their lse, each rounded to 256 bytes).
+static size_t split_ws(const AttnRun &p, int splits)
+{
+    int sq = p.Sq;
+    for (int l : p.lens_q) sq = std::max(sq, l);
+    return (size_t)splits * p.B * sq * p.Hq * (256 + 1) * 4 + 1024;
+}
+
+// Key splits through gk_attention_ex (the dispatcher's configuration): 1, 3 and 8 splits, with
+// splits that get no key tile (Sk of 2 tiles), masks, GQA and varlen; the workspace must be written
+// when the keys are split.
+TEST(AttentionGpu, KeySplits)
+{
+    GK_REQUIRE_GPU();
+    int n = 0;
+    for (int dt : kDtypes)
+        for (int splits : {1, 3, 8})
+            for (int v = 0; v < 4; v++) {
+                AttnRun p = shape(dt, 2, 4, 2, n % 3 == 0 ? 96 : n % 3 == 1 ? 64 : 256, 65, 1000);
+                switch (v) {
+                case 0: break;
+                case 1: p.causal = 1; p.Sq = 7; p.Sk = 4097; break;
+                case 2: p.Sk = 100; p.wl = 20; break; // 2 key tiles: some splits empty
+                default:
+                    p.lens_q = {33, 0, 65};
+                    p.lens_k = {1000, 50, 0};
+                    p.B = 3;
+                    p.Sq = p.Sk = 0;
+                    p.causal = 1;
+                    break;
+                }
+                p.splits = splits;
+                p.ws_bytes = split_ws(p, splits);
+                p.ws_written = splits > 1;
+                n++;
+                GK_ATTN_RUN(p);
+            }
+}
+
+// The dispatcher with gk_attention_workspace_bytes of workspace on a short-Sq, long-Sk shape (the
+// query tiles alone leave SMs idle): it splits the keys (the workspace gets written).
+TEST(AttentionGpu, DispatcherSplitsShortQueries)
+{
+    GK_REQUIRE_GPU();
+    for (int dt : kDtypes)
+        for (int causal : {0, 1}) {
+            AttnRun p = shape(dt, 1, 8, 2, causal ? 64 : 128, 3, 20000);
+            p.causal = causal;
+            p.ws_plan = true;
+            p.ws_written = true;
+            GK_ATTN_RUN(p);
+        }
+    // the same without a workspace: one pass over the keys
+    AttnRun p = shape(GK_BF16, 1, 8, 2, 128, 3, 20000);
+    GK_ATTN_RUN(p);
+}
+
+// Every configuration through gk_attention_ex, on the D it is built for and (mma.sync ones) a
+// smaller D it runs zero-padded, with and without key splits. The wgmma configurations run only on
+// a compute capability 9.0 GPU with an sm_90a build (skipped elsewhere, with a note).
+TEST(AttentionGpu, EveryConfig)
+{
+    GK_REQUIRE_GPU();
+    int dev = 0;
+    cudaDeviceProp prop;
+    GK_CUDA_OK(cudaGetDevice(&dev));
+    GK_CUDA_OK(cudaGetDeviceProperties(&prop, dev));
+    int n = 0;
+    for (int c = 0; c < gk_attention_config_count(); c++) {
+        const gk_attention_config cfg = gk_attention_config_info(c);
+        if (cfg.wgmma && !(prop.major == 9 && prop.minor == 0)) {
+            printf("  configuration %s: wgmma, not run on compute capability %d.%d\n", cfg.name, prop.major,
+                   prop.minor);
+            continue;
+        }
+        for (int dt : kDtypes)
+            for (int v = 0; v < (cfg.wgmma ? 2 : 4); v++) {
+                AttnRun p = shape(dt, 2, 4, 2, cfg.head_dim, 130, 1000);
+                p.config = c;
+                p.causal = v % 2;
+                if (v >= 2) {
+                    p.D = cfg.head_dim - 24;
+                    p.splits = 3;
+                    p.ws_bytes = split_ws(p, 3);
+                    p.ws_written = true;
+                    p.layout = kPadded;
+                }
+                if (n++ % 3 == 2) p.Sq = 1;
+                GK_ATTN_RUN(p);
+            }
+    }
+}
+
+// Long sequences: Sk = 2^17 keys for a few query rows against the fp64 reference (the fp32 running
+// sum over 2048 key tiles), one pass and split; Sq = Sk = 4097 on sampled rows.
+TEST(AttentionGpu, LongSequences)
+{
+    GK_REQUIRE_GPU();
+    for (int dt : kDtypes)
+        for (int v = 0; v < 3; v++) {
+            AttnRun p = shape(dt, 1, 4, 1, 128, 4, 131072);
+            p.causal = v == 2;
+            if (v == 1) {
+                p.ws_plan = true;
+                p.ws_written = true;
+            }
+            GK_ATTN_RUN(p);
+        }
+    for (int dt : kDtypes)
+        for (int causal : {0, 1}) {
+            AttnRun p = shape(dt, 1, 2, 1, 64, 4097, 4097);
+            p.causal = causal;
+            p.sample_rows = 256;
+            GK_ATTN_RUN(p);
+        }
+}
+
+// No keys at all (Sk = 0): every row sees none, out 0 and lse -inf. And lse NULL: out alone
+// written, the lse buffer untouched.
+TEST(AttentionGpu, NoKeysAndNoLse)
+{
+    GK_REQUIRE_GPU();
+    for (int dt : kDtypes) {
+        AttnRun p = shape(dt, 2, 4, 2, 64, 65, 0);
+        GK_ATTN_RUN(p);
+        p = shape(dt, 2, 4, 2, 128, 65, 300);
+        p.lse = false;
+        p.causal = 1;
+        GK_ATTN_RUN(p);
+        p = shape(dt, 1, 4, 2, 64, 3, 5000);
+        p.lse = false;
+        p.splits = 4;
+        p.ws_bytes = split_ws(p, 4);
+        p.ws_written = true;
+        GK_ATTN_RUN(p);
+    }
 }

@@ -440,14 +440,33 @@ TEST_P(AttentionValidation, Flags)
         a = valid(); a.config = -2; rejected(a, "configuration -2", "config -2");
         a = valid(); a.config = gk_attention_config_count(); rejected(a, "configuration", "config count");
         a = valid(); a.splits = -1; rejected(a, "splits is -1", "splits -1");
-        // a configuration built for a smaller D than the problem's
+        // a configuration built for a smaller D than the problem's (a wgmma one runs its own D only,
+        // and without cu_seqlens)
         for (int cfg = 0; cfg < gk_attention_config_count(); cfg++) {
             const gk_attention_config info = gk_attention_config_info(cfg);
-            if (info.head_dim >= 256) continue;
-            a = valid();
-            a.p = gk_attention_params_dense(2, 8, 2, info.head_dim + 8, 33, 65);
-            a.config = cfg;
-            rejected(a, "is built for D <=", std::string("config ") + info.name);
+            const char *needle = info.wgmma ? "runs D =" : "is built for D <=";
+            if (info.head_dim < 256) {
+                a = valid();
+                a.p = gk_attention_params_dense(2, 8, 2, info.head_dim + 8, 33, 65);
+                a.config = cfg;
+                rejected(a, needle, std::string("config ") + info.name + ", D + 8");
+            }
+            if (info.wgmma) {
+                a = valid();
+                a.p = gk_attention_params_dense(2, 8, 2, info.head_dim - 8, 33, 65);
+                a.config = cfg;
+                rejected(a, needle, std::string("config ") + info.name + ", D - 8");
+                a = valid();
+                a.p = gk_attention_params_dense(2, 8, 2, info.head_dim, 33, 65);
+                a.p.cu_seqlens_q = a.p.cu_seqlens_k = (const int *)(kFake + (320 << 20));
+                a.config = cfg;
+                rejected(a, needle, std::string("config ") + info.name + ", varlen");
+                a = valid();
+                a.p = gk_attention_params_dense(2, 8, 2, info.head_dim, 33, 65);
+                a.config = cfg;
+                a.splits = 2;
+                rejected(a, "do not split keys", std::string("config ") + info.name + ", 2 splits");
+            }
         }
     }
 }
