@@ -13,14 +13,17 @@
      S = Q K^T starts before V lands. Two consumer warpgroups take 64 rows each: S on
      wgmma.m64nBNk16 with Q and K from shared memory, the online softmax on its accumulators
      (gk_attn_softmax, the mma.sync kernel's), then O += P V on wgmma with P from registers (the
-     accumulator layout is the A-fragment layout) and V MN-major from shared memory. The two
-     consumers run out of step, so one's softmax overlaps the other's MMAs. setmaxnreg gives the
+     accumulator layout is the A-fragment layout) and V MN-major from shared memory. Within a
+     consumer, S of the next tile is issued before P V of this one and the softmax runs under
+     that P V; between consumers, named barriers make them take turns issuing MMAs (ping-pong),
+     so one's softmax runs while the other's MMAs hold the tensor cores. setmaxnreg gives the
      producer's registers to the consumers. O leaves through the consumer's half of the Q tile
      in 16-byte stores.
 
    GENERATOR
-     GK_DEFINE_ATTENTION_WGMMA(name, dt, D, BN, STAGES): the kernel and config for head dim D
-     (64, 128 or 256), BN keys a tile (64 or 128), STAGES K / V stages.
+     GK_DEFINE_ATTENTION_WGMMA(name, dt, D, BN, STAGES, PINGPONG): the kernel and config for head
+     dim D (64, 128 or 256), BN keys a tile (64 or 128), STAGES K / V stages, the consumers taking
+     turns at the tensor cores (PINGPONG 1) or not.
 */
 #include "gk_attention.cuh"
 
@@ -58,7 +61,7 @@ GK_DEV void gk_attn_wg_pv(float *o, const unsigned *pa, const char *vt, int kv_p
 }
 
 GK_DEV void gk_attn_wg_run(const gk_attn_args *p, const CUtensorMap *tq, const CUtensorMap *tk, const CUtensorMap *tv,
-                           int dt, int DK, int BN, int STAGES, float *s, float *o)
+                           int dt, int DK, int BN, int STAGES, int PINGPONG, float *s, float *o)
 {
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
     extern __shared__ uint4 gk_attn_wg_smem[];
@@ -118,8 +121,23 @@ GK_DEV void gk_attn_wg_run(const gk_attn_args *p, const CUtensorMap *tq, const C
     gk_mbar_wait(q_full, 0); /* also before an empty range: O goes out through Q's tile */
     /* Pipelined within the warpgroup: S of tile j + 1 is issued before O += P V of tile j, and
        its softmax runs while that P V is on the tensor cores. */
+    /* Ping-pong: the consumers take turns issuing their MMAs (named barriers 3 and 4), so one's
+       softmax runs while the other's MMAs hold the tensor cores. Consumer 1 lets 0 go first and
+       skips its last signal, so that every barrier's arrivals match its waits. */
+    const int phases = je > jb ? je - jb + 1 : 0;
+    if (PINGPONG && phases && w == 1) gk_named_barrier_arrive(3, 256);
+    int phase = 0;
+#define GK_ATTN_TURN_BEGIN() \
+    if (PINGPONG) gk_named_barrier(3 + w, 256)
+#define GK_ATTN_TURN_END()                                           \
+    do {                                                             \
+        phase++;                                                     \
+        if (PINGPONG && !(w == 1 && phase == phases)) gk_named_barrier_arrive(4 - w, 256); \
+    } while (0)
     if (jb < je) {
+        GK_ATTN_TURN_BEGIN();
         gk_attn_wg_qk(s, sq + w * 8192, sk, k_full, 0, q_panel, kv_panel, dt, DK, BN);
+        GK_ATTN_TURN_END();
         gk_wgmma_wait_0();
         gk_wgmma_fence_regs(s, BN / 2);
         if (t == 0) gk_mbar_arrive(k_empty);
@@ -132,10 +150,12 @@ GK_DEV void gk_attn_wg_run(const gk_attn_args *p, const CUtensorMap *tq, const C
     for (int j = jb + 1; j < je; j++) {
         const int it = j - jb, st = it % STAGES, ph = (it / STAGES) & 1;
         const int pst = (it - 1) % STAGES, pph = ((it - 1) / STAGES) & 1;
+        GK_ATTN_TURN_BEGIN();
         gk_attn_wg_qk(s, sq + w * 8192, sk + st * tile_bytes, k_full + st, ph, q_panel, kv_panel, dt, DK, BN);
         gk_mbar_wait(v_full + pst, pph);
         gk_attn_wg_pv(o, pa, sv + pst * tile_bytes, kv_panel, dt, DK, BN);
         gk_wgmma_commit();
+        GK_ATTN_TURN_END();
         gk_wgmma_wait_1(); /* S done, P V of the last tile in flight */
         gk_wgmma_fence_regs(s, BN / 2);
         if (t == 0) gk_mbar_arrive(k_empty + st);
@@ -152,13 +172,17 @@ GK_DEV void gk_attn_wg_run(const gk_attn_args *p, const CUtensorMap *tq, const C
     if (je > jb) {
         const int it = je - jb - 1, st = it % STAGES;
         gk_mbar_wait(v_full + st, (it / STAGES) & 1);
+        GK_ATTN_TURN_BEGIN();
         gk_attn_wg_pv(o, pa, sv + st * tile_bytes, kv_panel, dt, DK, BN);
         gk_wgmma_commit();
+        GK_ATTN_TURN_END();
         gk_wgmma_wait_0();
         gk_wgmma_fence_regs(o, DK / 2);
         if (t == 0) gk_mbar_arrive(v_empty + st);
     }
 
+#undef GK_ATTN_TURN_BEGIN
+#undef GK_ATTN_TURN_END
     float lse_row[2];
     gk_attn_finish(o, DK / 2, row_max, row_sum, lse_row);
     /* O out through this consumer's 64 rows of the Q tile (128-byte swizzle: chunk c of row r at
@@ -192,7 +216,7 @@ GK_DEV void gk_attn_wg_run(const gk_attn_args *p, const CUtensorMap *tq, const C
 
 typedef void (*gk_attn_wg_kernel)(gk_attn_args, CUtensorMap, CUtensorMap, CUtensorMap);
 
-#define GK_DEFINE_ATTENTION_WGMMA(name, dt, D, BN, STAGES)                                                         \
+#define GK_DEFINE_ATTENTION_WGMMA(name, dt, D, BN, STAGES, PINGPONG)                                                       \
     static_assert((D) == 64 || (D) == 128 || (D) == 256, #name ": D is 64, 128 or 256 (wgmma n)");               \
     static_assert((BN) == 64 || (BN) == 128, #name ": BN is 64 or 128 (wgmma n of S)");                        \
     static_assert((STAGES) >= 1, #name ": at least 1 stage");                                                   \
@@ -202,7 +226,7 @@ typedef void (*gk_attn_wg_kernel)(gk_attn_args, CUtensorMap, CUtensorMap, CUtens
              const __grid_constant__ CUtensorMap tk, const __grid_constant__ CUtensorMap tv)                      \
     {                                                                                                            \
         float s[(BN) / 2], o[(D) / 2];                                                                           \
-        gk_attn_wg_run(&p, &tq, &tk, &tv, dt, D, BN, STAGES, s, o);                                              \
+        gk_attn_wg_run(&p, &tq, &tk, &tv, dt, D, BN, STAGES, PINGPONG, s, o);                                    \
     }                                                                                                            \
     static const gk_attention_config name##_config = {#name, D, GK_ATTN_WG_BM, BN, GK_ATTN_WG_THREADS,           \
                                                       gk_attn_wg_smem_c(D, BN, STAGES), 1};
@@ -215,19 +239,20 @@ typedef void (*gk_attn_wg_kernel)(gk_attn_args, CUtensorMap, CUtensorMap, CUtens
     !defined(GK_ATTENTION_SM90_IMPLEMENTED)
 #define GK_ATTENTION_SM90_IMPLEMENTED
 
-/* The shipped wgmma configurations, X(name, D, BN, STAGES); figures in gk_bench/RESULTS.md. */
+/* The shipped wgmma configurations, X(name, D, BN, STAGES, PINGPONG); figures in
+   gk_bench/RESULTS.md. */
 #ifndef GK_ATTENTION_WG_CONFIGS
-#define GK_ATTENTION_WG_CONFIGS(X)   \
-    X(wg_d64_128x128, 64, 128, 2)    \
-    X(wg_d128_128x128, 128, 128, 2)  \
-    X(wg_d256_128x64, 256, 64, 2)
+#define GK_ATTENTION_WG_CONFIGS(X)          \
+    X(wg_d64_128x128, 64, 128, 2, 1)        \
+    X(wg_d128_128x128, 128, 128, 2, 1)      \
+    X(wg_d256_128x64, 256, 64, 2, 0)
 #endif
-#define GK_ATTN_WG_X_DEFINE(tile, D, BN, STAGES)                                  \
-    GK_DEFINE_ATTENTION_WGMMA(gk_attention_bf16_##tile, GK_BF16, D, BN, STAGES) \
-    GK_DEFINE_ATTENTION_WGMMA(gk_attention_f16_##tile, GK_F16, D, BN, STAGES)
-#define GK_ATTN_WG_X_BF16(tile, D, BN, STAGES) gk_attention_bf16_##tile,
-#define GK_ATTN_WG_X_F16(tile, D, BN, STAGES) gk_attention_f16_##tile,
-#define GK_ATTN_WG_X_CONFIG(tile, D, BN, STAGES) &gk_attention_bf16_##tile##_config,
+#define GK_ATTN_WG_X_DEFINE(tile, D, BN, STAGES, PP)                                  \
+    GK_DEFINE_ATTENTION_WGMMA(gk_attention_bf16_##tile, GK_BF16, D, BN, STAGES, PP) \
+    GK_DEFINE_ATTENTION_WGMMA(gk_attention_f16_##tile, GK_F16, D, BN, STAGES, PP)
+#define GK_ATTN_WG_X_BF16(tile, D, BN, STAGES, PP) gk_attention_bf16_##tile,
+#define GK_ATTN_WG_X_F16(tile, D, BN, STAGES, PP) gk_attention_f16_##tile,
+#define GK_ATTN_WG_X_CONFIG(tile, D, BN, STAGES, PP) &gk_attention_bf16_##tile##_config,
 GK_ATTENTION_WG_CONFIGS(GK_ATTN_WG_X_DEFINE)
 
 static const gk_attn_wg_kernel gk_attn_wg_kernels[2][32] = {{GK_ATTENTION_WG_CONFIGS(GK_ATTN_WG_X_BF16)},

@@ -47,6 +47,8 @@
      gk_tma_load_2d(dst, map, bar, c0, c1)
                                         cp.async.bulk.tensor.2d ... mbarrier::complete_tx::bytes
      gk_named_barrier(id, threads)      bar.sync id, threads (sm_70 and newer)
+     gk_named_barrier_arrive(id, threads)
+                                        bar.arrive id, threads: signal without waiting
      gk_setmaxnreg_dec_40(), gk_setmaxnreg_inc_232()
                                         setmaxnreg: a producer warpgroup's registers to consumers
      gk_smem_align_1024(p)              the first 1024-byte boundary of shared memory from p
@@ -269,6 +271,11 @@ GK_DEV void gk_tma_load_4d(void *dst, const void *tensor_map, void *bar, int c0,
 /* bar.sync on a named barrier (1..15; 0 is __syncthreads) for `threads` threads, a multiple of
    32: a subset of the block, such as one warpgroup, synchronizes alone. */
 GK_DEV void gk_named_barrier(int id, int threads) { asm volatile("bar.sync %0, %1;" ::"r"(id), "r"(threads) : "memory"); }
+/* bar.arrive: counts toward barrier id's `threads` without waiting (a signal to its syncers). */
+GK_DEV void gk_named_barrier_arrive(int id, int threads)
+{
+    asm volatile("bar.arrive %0, %1;" ::"r"(id), "r"(threads) : "memory");
+}
 
 /* Register budget of the calling warpgroup (setmaxnreg): a producer gives registers back, the
    consumers take them. */
