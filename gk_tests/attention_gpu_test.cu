@@ -241,6 +241,16 @@ static void run_attn(const AttnRun &p, AttnResult *result = nullptr)
                     for (int d = 0; d < D; d++)
                         hkk.set(k_at + b * sk_.bs + r * sk_.rs + h * sk_.hs + d,
                                 128.0f * (float)((int64_t)(rng.next() % 129) - 64));
+        // every 4th row's q (of the first query head of each kv head) copied into key row % Sk: a
+        // logit of scale |q|^2, up to D 2^26 scale log2(e) (1.5e9 at D 256) in log2 units, where
+        // a float's ulp is 128
+        const int group = Hq / Hkv;
+        for (int64_t b = 0; b < nb && tk > 0; b++)
+            for (int64_t r = 0; r < tq; r += 4)
+                for (int hk_ = 0; hk_ < Hkv; hk_++)
+                    for (int d = 0; d < D; d++)
+                        hkk.set(k_at + b * sk_.bs + (r % tk) * sk_.rs + hk_ * sk_.hs + d,
+                                (float)hq.get(b * sq_.bs + r * sq_.rs + (int64_t)hk_ * group * sq_.hs + d));
     }
     if (p.fill == kNanKey && tk > 0) {
         // one element of one key: a random (sequence, key, kv head, d)
@@ -595,9 +605,10 @@ TEST(AttentionGpu, Layouts)
     }
 }
 
-// Large logits: |q|, |k| up to 8192 (logits up to about 1e9 in log2 units, where e^s overflows
-// any float without the running max); even rows are one-hot (out = the top key's v), odd rows
-// spread over the top keys around a logit of thousands. lse compared too.
+// Large logits: |q|, |k| up to 8192 (logits up to about 1.5e9 in log2 units, where e^s overflows
+// any float without the running max, and where the float ulp of the running max is 128: P must
+// still stay at most 1, or f16's P overflows); even rows are one-hot (out = the top key's v), odd
+// rows spread over the top keys around a logit of thousands. lse compared too.
 TEST(AttentionGpu, LargeLogits)
 {
     GK_REQUIRE_GPU();
