@@ -253,15 +253,26 @@ static void run_attn(const AttnRun &p, AttnResult *result = nullptr)
                                 (float)hq.get(b * sq_.bs + r * sq_.rs + (int64_t)hk_ * group * sq_.hs + d));
     }
     if (p.fill == kNanKey && tk > 0) {
-        // one element of one key: a random (sequence, key, kv head, d)
-        int b = (int)(rng.next() % (uint64_t)B);
-        if (varlen) {
-            while (p.lens_k[b] == 0) b = (b + 1) % B;
+        // one element (random d, kv head) of a key that some row sees: a random visible (row, key)
+        // pair of a random sequence
+        gk_attention_params mask;
+        memset(&mask, 0, sizeof mask);
+        mask.causal = p.causal;
+        mask.window_left = p.wl;
+        mask.window_right = p.wr;
+        bool placed = false;
+        for (int tries = 0; tries < 10000 && !placed; tries++) {
+            const int b = (int)(rng.next() % (uint64_t)B);
+            const int64_t lq = varlen ? p.lens_q[b] : Sq, lk = varlen ? p.lens_k[b] : Sk;
+            if (lq == 0 || lk == 0) continue;
+            const int64_t i = (int64_t)(rng.next() % (uint64_t)lq), j = (int64_t)(rng.next() % (uint64_t)lk);
+            if (!gk_ref_attn_visible(mask, i, j, lq, lk)) continue;
+            const int hk_ = (int)(rng.next() % (uint64_t)Hkv), d = (int)(rng.next() % (uint64_t)D);
+            const int64_t row = varlen ? cu_k[b] + j : j, bb = varlen ? 0 : b;
+            set_quiet_nan(&hkk, k_at + bb * sk_.bs + row * sk_.rs + hk_ * sk_.hs + d);
+            placed = true;
         }
-        const int64_t len = varlen ? p.lens_k[b] : Sk, j = (int64_t)(rng.next() % (uint64_t)len);
-        const int hk_ = (int)(rng.next() % (uint64_t)Hkv), d = (int)(rng.next() % (uint64_t)D);
-        const int64_t row = varlen ? cu_k[b] + j : j, bb = varlen ? 0 : b;
-        set_quiet_nan(&hkk, k_at + bb * sk_.bs + row * sk_.rs + hk_ * sk_.hs + d);
+        ASSERT_TRUE(placed) << "no visible (row, key) pair found for the NaN (test setup)";
     }
 
     // device buffers (guard bytes stay poison: NaN past every input)
