@@ -58,19 +58,22 @@
      cudaErrorInvalidValue before anything launches; gk_failure_reason() says which.
 
    HOW IT RUNS (mma.sync)
-     A block takes BM query rows of one (b, h), 16 a warp; the warp's Q fragments stay in
-     registers. K and V tiles of BN keys ring through 2 cp.async stages of XOR-swizzled shared
-     memory, read by ldmatrix (V with .trans). S = Q K^T and O += P V run on m16n8k16; the online
-     softmax works on S's accumulator fragments (row max and sum over the 4 lanes of a row,
-     exp2 with scale * log2(e) folded in), and P goes to bf16 / fp16 A fragments in registers
-     with no trip through shared memory. Key tiles a row range cannot see are skipped; only
-     tiles that cross a mask edge or Sk are masked. Causal and windowed grids take the longest
-     query tiles first.
+     A block takes BM query rows of one (b, h), 16 or 32 a warp (one K or V fragment feeds two
+     MMAs at 32). K and V tiles of BN keys go by cp.async into one buffer each of XOR-swizzled
+     shared memory, read by ldmatrix (V with .trans): V of a tile loads under S = Q K^T and the
+     softmax, K of the next under O += P V. S and O accumulate on m16n8k16; the online softmax
+     works on S's accumulator fragments (row max and sum over the 4 lanes of a row, one FFMA and
+     one exp2 a logit with scale log2(e) folded in), and P goes to bf16 / fp16 A fragments in
+     registers with no trip through shared memory. Key tiles a row range cannot see are
+     skipped; only tiles that cross a mask edge or Sk are masked. Causal and windowed grids take
+     the longest query tiles first. With a workspace and too few query tiles to fill the GPU,
+     the keys split over blocks and a combine kernel merges their partials in a fixed order.
 
    GENERATOR
-     GK_DEFINE_ATTENTION_MMA(name, dt, D, BM, BN, QREG, MINB) writes the kernel of a BM x BN tile
-     for head dimension D (BM / 16 warps), Q fragments in registers (QREG 1) or read from shared
-     memory at each use (QREG 0, for D = 256), registers budgeted for MINB blocks per SM.
+     GK_DEFINE_ATTENTION_MMA(name, dt, D, BM, BN, MW, QREG, MINB) writes the kernel of a BM x BN
+     tile for head dimension D, MW m16 row tiles a warp (BM / 16 MW warps), Q fragments in
+     registers (QREG 1) or read from shared memory at each use (QREG 0), registers budgeted for
+     MINB blocks per SM. GK_DEFINE_ATTENTION_WGMMA: gk_attention_sm90.cuh.
 
    MEASURED   gk_bench/RESULTS.md has the figures against PyTorch's cuDNN and FlashAttention-2
               backends in the same process.
@@ -209,6 +212,23 @@ GK_DEV int gk_attn_chunk(int r, int c, int chunks)
 
 GK_DEV char *gk_attn_at(char *tile, int r, int c, int chunks) { return tile + (r * chunks + gk_attn_chunk(r, c, chunks)) * 16; }
 
+/* ldmatrix addresses without a register each: a lane reads chunks 2 u + c of row r + 8 i (i, u
+   constants), and the swizzle of chunk 2 u + c depends on r only through r % 8, so the G / 2
+   offsets of one swizzle group (G = 8 or 4 chunks) are kept and the rest is a constant:
+   gk_attn_lane_at(tile, off, 8 i, u, chunks) = gk_attn_at(tile, r + 8 i, 2 u + c, chunks). */
+GK_DEV void gk_attn_lane_offsets(int r, int c, int chunks, int *off)
+{
+    const int half = chunks % 8 == 0 ? 4 : 2;
+#pragma unroll
+    for (int u = 0; u < 4; u++) off[u] = u < half ? (r * chunks + gk_attn_chunk(r, 2 * u + c, chunks)) * 16 : 0;
+}
+
+GK_DEV char *gk_attn_lane_at(char *tile, const int *off, int rows, int u, int chunks)
+{
+    const int half = chunks % 8 == 0 ? 4 : 2;
+    return tile + rows * chunks * 16 + (u / half) * half * 32 + off[u % half];
+}
+
 /* rows [0, n) of a tile of `rows` rows, `chunks` 16-byte chunks each, from global rows of stride
    `ld` elements starting at src; chunks past valid_chunks and rows past n are zero-filled. */
 GK_DEV void gk_attn_load_tile(char *tile, const char *src, int64_t ld, int rows, int n, int chunks, int valid_chunks,
@@ -336,35 +356,39 @@ GK_DEV void gk_attn_finish(float *o, int no, const float *row_max, const float *
     }
 }
 
-/* One (b, h, query tile, key split) per block and grid-stride over query tiles. Per warp: qf
-   (D / 16 x 4 registers, QREG), o (D / 8 x 4 accumulators), s (BN / 8 x 4). All sizes are
-   constants after inlining. */
-GK_DEV void gk_attn_mma_run(const gk_attn_args *p, int dt, int DK, int BM, int BN, int QREG, unsigned *qf, float *o,
-                            float *s)
+/* One (b, h, query tile, key split) per block and grid-stride over query tiles. A warp owns
+   MW m16 row tiles (16 MW rows): every K or V fragment it loads feeds MW MMAs. Per thread: qf
+   (MW x D / 16 x 4 registers, QREG), o (MW x D / 2 accumulators), s (MW x BN / 2). K and V have
+   one buffer each, loaded in turn as FlashAttention-2 does: V of tile j lands under S = Q K^T
+   and the softmax, K of tile j + 1 under O += P V. All sizes are constants after inlining. */
+GK_DEV void gk_attn_mma_run(const gk_attn_args *p, int dt, int DK, int BM, int BN, int MW, int QREG, unsigned *qf,
+                            float *o, float *s)
 {
     extern __shared__ uint4 gk_attn_smem[];
-    const int threads = BM * 2, warp = threadIdx.x >> 5, lane = threadIdx.x & 31, chunks = DK / 8;
-    const int g = lane >> 2, t4 = lane & 3;
-    char *sq = (char *)gk_attn_smem, *skv = sq + BM * DK * 2;
-    const int tile_bytes = BN * DK * 2;
+    const int threads = BM * 2 / MW, warp = threadIdx.x >> 5, lane = threadIdx.x & 31, chunks = DK / 8;
+    const int g = lane >> 2, t4 = lane & 3, wr = warp * 16 * MW; /* the warp's first row in the tile */
+    char *sq = (char *)gk_attn_smem, *skt = sq + BM * DK * 2, *svt = skt + BN * DK * 2;
     const int h = blockIdx.y, b = blockIdx.z / p->splits, split = blockIdx.z % p->splits, hk = h / p->group;
-    int64_t qrow0, krow0;
+    int64_t qrow0 = 0, krow0 = 0;
     int sq_len = p->sq, sk_len = p->sk;
     if (p->cu_q) {
         qrow0 = p->cu_q[b];
         krow0 = p->cu_k[b];
         sq_len = p->cu_q[b + 1] - (int)qrow0;
         sk_len = p->cu_k[b + 1] - (int)krow0;
-    } else {
-        qrow0 = 0;
-        krow0 = 0;
     }
     const char *qg = (const char *)p->q + 2 * ((p->cu_q ? qrow0 * p->q_rs : b * p->q_bs) + h * p->q_hs);
     const char *kg = (const char *)p->k + 2 * ((p->cu_q ? krow0 * p->k_rs : b * p->k_bs) + hk * p->k_hs);
     const char *vg = (const char *)p->v + 2 * ((p->cu_q ? krow0 * p->v_rs : b * p->v_bs) + hk * p->v_hs);
     char *og = (char *)p->out + 2 * ((p->cu_q ? qrow0 * p->o_rs : b * p->o_bs) + h * p->o_hs);
-    const int valid = p->d / 8, mtiles = (sq_len + BM - 1) / BM;
+    const int valid = p->d / 8, mtiles = (sq_len + BM - 1) / BM, off = sk_len - sq_len;
     const int masked_grid = p->left >= 0 || p->right >= 0;
+    /* this lane's ldmatrix rows and chunks: Q (A fragments) and V (.trans) take row lq, chunk
+       lane / 16; K (rows = keys) row lk, chunk lane / 8 % 2 */
+    const int lq = (lane & 7) + ((lane >> 3) & 1) * 8, lk = (lane >> 4) * 8 + (lane & 7);
+    int offk[4], offv[4]; /* Q's are V's, wr rows down (wr % 8 == 0) */
+    gk_attn_lane_offsets(lk, (lane >> 3) & 1, chunks, offk);
+    gk_attn_lane_offsets(lq, lane >> 4, chunks, offv);
 
     for (int t = blockIdx.x; t < mtiles; t += gridDim.x) {
         const int m0 = (masked_grid ? mtiles - 1 - t : t) * BM;
@@ -376,121 +400,134 @@ GK_DEV void gk_attn_mma_run(const gk_attn_args *p, int dt, int DK, int BM, int B
             jb = min(je, jb + split * per);
             je = min(je, jb + per);
         }
-        __syncthreads(); /* the last tile's readers of shared memory are done */
+        __syncthreads(); /* the last query tile's readers of shared memory are done */
         gk_attn_load_tile(sq, qg + 2 * (int64_t)m0 * p->q_rs, p->q_rs, BM, sq_len - m0, chunks, valid, threads);
-        if (jb < je) {
-            gk_attn_load_tile(skv, kg + 2 * (int64_t)jb * BN * p->k_rs, p->k_rs, BN, sk_len - jb * BN, chunks, valid,
+        if (jb < je)
+            gk_attn_load_tile(skt, kg + 2 * (int64_t)jb * BN * p->k_rs, p->k_rs, BN, sk_len - jb * BN, chunks, valid,
                               threads);
-            gk_attn_load_tile(skv + tile_bytes, vg + 2 * (int64_t)jb * BN * p->v_rs, p->v_rs, BN, sk_len - jb * BN,
-                              chunks, valid, threads);
-        }
         gk_cp_async_commit();
 
-        float row_max[2] = {-INFINITY, -INFINITY}, row_sum[2] = {0.0f, 0.0f};
+        float row_max[4] = {-INFINITY, -INFINITY, -INFINITY, -INFINITY}, row_sum[4] = {0.0f, 0.0f, 0.0f, 0.0f};
 #pragma unroll
-        for (int i = 0; i < DK / 2; i++) o[i] = 0.0f;
-        const int qr = warp * 16 + (lane & 7) + ((lane >> 3) & 1) * 8; /* this lane's ldmatrix row of Q */
+        for (int i = 0; i < MW * DK / 2; i++) o[i] = 0.0f;
 
         for (int j = jb; j < je; j++) {
+            const int n0 = j * BN;
             gk_cp_async_wait_0();
-            __syncthreads(); /* tile j is in; every warp is done with tile j - 1's stage */
-            char *kt = skv + ((j - jb) & 1) * 2 * tile_bytes, *vt = kt + tile_bytes;
+            __syncthreads(); /* K of tile j is in; every warp is done with V of tile j - 1 */
             if (j == jb && QREG) {
 #pragma unroll
-                for (int kk = 0; kk < DK / 16; kk++) gk_ldmatrix_x4(qf + 4 * kk, gk_attn_at(sq, qr, kk * 2 + (lane >> 4), chunks));
+                for (int mw = 0; mw < MW; mw++)
+#pragma unroll
+                    for (int kk = 0; kk < DK / 16; kk++)
+                        gk_ldmatrix_x4(qf + (mw * DK / 16 + kk) * 4, gk_attn_lane_at(sq, offv, wr + mw * 16, kk, chunks));
             }
-            if (j + 1 < je) {
-                char *kn = skv + ((j + 1 - jb) & 1) * 2 * tile_bytes;
-                const int n1 = (j + 1) * BN;
-                gk_attn_load_tile(kn, kg + 2 * (int64_t)n1 * p->k_rs, p->k_rs, BN, sk_len - n1, chunks, valid, threads);
-                gk_attn_load_tile(kn + tile_bytes, vg + 2 * (int64_t)n1 * p->v_rs, p->v_rs, BN, sk_len - n1, chunks,
-                                  valid, threads);
-            }
+            gk_attn_load_tile(svt, vg + 2 * (int64_t)n0 * p->v_rs, p->v_rs, BN, sk_len - n0, chunks, valid, threads);
             gk_cp_async_commit();
 
             /* S = Q K^T: K rows are B's columns (ldmatrix without .trans) */
 #pragma unroll
-            for (int i = 0; i < BN / 2; i++) s[i] = 0.0f;
+            for (int i = 0; i < MW * BN / 2; i++) s[i] = 0.0f;
 #pragma unroll
             for (int kk = 0; kk < DK / 16; kk++) {
-                unsigned qa[4];
-                const unsigned *a = qf + 4 * kk;
-                if (!QREG) {
-                    gk_ldmatrix_x4(qa, gk_attn_at(sq, qr, kk * 2 + (lane >> 4), chunks));
-                    a = qa;
-                }
+                unsigned qa[2][4];
+                if (!QREG)
+#pragma unroll
+                    for (int mw = 0; mw < MW; mw++)
+                        gk_ldmatrix_x4(qa[mw], gk_attn_lane_at(sq, offv, wr + mw * 16, kk, chunks));
 #pragma unroll
                 for (int jj = 0; jj < BN / 16; jj++) {
                     unsigned kb[4];
-                    gk_ldmatrix_x4(kb, gk_attn_at(kt, jj * 16 + (lane >> 4) * 8 + (lane & 7), kk * 2 + ((lane >> 3) & 1),
-                                                  chunks));
-                    gk_attn_mma(s + 8 * jj, a, kb, dt);
-                    gk_attn_mma(s + 8 * jj + 4, a, kb + 2, dt);
+                    gk_ldmatrix_x4(kb, gk_attn_lane_at(skt, offk, jj * 16, kk, chunks));
+#pragma unroll
+                    for (int mw = 0; mw < MW; mw++) {
+                        const unsigned *a = QREG ? qf + (mw * DK / 16 + kk) * 4 : qa[mw];
+                        gk_attn_mma(s + mw * BN / 2 + 8 * jj, a, kb, dt);
+                        gk_attn_mma(s + mw * BN / 2 + 8 * jj + 4, a, kb + 2, dt);
+                    }
                 }
             }
+#pragma unroll
+            for (int mw = 0; mw < MW; mw++) {
+                float alpha[2];
+                const int r0 = m0 + wr + mw * 16;
+                gk_attn_logits(p, s + mw * BN / 2, BN / 2, gk_attn_tile_edge(p, r0, 16, n0, BN, sk_len, off), r0 + g,
+                               n0 + t4 * 2, sk_len, off);
+                gk_attn_softmax(s + mw * BN / 2, BN / 2, row_max + 2 * mw, row_sum + 2 * mw, p->sl2, alpha);
+                gk_attn_rescale(o + mw * DK / 2, DK / 2, alpha);
+            }
 
-            const int n0 = j * BN, off = sk_len - sq_len;
-            const int edge = gk_attn_tile_edge(p, m0, BM, n0, BN, sk_len, off);
-            gk_attn_logits(p, s, BN / 2, edge, m0 + warp * 16 + g, n0 + t4 * 2, sk_len, off);
-            float alpha[2];
-            gk_attn_softmax(s, BN / 2, row_max, row_sum, p->sl2, alpha);
-            gk_attn_rescale(o, DK / 2, alpha);
+            gk_cp_async_wait_0();
+            __syncthreads(); /* V of tile j is in; every warp is done with K of tile j */
+            if (j + 1 < je) {
+                const int n1 = n0 + BN;
+                gk_attn_load_tile(skt, kg + 2 * (int64_t)n1 * p->k_rs, p->k_rs, BN, sk_len - n1, chunks, valid, threads);
+            }
+            gk_cp_async_commit();
+
             /* O += P V: P's accumulators are A fragments already (two n8 tiles make a k16);
                V rows are B's rows (ldmatrix .trans) */
 #pragma unroll
             for (int kk = 0; kk < BN / 16; kk++) {
-                unsigned pa[4];
-                gk_attn_pack_p(s + 8 * kk, dt, pa);
+                unsigned pa[2][4];
+#pragma unroll
+                for (int mw = 0; mw < MW; mw++) gk_attn_pack_p(s + mw * BN / 2 + 8 * kk, dt, pa[mw]);
 #pragma unroll
                 for (int jj = 0; jj < DK / 16; jj++) {
                     unsigned vb[4];
-                    gk_ldmatrix_x4_trans(vb, gk_attn_at(vt, kk * 16 + ((lane >> 3) & 1) * 8 + (lane & 7), jj * 2 + (lane >> 4),
-                                                        chunks));
-                    gk_attn_mma(o + 8 * jj, pa, vb, dt);
-                    gk_attn_mma(o + 8 * jj + 4, pa, vb + 2, dt);
+                    gk_ldmatrix_x4_trans(vb, gk_attn_lane_at(svt, offv, kk * 16, jj, chunks));
+#pragma unroll
+                    for (int mw = 0; mw < MW; mw++) {
+                        gk_attn_mma(o + mw * DK / 2 + 8 * jj, pa[mw], vb, dt);
+                        gk_attn_mma(o + mw * DK / 2 + 8 * jj + 4, pa[mw], vb + 2, dt);
+                    }
                 }
             }
         }
         gk_cp_async_wait_0(); /* nothing in flight (an empty range committed only Q) */
 
-        float lse_row[2];
-        gk_attn_finish(o, DK / 2, row_max, row_sum, lse_row);
-        const int wrow0 = m0 + warp * 16;
-        if (p->splits > 1) {
-            /* fp32 partials: [split][b sq + row][h][DK], and their lse */
 #pragma unroll
-            for (int r = 0; r < 2; r++) {
-                const int row = wrow0 + g + 8 * r;
-                if (row >= sq_len) continue;
-                const int64_t pr = ((int64_t)split * p->batch * p->sq + (int64_t)b * p->sq + row) * p->hq + h;
-                float *po = p->part_o + pr * p->d_kernel;
+        for (int mw = 0; mw < MW; mw++) {
+            float lse_row[2];
+            float *om = o + mw * DK / 2;
+            const int rw = wr + mw * 16; /* these 16 rows' first, in the tile */
+            gk_attn_finish(om, DK / 2, row_max + 2 * mw, row_sum + 2 * mw, lse_row);
+            if (p->splits > 1) {
+                /* fp32 partials: [split][b sq + row][h][DK], and their lse */
 #pragma unroll
-                for (int i = 0; i < DK / 8; i++)
-                    *(float2 *)(po + i * 8 + t4 * 2) = make_float2(o[4 * i + 2 * r], o[4 * i + 2 * r + 1]);
-                if (t4 == 0) p->part_lse[pr] = lse_row[r];
+                for (int r = 0; r < 2; r++) {
+                    const int row = m0 + rw + g + 8 * r;
+                    if (row >= sq_len) continue;
+                    const int64_t pr = ((int64_t)split * p->batch * p->sq + (int64_t)b * p->sq + row) * p->hq + h;
+                    float *po = p->part_o + pr * p->d_kernel;
+#pragma unroll
+                    for (int i = 0; i < DK / 8; i++)
+                        *(float2 *)(po + i * 8 + t4 * 2) = make_float2(om[4 * i + 2 * r], om[4 * i + 2 * r + 1]);
+                    if (t4 == 0) p->part_lse[pr] = lse_row[r];
+                }
+                continue;
             }
-            continue;
-        }
-        /* out through this warp's 16 rows of the Q tile (only this warp reads them): 16-byte stores */
-        __syncwarp();
-        char *stage = sq;
+            /* out through these 16 rows of the Q tile (only this warp reads them): 16-byte stores */
+            __syncwarp();
 #pragma unroll
-        for (int i = 0; i < DK / 8; i++)
+            for (int i = 0; i < DK / 8; i++)
 #pragma unroll
-            for (int r = 0; r < 2; r++)
-                *(unsigned *)(gk_attn_at(stage, warp * 16 + g + 8 * r, i, chunks) + t4 * 4) = gk_pack2_f32(o + 4 * i + 2 * r, dt);
-        __syncwarp();
-        for (int i = lane; i < 16 * valid; i += 32) {
-            const int r = i / valid, c = i % valid, row = wrow0 + r;
-            if (row < sq_len) gk_st16(og + 2 * ((int64_t)row * p->o_rs + c * 8), *(const uint4 *)gk_attn_at(stage, warp * 16 + r, c, chunks));
-        }
-        if (p->lse && t4 == 0) {
+                for (int r = 0; r < 2; r++)
+                    *(unsigned *)(gk_attn_at(sq, rw + g + 8 * r, i, chunks) + t4 * 4) = gk_pack2_f32(om + 4 * i + 2 * r, dt);
+            __syncwarp();
+            for (int i = lane; i < 16 * valid; i += 32) {
+                const int r = i / valid, c = i % valid, row = m0 + rw + r;
+                if (row < sq_len)
+                    gk_st16(og + 2 * ((int64_t)row * p->o_rs + c * 8), *(const uint4 *)gk_attn_at(sq, rw + r, c, chunks));
+            }
+            if (p->lse && t4 == 0) {
 #pragma unroll
-            for (int r = 0; r < 2; r++) {
-                const int row = wrow0 + g + 8 * r;
-                if (row >= sq_len) continue;
-                const int64_t li = p->cu_q ? (qrow0 + row) * p->hq + h : ((int64_t)b * p->hq + h) * p->sq + row;
-                p->lse[li] = lse_row[r];
+                for (int r = 0; r < 2; r++) {
+                    const int row = m0 + rw + g + 8 * r;
+                    if (row >= sq_len) continue;
+                    const int64_t li = p->cu_q ? (qrow0 + row) * p->hq + h : ((int64_t)b * p->hq + h) * p->sq + row;
+                    p->lse[li] = lse_row[r];
+                }
             }
         }
     }
@@ -541,21 +578,22 @@ static __global__ void __launch_bounds__(256) gk_attn_combine(const gk_attn_args
 
 typedef void (*gk_attn_kernel)(gk_attn_args);
 
-/* shared memory: the Q tile and 2 stages of K and V tiles */
-#define gk_attn_mma_smem_c(D, BM, BN) (((BM) + 4 * (BN)) * (D) * 2)
+/* shared memory: the Q tile, one K tile and one V tile */
+#define gk_attn_mma_smem_c(D, BM, BN) (((BM) + 2 * (BN)) * (D) * 2)
 
-#define GK_DEFINE_ATTENTION_MMA(name, dt, D, BM, BN, QREG, MINB)                                                    \
+#define GK_DEFINE_ATTENTION_MMA(name, dt, D, BM, BN, MW, QREG, MINB)                                                \
     static_assert((D) % 16 == 0 && (D) <= 256, #name ": D is a multiple of 16, at most 256");                    \
-    static_assert((BM) % 16 == 0 && (BM) >= 16 && (BM) <= 256, #name ": BM is 16 rows a warp, 1 to 16 warps");   \
+    static_assert((MW) == 1 || (MW) == 2, #name ": MW is 1 or 2 m16 tiles a warp");                              \
+    static_assert((BM) % (16 * (MW)) == 0 && (BM) / (16 * (MW)) <= 16, #name ": BM is 16 MW rows a warp, 1 to 16 warps"); \
     static_assert((BN) % 16 == 0 && (BN) >= 16 && (BN) <= 128, #name ": BN is a multiple of 16, at most 128");    \
     static_assert(gk_attn_mma_smem_c(D, BM, BN) <= 227 * 1024, #name ": over 227 KB of shared memory");         \
-    static __global__ void __launch_bounds__((BM) * 2, MINB) name(const __grid_constant__ gk_attn_args p)       \
+    static __global__ void __launch_bounds__((BM) * 2 / (MW), MINB) name(const __grid_constant__ gk_attn_args p) \
     {                                                                                                            \
-        unsigned qf[(QREG) ? (D) / 4 : 1];                                                                       \
-        float o[(D) / 2], s[(BN) / 2];                                                                           \
-        gk_attn_mma_run(&p, dt, D, BM, BN, QREG, qf, o, s);                                                      \
+        unsigned qf[(QREG) ? (MW) * (D) / 4 : 1];                                                                \
+        float o[(MW) * (D) / 2], s[(MW) * (BN) / 2];                                                             \
+        gk_attn_mma_run(&p, dt, D, BM, BN, MW, QREG, qf, o, s);                                                  \
     }                                                                                                            \
-    static const gk_attention_config name##_config = {#name, D, BM, BN, (BM) * 2, gk_attn_mma_smem_c(D, BM, BN), 0};
+    static const gk_attention_config name##_config = {#name, D, BM, BN, (BM) * 2 / (MW), gk_attn_mma_smem_c(D, BM, BN), 0};
 
 #endif /* __CUDACC__ */
 
@@ -568,21 +606,25 @@ typedef void (*gk_attn_kernel)(gk_attn_args);
 
 #ifdef __CUDACC__
 
-/* The shipped mma.sync configurations, as X(name, D, BM, BN, QREG, MINB). The dispatcher takes
-   the first one built for the smallest D >= the problem's; figures in gk_bench/RESULTS.md. */
+/* The shipped mma.sync configurations, as X(name, D, BM, BN, MW, QREG, MINB). The dispatcher
+   takes the first one built for the smallest D >= the problem's; figures in
+   gk_bench/RESULTS.md. Two m16 tiles a warp (MW 2) beat one by 18-30% (each K and V fragment
+   feeds two MMAs); at D 96 and 128 their registers leave room for 48 keys a tile, not 64
+   (64 spills; 48 runs within 4% of it). D 256 keeps one m16 tile (its O alone is 128
+   registers). */
 #ifndef GK_ATTENTION_MMA_CONFIGS
-#define GK_ATTENTION_MMA_CONFIGS(X)       \
-    X(mma_d64_128x64, 64, 128, 64, 1, 1)  \
-    X(mma_d96_128x64, 96, 128, 64, 1, 1)  \
-    X(mma_d128_128x64, 128, 128, 64, 1, 1) \
-    X(mma_d256_64x64, 256, 64, 64, 0, 1)
+#define GK_ATTENTION_MMA_CONFIGS(X)             \
+    X(mma_d64_128x64, 64, 128, 64, 2, 1, 2)   \
+    X(mma_d96_128x48, 96, 128, 48, 2, 0, 2)   \
+    X(mma_d128_128x48, 128, 128, 48, 2, 0, 2) \
+    X(mma_d256_64x64, 256, 64, 64, 1, 0, 2)
 #endif
-#define GK_ATTN_X_DEFINE(tile, D, BM, BN, QREG, MINB)                                  \
-    GK_DEFINE_ATTENTION_MMA(gk_attention_bf16_##tile, GK_BF16, D, BM, BN, QREG, MINB) \
-    GK_DEFINE_ATTENTION_MMA(gk_attention_f16_##tile, GK_F16, D, BM, BN, QREG, MINB)
-#define GK_ATTN_X_BF16(tile, D, BM, BN, QREG, MINB) gk_attention_bf16_##tile,
-#define GK_ATTN_X_F16(tile, D, BM, BN, QREG, MINB) gk_attention_f16_##tile,
-#define GK_ATTN_X_CONFIG(tile, D, BM, BN, QREG, MINB) &gk_attention_bf16_##tile##_config,
+#define GK_ATTN_X_DEFINE(tile, D, BM, BN, MW, QREG, MINB)                                  \
+    GK_DEFINE_ATTENTION_MMA(gk_attention_bf16_##tile, GK_BF16, D, BM, BN, MW, QREG, MINB) \
+    GK_DEFINE_ATTENTION_MMA(gk_attention_f16_##tile, GK_F16, D, BM, BN, MW, QREG, MINB)
+#define GK_ATTN_X_BF16(tile, D, BM, BN, MW, QREG, MINB) gk_attention_bf16_##tile,
+#define GK_ATTN_X_F16(tile, D, BM, BN, MW, QREG, MINB) gk_attention_f16_##tile,
+#define GK_ATTN_X_CONFIG(tile, D, BM, BN, MW, QREG, MINB) &gk_attention_bf16_##tile##_config,
 GK_ATTENTION_MMA_CONFIGS(GK_ATTN_X_DEFINE)
 
 static const gk_attn_kernel gk_attn_mma_kernels[2][32] = {{GK_ATTENTION_MMA_CONFIGS(GK_ATTN_X_BF16)},
