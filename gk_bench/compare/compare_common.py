@@ -54,8 +54,10 @@ def parse_args(description):
     return args
 
 
-def dry_run(args, script):
-    """Checks what can be checked without a GPU: the library loads and exports every symbol."""
+def dry_run(args, script, dry_check=None):
+    """Checks what can be checked without a GPU: the library loads and exports every symbol, and
+    dry_check(lib_path), where given, returns no problems (a list of strings: e.g. struct mirrors
+    checked through host-only calls)."""
     if not os.path.isfile(args.lib):
         print("%s: dry run: no library at %s" % (script, args.lib))
         return 1
@@ -63,7 +65,13 @@ def dry_run(args, script):
     if missing:
         print("%s: dry run: %s lacks %s" % (script, args.lib, ", ".join(missing)))
         return 1
-    print("%s: dry run: every gk symbol resolves in %s; output would go to %s" % (script, args.lib, args.out))
+    problems = dry_check(args.lib) if dry_check else []
+    for problem in problems:
+        print("%s: dry run: %s" % (script, problem))
+    if problems:
+        return 1
+    print("%s: dry run: every gk symbol resolves in %s%s; output would go to %s" %
+          (script, args.lib, " and its host-side checks pass" if dry_check else "", args.out))
     return 0
 
 
@@ -198,13 +206,16 @@ class Session:
         """Whether --only lets this case run."""
         return not self.args.only or self.args.only in work
 
-    def measure(self, work, shape, set_bytes, make_set, gk, ref, check, bytes_min=None, flops=None, others=None):
+    def measure(self, work, shape, set_bytes, make_set, gk, ref, check, bytes_min=None, flops=None, others=None,
+                notes=None):
         """One row. make_set() returns one set of inputs and outputs (a dict of tensors, gk's outputs
         all NaN) of set_bytes bytes; the case rotates over as many as sets_for says. gk(s) launches gk
         on set s; ref(s) is the torch call a user would make, returning its result; check(s, result)
         compares s's gk outputs with that result. bytes_min: the fewest bytes the work moves (gives %
-        of the copy roof); flops: gives TFLOP/s. others: {name: function of a set, or None where it
-        could not run}, further torch versions timed against gk."""
+        of the copy roof); flops: gives TFLOP/s (of the others too). others: {name: function of a set,
+        or None where it could not run}, further torch versions timed against gk. notes: a dict whose
+        items join the row's notes (the check may fill it, e.g. with its largest error; keys ending
+        in _err print as %.2g)."""
         if not self.wants(work):
             return
         torch = self.torch
@@ -214,6 +225,8 @@ class Session:
         for name in others or {}:
             row[name + "_us"] = None
             row[name + "_over_gk"] = None
+            if flops:
+                row[name + "_tflops"] = None
         row["status"] = "ok"
         try:
             sets = self.sets_for(set_bytes, make_set)
@@ -235,11 +248,12 @@ class Session:
                     row["gk_pct_copy"] = 100.0 * bytes_min / (row["gk_us"] * 1e-6) / self.copy_bytes_per_s
                     row["torch_pct_copy"] = 100.0 * bytes_min / (row["torch_us"] * 1e-6) / self.copy_bytes_per_s
                 if flops:
-                    row["gk_tflops"] = flops / (row["gk_us"] * 1e-6) * 1e-12
-                    row["torch_tflops"] = flops / (row["torch_us"] * 1e-6) * 1e-12
+                    for name in names:
+                        row[name + "_tflops"] = flops / (row[name + "_us"] * 1e-6) * 1e-12
         except Exception as e:  # a gk error (GkError), torch's (out of memory, a CUDA error), ...
             traceback.print_exc()
             row["status"] = "ERROR: %s" % (str(e).splitlines() or [type(e).__name__])[0][:200]
+        row.update(notes or {})
         if row["status"] != "ok":
             self.failures.append("%s %s: %s" % (work, shape, row["status"]))
         self.rows.append(row)
@@ -261,7 +275,8 @@ class Session:
             digits = 2 if key == "torch_over_gk" else 1
             cells.append(f % fmt(row[key], digits))
         known = set(k for k, _, _ in self.COLUMNS) | {"status"}
-        notes = ["%s %s" % (k, fmt(v, 2 if k.endswith("_over_gk") else 1)) for k, v in row.items() if k not in known]
+        notes = ["%s %s" % (k, "%.2g" % v if k.endswith("_err") and isinstance(v, float)
+                            else fmt(v, 2 if k.endswith("_over_gk") else 1)) for k, v in row.items() if k not in known]
         if row["status"] != "ok":
             notes.insert(0, row["status"])
         print(" ".join(cells) + "  " + ", ".join(notes), flush=True)
@@ -291,11 +306,12 @@ class Session:
         return 0
 
 
-def main(script, description, run_cases):
-    """Parses the arguments; a dry run checks the library, else run_cases(session) measures every case."""
+def main(script, description, run_cases, dry_check=None):
+    """Parses the arguments; a dry run checks the library (and runs dry_check(lib_path), where given),
+    else run_cases(session) measures every case."""
     args = parse_args(description)
     if args.dry_run:
-        sys.exit(dry_run(args, script))
+        sys.exit(dry_run(args, script, dry_check))
     session = Session(args, script)
     run_cases(session)
     sys.exit(session.finish())
