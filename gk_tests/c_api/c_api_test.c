@@ -4,6 +4,8 @@
    and that a bad argument to a launcher of every header returns cudaErrorInvalidValue with the
    reason; with one it also runs a launcher of every header and checks the results against a
    reference computed here. GK_TEST_REQUIRE_GPU=1 makes a missing GPU a failure. */
+#include "gk/gk_attention.cuh"
+#include "gk/gk_attention_sm90.cuh"
 #include "gk/gk_core.cuh"
 #include "gk/gk_elementwise.cuh"
 #include "gk/gk_gemm.cuh"
@@ -66,6 +68,33 @@ static void test_types_and_ledgers(void)
         gk_gemm_plan p = gk_gemm_plan_for(4096, 4096, 4096, 0, 4096, 1, 4096);
         CHECK(p.config >= 0 && p.splits >= 1, "gk_gemm_plan_for: config %d, splits %d", p.config, p.splits);
     }
+    {
+        /* attention: the dense parameters, the ledger (the causal mask's visible pairs), the configurations */
+        gk_attention_params ap = gk_attention_params_dense(2, 8, 2, 64, 128, 256);
+        int c, n = gk_attention_config_count();
+        CHECK(ap.q_head_stride == 64 && ap.q_row_stride == 8 * 64 && ap.q_batch_stride == 128 * 8 * 64 &&
+                  ap.k_head_stride == 64 && ap.k_row_stride == 2 * 64 && ap.k_batch_stride == 256 * 2 * 64 &&
+                  ap.v_row_stride == 2 * 64 && ap.out_row_stride == 8 * 64 && ap.out_batch_stride == 128 * 8 * 64 &&
+                  ap.cu_seqlens_q == NULL && ap.cu_seqlens_k == NULL && ap.scale == 0.0f && ap.softcap == 0.0f &&
+                  ap.causal == 0 && ap.window_left == -1 && ap.window_right == -1,
+              "gk_attention_params_dense");
+        l = gk_attention_ledger(&ap, GK_BF16);
+        CHECK(l.flops == 4.0 * 2 * 8 * 64 * 128 * 256 && l.bytes == 2.0 * 64 * 2 * (2 * 128 * 8 + 2 * 256 * 2),
+              "attention ledger %g bytes %g flops", l.bytes, l.flops);
+        ap.causal = 1; /* bottom-right: row i sees keys 0 .. i + 128 */
+        l = gk_attention_ledger(&ap, GK_BF16);
+        CHECK(l.flops == 4.0 * 2 * 8 * 64 * (128.0 * 129 + 127.0 * 128 / 2), "causal attention ledger %g flops", l.flops);
+        CHECK(n > 0, "gk_attention_config_count() is %d", n);
+        CHECK(gk_attention_config_info(-1).name == NULL && gk_attention_config_info(n).name == NULL,
+              "gk_attention_config_info of an unknown index");
+        for (c = 0; c < n; c++) {
+            const gk_attention_config i = gk_attention_config_info(c);
+            CHECK(i.name != NULL && i.head_dim >= 8 && i.head_dim <= 256 && i.head_dim % 8 == 0 && i.bm > 0 && i.bn > 0 &&
+                      i.threads > 0 && i.smem_bytes > 0 && (i.wgmma == 0 || i.wgmma == 1),
+                  "gk_attention_config_info(%d): %s, D %d, %d x %d, %d threads, %d bytes, wgmma %d", c,
+                  i.name ? i.name : "(null)", i.head_dim, i.bm, i.bn, i.threads, i.smem_bytes, i.wgmma);
+        }
+    }
 }
 
 static void test_bad_arguments(void)
@@ -89,6 +118,31 @@ static void test_bad_arguments(void)
     expect_rejected(gk_gemm_ex(-1, 0, GK_E4M3, FAKE(0), GK_BF16, 64, FAKE(1 << 20), 64, 0, FAKE(2 << 20), 64, 1, NULL, 0,
                                NULL, 64, 64, 64, 1.0f, 0.0f, GK_ACT_NONE, NULL, 0, NULL),
                     "gk_gemm_ex", "in_dtype 3 is not GK_BF16 or GK_F16");
+    {
+        gk_attention_params ap = gk_attention_params_dense(1, 6, 4, 64, 16, 16);
+        const gk_bf16 *q = (const gk_bf16 *)FAKE(1 << 20), *k = (const gk_bf16 *)FAKE(2 << 20),
+                      *v = (const gk_bf16 *)FAKE(3 << 20);
+        expect_rejected(gk_attention_fwd_bf16((gk_bf16 *)FAKE(0), q, k, v, NULL, &ap, NULL, 0, NULL),
+                        "gk_attention_fwd_bf16", "heads_q (6) is not a multiple of heads_kv (4)");
+        ap = gk_attention_params_dense(1, 4, 4, 12, 16, 16);
+        expect_rejected(gk_attention_fwd_f16((gk_f16 *)FAKE(0), (const gk_f16 *)q, (const gk_f16 *)k, (const gk_f16 *)v,
+                                             NULL, &ap, NULL, 0, NULL),
+                        "gk_attention_fwd_f16", "head_dim 12 is not supported");
+        ap = gk_attention_params_dense(1, 4, 4, 64, 16, 16);
+        expect_rejected(gk_attention_ex(-1, 0, GK_F32, FAKE(0), q, k, v, NULL, &ap, NULL, 0, NULL), "gk_attention_ex",
+                        "dtype 0 is not GK_BF16 or GK_F16");
+        expect_rejected(gk_attention_ex(gk_attention_config_count(), 0, GK_BF16, FAKE(0), q, k, v, NULL, &ap, NULL, 0, NULL),
+                        "gk_attention_ex", "is not one of 0 ..");
+        ap.q_row_stride = 4 * 64 + 4;
+        expect_rejected(gk_attention_fwd_bf16((gk_bf16 *)FAKE(0), q, k, v, NULL, &ap, NULL, 0, NULL),
+                        "gk_attention_fwd_bf16", "'q_row_stride' is 260, not a multiple of 8");
+        ap.q_row_stride = 4 * 64;
+        expect_rejected(gk_attention_fwd_bf16((gk_bf16 *)FAKE(0), (const gk_bf16 *)FAKE(0), k, v, NULL, &ap, NULL, 0, NULL),
+                        "gk_attention_fwd_bf16", "'out' and 'q' overlap");
+        ap.batch = 0; /* nothing to compute: succeeds without looking at the pointers */
+        CHECK(gk_attention_fwd_bf16(NULL, NULL, NULL, NULL, NULL, &ap, NULL, 0, NULL) == cudaSuccess,
+              "gk_attention_fwd_bf16 with batch 0: %s", gk_failure_reason());
+    }
     /* an empty problem succeeds without looking at its pointers, and clears the reason */
     CHECK(gk_add_f32(NULL, NULL, NULL, 0, NULL) == cudaSuccess, "gk_add_f32 with n = 0");
     CHECK(gk_failure_reason()[0] == '\0', "a successful call leaves the reason \"%s\"", gk_failure_reason());
@@ -218,6 +272,71 @@ static void test_on_gpu(unsigned seed)
     cudaFree(dout);
 }
 
+/* Attention: B 2, Hq 4 on Hkv 2 (GQA), D 64, Sq 37 < Sk 45 (tile tails; the causal mask aligned to
+   the bottom-right corner), through the dispatcher, against the definition in double. out and lse
+   start as NaN: every one must be written. */
+static void test_attention_on_gpu(unsigned seed)
+{
+    enum { B = 2, HQ = 4, HKV = 2, D = 64, SQ = 37, SK = 45, NQ = B * SQ * HQ * D, NKV = B * SK * HKV * D };
+    static unsigned short hq[NQ], hk[NKV], hv[NKV], ho[NQ];
+    static float lse[B * HQ * SQ];
+    static double w[SK];
+    gk_attention_params ap = gk_attention_params_dense(B, HQ, HKV, D, SQ, SK);
+    void *dq, *dk, *dv, *dout;
+    float *dlse;
+    double worst = 0, worst_lse = 0;
+    int i, b, h, r, j, d, bad = 0;
+    for (i = 0; i < NQ; i++) hq[i] = f32_to_bf16_bits(rnd(&seed));
+    for (i = 0; i < NKV; i++) hk[i] = f32_to_bf16_bits(rnd(&seed)), hv[i] = f32_to_bf16_bits(rnd(&seed) * 0.5f);
+    ap.causal = 1;
+    CUDA_OK(cudaMalloc(&dq, sizeof hq));
+    CUDA_OK(cudaMalloc(&dk, sizeof hk));
+    CUDA_OK(cudaMalloc(&dv, sizeof hv));
+    CUDA_OK(cudaMalloc(&dout, sizeof ho));
+    CUDA_OK(cudaMalloc((void **)&dlse, sizeof lse));
+    CUDA_OK(cudaMemcpy(dq, hq, sizeof hq, cudaMemcpyHostToDevice));
+    CUDA_OK(cudaMemcpy(dk, hk, sizeof hk, cudaMemcpyHostToDevice));
+    CUDA_OK(cudaMemcpy(dv, hv, sizeof hv, cudaMemcpyHostToDevice));
+    CUDA_OK(cudaMemset(dout, 0xff, sizeof ho));
+    CUDA_OK(cudaMemset(dlse, 0xff, sizeof lse));
+    CUDA_OK(gk_attention_fwd_bf16((gk_bf16 *)dout, (const gk_bf16 *)dq, (const gk_bf16 *)dk, (const gk_bf16 *)dv, dlse,
+                                  &ap, NULL, 0, NULL));
+    CUDA_OK(cudaMemcpy(ho, dout, sizeof ho, cudaMemcpyDeviceToHost));
+    CUDA_OK(cudaMemcpy(lse, dlse, sizeof lse, cudaMemcpyDeviceToHost));
+    for (b = 0; b < B; b++)
+        for (h = 0; h < HQ; h++)
+            for (r = 0; r < SQ; r++) {
+                const unsigned short *q = hq + ((b * SQ + r) * HQ + h) * D;
+                const int hkv = h / (HQ / HKV), last = r + SK - SQ; /* keys 0 .. last */
+                double m = -INFINITY, sum = 0, e;
+                for (j = 0; j <= last; j++) {
+                    double dot = 0;
+                    for (d = 0; d < D; d++) dot += (double)bf16_bits_to_f32(q[d]) * bf16_bits_to_f32(hk[((b * SK + j) * HKV + hkv) * D + d]);
+                    w[j] = dot / 8.0; /* 1 / sqrt(64) */
+                    if (w[j] > m) m = w[j];
+                }
+                for (j = 0; j <= last; j++) sum += (w[j] = exp(w[j] - m));
+                e = fabs(lse[(b * HQ + h) * SQ + r] - (m + log(sum)));
+                if (!(e <= worst_lse)) worst_lse = e;
+                for (d = 0; d < D; d++) {
+                    double ref = 0;
+                    for (j = 0; j <= last; j++) ref += w[j] * bf16_bits_to_f32(hv[((b * SK + j) * HKV + hkv) * D + d]);
+                    ref /= sum;
+                    /* bf16 out (2^-9 relative) and P rounded to bf16 before P V (2^-9 of sum p |v|, |v| <= 1) */
+                    e = fabs(bf16_bits_to_f32(ho[((b * SQ + r) * HQ + h) * D + d]) - ref);
+                    if (!(e <= worst)) worst = e;
+                    bad += !(e <= 1.0 / 256 + fabs(ref) / 128);
+                }
+            }
+    CHECK(bad == 0, "gk_attention_fwd_bf16: %d outputs past the tolerance (largest error %g; NaN: not written)", bad, worst);
+    CHECK(worst_lse <= 4e-3, "gk_attention_fwd_bf16: lse error %g (NaN: not written)", worst_lse);
+    cudaFree(dq);
+    cudaFree(dk);
+    cudaFree(dv);
+    cudaFree(dout);
+    cudaFree(dlse);
+}
+
 int main(void)
 {
     int count = 0;
@@ -233,6 +352,7 @@ int main(void)
         const unsigned seed = env && *env ? (unsigned)strtoul(env, NULL, 0) : (unsigned)time(NULL) ^ (unsigned)clock();
         printf("c_api_test: seed %u (rerun with GK_TEST_SEED=%u)\n", seed, seed);
         test_on_gpu(seed);
+        test_attention_on_gpu(seed + 1);
         printf("c_api_test: ran the launchers on the GPU\n");
     } else {
         (void)cudaGetLastError();

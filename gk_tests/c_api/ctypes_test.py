@@ -1,15 +1,27 @@
 #!/usr/bin/env python3
 """libgk.so through Python's ctypes, as an FFI caller uses gk.
 
-    ctypes_test.py LIBGK_SO HEADER...
+    ctypes_test.py LIBGK_SO HEADER... [GK_CTYPES_PY]
 
 Every function the headers declare public (GK_DECL) must be exported under its plain name; the
 ledgers return their structs by value; a bad argument to a launcher of each header returns
-cudaErrorInvalidValue (1) with a reason that names the function. None of it needs a GPU.
+cudaErrorInvalidValue (1) with a reason that names the function. With GK_CTYPES_PY
+(gk_bench/compare/gk_ctypes.py, the declarations the comparison scripts use), its struct mirrors
+(gk_attention_params) are checked against the library and every function it declares must be
+public. None of it needs a GPU.
 """
 import ctypes
+import importlib.util
+import os
 import re
 import sys
+
+# Public functions at the arrival of gk_attention.cuh (66 before it, 8 of its own): fewer means the
+# scan below lost some (or a header lost its declarations).
+MIN_PUBLIC = 74
+ATTENTION_API = ["gk_attention_config_count", "gk_attention_config_info", "gk_attention_ex", "gk_attention_fwd_bf16",
+                 "gk_attention_fwd_f16", "gk_attention_ledger", "gk_attention_params_dense",
+                 "gk_attention_workspace_bytes"]
 
 CUDA_ERROR_INVALID_VALUE = 1
 failures = []
@@ -39,10 +51,15 @@ def main():
     if len(sys.argv) < 3:
         print(__doc__)
         return 2
-    lib_path, headers = sys.argv[1], sys.argv[2:]
+    lib_path = sys.argv[1]
+    headers = [a for a in sys.argv[2:] if not a.endswith(".py")]
+    modules = [a for a in sys.argv[2:] if a.endswith(".py")]
     lib = ctypes.CDLL(lib_path)
     names = declared_names(headers)
-    check(len(names) > 50, "only %d public functions found in %s" % (len(names), " ".join(headers)))
+    check(len(names) >= MIN_PUBLIC, "only %d public functions found in %s (at least %d expected)" %
+          (len(names), " ".join(headers), MIN_PUBLIC))
+    check(all(n in names for n in ATTENTION_API),
+          "gk_attention.cuh's API not all found: missing %s" % [n for n in ATTENTION_API if n not in names])
     missing = [n for n in names if not hasattr(lib, n)]
     check(not missing, "not exported under their plain names: " + " ".join(missing))
     print("%d public functions declared, %d exported" % (len(names), len(names) - len(missing)))
@@ -89,6 +106,23 @@ def main():
     check(l.bytes == 10 * 100 * 8, "gk_reduce_ledger bytes %g" % l.bytes)
     lib.gk_dtype_name.restype = ctypes.c_char_p
     check(lib.gk_dtype_name(2) == b"f16", "gk_dtype_name(2) is %r" % lib.gk_dtype_name(2))
+
+    # gk_ctypes.py: its struct mirrors against the library, its functions public, and an attention
+    # call through its gk_attention_params refused (heads_q not a multiple of heads_kv)
+    for path in modules:
+        spec = importlib.util.spec_from_file_location(os.path.basename(path)[:-3], path)
+        mod = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(mod)
+        for problem in mod.check_layouts(lib_path):
+            check(False, "%s: %s" % (path, problem))
+        unknown = [n for n in mod.SIGNATURES if n not in names]
+        check(not unknown, "%s declares functions no header declares public: %s" % (path, " ".join(unknown)))
+        restype, argtypes = mod.SIGNATURES["gk_attention_params_dense"]
+        lib.gk_attention_params_dense.restype, lib.gk_attention_params_dense.argtypes = restype, argtypes
+        p = lib.gk_attention_params_dense(1, 6, 4, 64, 16, 16)
+        rejected("gk_attention_fwd_bf16", [P(fake), P(fake + (1 << 20)), P(fake + (2 << 20)), P(fake + (3 << 20)),
+                                           None, ctypes.byref(p), None, 0, None],
+                 mod.SIGNATURES["gk_attention_fwd_bf16"][1], "heads_q (6) is not a multiple of heads_kv (4)")
 
     print("ctypes_test: %d failures" % len(failures))
     return 1 if failures else 0

@@ -5,3 +5,4 @@
 #include "gk/gk_reduce.cuh"
 #include "gk/gk_sgemm.cuh"
 #include "gk/gk_gemm.cuh"
+#include "gk/gk_attention.cuh"
