@@ -22,6 +22,7 @@ units=(
     "gk_reduce.cuh|impl:gk_reduce.cuh"
     "gk_sgemm.cuh|impl:gk_sgemm.cuh"
     "gk_gemm.cuh + gk_gemm_sm90.cuh|impl:gk_gemm.cuh"
+    "gk_attention.cuh + gk_attention_sm90.cuh|impl:gk_attention.cuh"
 )
 
 version=$("$nvcc" --version | sed -n 's/.*release \([0-9.]*\), V\([0-9.]*\).*/\2/p')
