@@ -473,7 +473,7 @@ static __global__ void __launch_bounds__(256, 1) gk_bench_wgmma_ceiling_kernel(f
     for (int it = 0; it < iters; it++) {
         gk_wgmma_fence();
 #pragma unroll
-        for (int kk = 0; kk < 4; kk++) gk_wgmma_m64k16(acc, da + 2 * kk, db + 2 * kk, GK_BF16, 256, 0, 0);
+        for (int kk = 0; kk < 4; kk++) gk_wgmma_m64k16(acc, da + 2 * kk, db + 2 * kk, GK_BF16, 256, 0, 0, 1);
         gk_wgmma_commit();
         gk_wgmma_wait_1();
         gk_wgmma_fence_regs(acc, 128);
