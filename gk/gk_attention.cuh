@@ -52,7 +52,7 @@
      next larger one (its extra columns zero-filled, never stored). Other D are refused.
 
    ARGUMENTS AND ERRORS
-     B, Hq, Sq or Sk == 0 is a no-op. A null q, k, v or out, Hq not a multiple of Hkv, an
+     B, Hq or Sq == 0 is a no-op; Sk == 0 leaves every row without keys (out 0, lse -inf). A null q, k, v or out, Hq not a multiple of Hkv, an
      unsupported D, a stride or pointer off 16 bytes, aliasing out strides, out overlapping q, k,
      v or lse, a negative size or stride, a span past 2^63 bytes or a size past 32 bits return
      cudaErrorInvalidValue before anything launches; gk_failure_reason() says which.
@@ -186,7 +186,7 @@ GK_HD void gk_attn_key_range(int r0, int r1, int sq, int sk, int left, int right
    split-K combine and the host tests use it. */
 GK_HD void gk_attn_merge(float lse_a, const float *o_a, float lse_b, const float *o_b, int n, float *lse, float *o)
 {
-    const float m = lse_a > lse_b ? lse_a : lse_b;
+    const float m = lse_a != lse_a ? lse_a : lse_a > lse_b ? lse_a : lse_b; /* NaN stays NaN */
     if (m == -INFINITY) {
         for (int i = 0; i < n; i++) o[i] = 0.0f;
         *lse = -INFINITY;
@@ -230,10 +230,23 @@ GK_DEV char *gk_attn_lane_at(char *tile, const int *off, int rows, int u, int ch
 }
 
 /* rows [0, n) of a tile of `rows` rows, `chunks` 16-byte chunks each, from global rows of stride
-   `ld` elements starting at src; chunks past valid_chunks and rows past n are zero-filled. */
+   `ld` elements starting at src; chunks past valid_chunks and rows past n are zero-filled. When
+   the threads cover whole rows, each thread keeps one chunk column and steps its global pointer
+   (no 64-bit multiply a chunk). */
 GK_DEV void gk_attn_load_tile(char *tile, const char *src, int64_t ld, int rows, int n, int chunks, int valid_chunks,
                               int threads)
 {
+    if (threads % chunks == 0 && rows % (threads / chunks) == 0) {
+        const int c = threadIdx.x % chunks, step = threads / chunks, r0 = threadIdx.x / chunks;
+        const char *g = src + ((int64_t)r0 * ld + c * 8) * 2;
+        const int64_t gstep = (int64_t)step * ld * 2;
+#pragma unroll 1
+        for (int k = 0; k < rows / step; k++, g += gstep) {
+            const int r = r0 + k * step, ok = r < n && c < valid_chunks;
+            gk_cp_async_16(gk_attn_at(tile, r, c, chunks), ok ? g : src, ok ? 16 : 0);
+        }
+        return;
+    }
     for (int i = threadIdx.x; i < rows * chunks; i += threads) {
         const int r = i / chunks, c = i % chunks;
         const int ok = r < n && c < valid_chunks;
@@ -361,26 +374,32 @@ GK_DEV void gk_attn_finish(float *o, int no, const float *row_max, const float *
    (MW x D / 16 x 4 registers, QREG), o (MW x D / 2 accumulators), s (MW x BN / 2). K and V have
    one buffer each, loaded in turn as FlashAttention-2 does: V of tile j lands under S = Q K^T
    and the softmax, K of tile j + 1 under O += P V. All sizes are constants after inlining. */
-GK_DEV void gk_attn_mma_run(const gk_attn_args *p, int dt, int DK, int BM, int BN, int MW, int QREG, unsigned *qf,
-                            float *o, float *s)
+GK_DEV void gk_attn_mma_run(const gk_attn_args *p, int dt, int DK, int BM, int BN_CONFIG, int MW, int QREG,
+                            unsigned *qf, float *o, float *s)
 {
+    /* sm_80's register allocation spills the 64-key tile at D 128 (8 to 20 bytes however the
+       code is arranged); there the tile is 32 keys (shared memory and s sized for 64, half used) */
+#if __CUDA_ARCH__ < 900
+    const int BN = DK == 128 && MW == 2 && BN_CONFIG > 32 ? 32 : BN_CONFIG;
+#else
+    const int BN = BN_CONFIG;
+#endif
     extern __shared__ uint4 gk_attn_smem[];
     const int threads = BM * 2 / MW, warp = threadIdx.x >> 5, lane = threadIdx.x & 31, chunks = DK / 8;
     const int g = lane >> 2, t4 = lane & 3, wr = warp * 16 * MW; /* the warp's first row in the tile */
     char *sq = (char *)gk_attn_smem, *skt = sq + BM * DK * 2, *svt = skt + BN * DK * 2;
     const int h = blockIdx.y, b = blockIdx.z / p->splits, split = blockIdx.z % p->splits, hk = h / p->group;
-    int64_t qrow0 = 0, krow0 = 0;
+    int qrow0 = 0, krow0 = 0; /* cu_seqlens are int32 */
     int sq_len = p->sq, sk_len = p->sk;
     if (p->cu_q) {
         qrow0 = p->cu_q[b];
         krow0 = p->cu_k[b];
-        sq_len = p->cu_q[b + 1] - (int)qrow0;
-        sk_len = p->cu_k[b + 1] - (int)krow0;
+        sq_len = p->cu_q[b + 1] - qrow0;
+        sk_len = p->cu_k[b + 1] - krow0;
     }
-    const char *qg = (const char *)p->q + 2 * ((p->cu_q ? qrow0 * p->q_rs : b * p->q_bs) + h * p->q_hs);
-    const char *kg = (const char *)p->k + 2 * ((p->cu_q ? krow0 * p->k_rs : b * p->k_bs) + hk * p->k_hs);
-    const char *vg = (const char *)p->v + 2 * ((p->cu_q ? krow0 * p->v_rs : b * p->v_bs) + hk * p->v_hs);
-    char *og = (char *)p->out + 2 * ((p->cu_q ? qrow0 * p->o_rs : b * p->o_bs) + h * p->o_hs);
+    const char *qg = (const char *)p->q + 2 * ((p->cu_q ? (int64_t)qrow0 * p->q_rs : b * p->q_bs) + h * p->q_hs);
+    const char *kg = (const char *)p->k + 2 * ((p->cu_q ? (int64_t)krow0 * p->k_rs : b * p->k_bs) + hk * p->k_hs);
+    const char *vg = (const char *)p->v + 2 * ((p->cu_q ? (int64_t)krow0 * p->v_rs : b * p->v_bs) + hk * p->v_hs);
     const int valid = p->d / 8, mtiles = (sq_len + BM - 1) / BM, off = sk_len - sq_len;
     const int masked_grid = p->left >= 0 || p->right >= 0;
     /* this lane's ldmatrix rows and chunks: Q (A fragments) and V (.trans) take row lq, chunk
@@ -485,6 +504,20 @@ GK_DEV void gk_attn_mma_run(const gk_attn_args *p, int dt, int DK, int BM, int B
             }
         }
         gk_cp_async_wait_0(); /* nothing in flight (an empty range committed only Q) */
+        /* (b, h, split), the sequence's length and the output's row 0 derived again here (the
+           block indices re-read, cu_q too) rather than held in registers through the key loop */
+        int eh, eb, esplit, esq;
+        {
+            unsigned cy, cz;
+            asm volatile("mov.u32 %0, %%ctaid.y;" : "=r"(cy));
+            asm volatile("mov.u32 %0, %%ctaid.z;" : "=r"(cz));
+            eh = (int)cy;
+            eb = (int)cz / p->splits;
+            esplit = (int)cz % p->splits;
+            esq = p->cu_q ? p->cu_q[eb + 1] - p->cu_q[eb] : p->sq;
+        }
+        const int64_t orow0 = p->cu_q ? (int64_t)p->cu_q[eb] : 0;
+        char *og = (char *)p->out + 2 * ((p->cu_q ? orow0 * p->o_rs : eb * p->o_bs) + eh * p->o_hs);
 
 #pragma unroll
         for (int mw = 0; mw < MW; mw++) {
@@ -497,8 +530,8 @@ GK_DEV void gk_attn_mma_run(const gk_attn_args *p, int dt, int DK, int BM, int B
 #pragma unroll
                 for (int r = 0; r < 2; r++) {
                     const int row = m0 + rw + g + 8 * r;
-                    if (row >= sq_len) continue;
-                    const int64_t pr = ((int64_t)split * p->batch * p->sq + (int64_t)b * p->sq + row) * p->hq + h;
+                    if (row >= esq) continue;
+                    const int64_t pr = ((int64_t)esplit * p->batch * p->sq + (int64_t)eb * p->sq + row) * p->hq + eh;
                     float *po = p->part_o + pr * p->d_kernel;
 #pragma unroll
                     for (int i = 0; i < DK / 8; i++)
@@ -517,15 +550,15 @@ GK_DEV void gk_attn_mma_run(const gk_attn_args *p, int dt, int DK, int BM, int B
             __syncwarp();
             for (int i = lane; i < 16 * valid; i += 32) {
                 const int r = i / valid, c = i % valid, row = m0 + rw + r;
-                if (row < sq_len)
+                if (row < esq)
                     gk_st16(og + 2 * ((int64_t)row * p->o_rs + c * 8), *(const uint4 *)gk_attn_at(sq, rw + r, c, chunks));
             }
             if (p->lse && t4 == 0) {
 #pragma unroll
                 for (int r = 0; r < 2; r++) {
                     const int row = m0 + rw + g + 8 * r;
-                    if (row >= sq_len) continue;
-                    const int64_t li = p->cu_q ? (qrow0 + row) * p->hq + h : ((int64_t)b * p->hq + h) * p->sq + row;
+                    if (row >= esq) continue;
+                    const int64_t li = p->cu_q ? (orow0 + row) * p->hq + eh : ((int64_t)eb * p->hq + eh) * p->sq + row;
                     p->lse[li] = lse_row[r];
                 }
             }
@@ -609,14 +642,13 @@ typedef void (*gk_attn_kernel)(gk_attn_args);
 /* The shipped mma.sync configurations, as X(name, D, BM, BN, MW, QREG, MINB). The dispatcher
    takes the first one built for the smallest D >= the problem's; figures in
    gk_bench/RESULTS.md. Two m16 tiles a warp (MW 2) beat one by 18-30% (each K and V fragment
-   feeds two MMAs); at D 96 and 128 their registers leave room for 48 keys a tile, not 64
-   (64 spills; 48 runs within 4% of it). D 256 keeps one m16 tile (its O alone is 128
-   registers). */
+   feeds two MMAs), and 64 keys a tile beat 48 and 32 at D 128 (320, 287, 264 TFLOP/s at B4 H32
+   S4096 on the H200). D 256 keeps one m16 tile (its O alone is 128 registers). */
 #ifndef GK_ATTENTION_MMA_CONFIGS
 #define GK_ATTENTION_MMA_CONFIGS(X)             \
     X(mma_d64_128x64, 64, 128, 64, 2, 1, 2)   \
-    X(mma_d96_128x48, 96, 128, 48, 2, 0, 2)   \
-    X(mma_d128_128x48, 128, 128, 48, 2, 0, 2) \
+    X(mma_d96_128x64, 96, 128, 64, 2, 0, 2)   \
+    X(mma_d128_128x64, 128, 128, 64, 2, 0, 2) \
     X(mma_d256_64x64, 256, 64, 64, 1, 0, 2)
 #endif
 #define GK_ATTN_X_DEFINE(tile, D, BM, BN, MW, QREG, MINB)                                  \
@@ -637,7 +669,6 @@ static const gk_attention_config *const gk_attn_mma_configs[] = {GK_ATTENTION_MM
 #else
 #define GK_ATTN_NWG 0
 static const gk_attention_config *const gk_attn_wg_configs[1] = {NULL};
-static int gk_attn_wg_ready(void) { return 0; }
 static cudaError_t gk_attn_wg_launch(const char *fn, int, const gk_attn_args *, cudaStream_t)
 {
     return gk__fail(cudaErrorInvalidValue, fn, "this build has no wgmma attention kernels");
@@ -700,11 +731,9 @@ static cudaError_t gk_attn_span(const char *fn, const char *arg, const int64_t *
 {
     double far = 0;
     int64_t last = 0;
-    for (int i = 0; i < 4; i++) {
-        far += (double)(counts[i] - 1) * (double)strides[i];
-        last += (counts[i] - 1) * strides[i];
-    }
+    for (int i = 0; i < 4; i++) far += (double)(counts[i] - 1) * (double)strides[i];
     if (far + counts[3] > 4.0e18) return gk__fail(cudaErrorInvalidValue, fn, "'%s' spans more than 2^62 elements", arg);
+    for (int i = 0; i < 4; i++) last += (counts[i] - 1) * strides[i]; /* no overflow: checked in double */
     *bytes = (last + 1) * 2;
     return cudaSuccess;
 }
@@ -843,7 +872,10 @@ static cudaError_t gk_attn_check_tensors(const char *fn, void *out, const void *
     GK_TRY(gk_attn_span(fn, "k", ck, sk_, &nk));
     GK_TRY(gk_attn_span(fn, "v", ck, sv_, &nv));
     GK_TRY(gk_attn_span(fn, "out", cq, so_, &no));
-    GK_TRY(gk_attn_check_injective(fn, cq, so_));
+    /* varlen: the packed rows' count is not known here; two rows at least are checked against
+       the heads (B Sq would refuse a valid head-major out of fewer tokens) */
+    const int64_t ci[4] = {cq[0], varlen ? (cq[1] > 1 ? 2 : 1) : cq[1], cq[2], cq[3]};
+    GK_TRY(gk_attn_check_injective(fn, ci, so_));
     if (!varlen) {
         /* with varlen the packed extents are unknown here: only the strides are checked */
         const int64_t nl = (int64_t)p.batch * p.heads_q * p.seqlen_q * 4;
@@ -903,16 +935,19 @@ static cudaError_t gk_attn_launch_mma(const char *fn, int config, gk_attn_args a
         return gk__fail(cudaErrorInvalidValue, fn, "configuration %s is built for D <= %d, not %d", cfg->name,
                         cfg->head_dim, a.d);
     a.d_kernel = cfg->head_dim;
-    int sms = 0;
-    GK_TRY(gk_sm_count(&sms));
-    if (splits <= 0) splits = workspace ? gk_attn_splits_for(&a, cfg->bm, cfg->bn, sms) : 1;
+    /* the caller's split count and workspace are checked before any CUDA call */
     if (splits > GK_ATTENTION_MAX_SPLITS || (int64_t)splits * a.batch > 65535)
         return gk__fail(cudaErrorInvalidValue, fn, "%d key splits: at most %d, and batch x splits <= 65535", splits,
                         GK_ATTENTION_MAX_SPLITS);
+    if (workspace && !gk_is_aligned(workspace, 256))
+        return gk__fail(cudaErrorInvalidValue, fn, "workspace (%p) is not 256-byte aligned", workspace);
+    if (splits <= 0) {
+        int sms = 0;
+        GK_TRY(gk_sm_count(&sms));
+        splits = workspace ? gk_attn_splits_for(&a, cfg->bm, cfg->bn, sms) : 1;
+    }
     while (splits > 1 && gk_attn_split_bytes(&a, splits) > workspace_bytes) splits--;
     if (splits > 1) {
-        if (!gk_is_aligned(workspace, 256))
-            return gk__fail(cudaErrorInvalidValue, fn, "workspace (%p) is not 256-byte aligned", workspace);
         const size_t rows = (size_t)splits * a.batch * a.sq * a.hq;
         a.part_o = (float *)workspace;
         a.part_lse = (float *)((char *)workspace + gk_round_up((int64_t)(rows * a.d_kernel * 4), 256));
@@ -937,9 +972,14 @@ static cudaError_t gk_attn_launch_mma(const char *fn, int config, gk_attn_args a
    wanted, an sm_90a image on a 9.0 GPU. */
 static int gk_attn_wg_pick(const gk_attn_args *a, int splits)
 {
-    if (GK_ATTN_NWG == 0 || a->cu_q || a->sk == 0 || splits > 1 || !gk_attn_wg_ready()) return -1;
+#if GK_ATTENTION_SM90
+    if (a->cu_q || a->sk == 0 || splits > 1 || !gk_attn_wg_ready()) return -1;
     for (int c = 0; c < GK_ATTN_NWG; c++)
         if (gk_attn_wg_configs[c]->head_dim == a->d) return c;
+#else
+    (void)a;
+    (void)splits;
+#endif
     return -1;
 }
 
