@@ -43,6 +43,8 @@
      gk_attention_ex(config, splits, dtype, ...the same arguments...)
          one configuration (0 .. gk_attention_config_count() - 1, or -1: the dispatcher's) with a
          given number of key splits (0: the dispatcher's), for tuning and benchmarks.
+     gk_attention_plan_for(params)    the dispatcher's configuration, key splits and workspace bytes
+                                      (given a workspace), for tools and benchmarks
      gk_attention_config_info(config), gk_attention_ledger(params, dtype)
          FLOPs = 4 B Hq Sq Sk D (the visible fraction of it under a mask); bytes: q, k, v, out
          once each.
@@ -90,6 +92,7 @@
 #include "gk_core.cuh"
 #include "gk_mma.cuh"
 #include <limits.h>
+#include <math.h> /* INFINITY, expf, logf: gk_attn_merge is host code too */
 
 #ifndef GK_ATTENTION_CUH
 #define GK_ATTENTION_CUH
@@ -129,6 +132,13 @@ typedef struct gk_attention_config {
     int wgmma;      /* 1: the sm_90a kernel (TMA, wgmma, warp-specialized) */
 } gk_attention_config;
 
+/* The dispatcher's plan for a problem, given a workspace: the configuration it runs (an index for
+   gk_attention_config_info), its key splits, and the workspace bytes the splits use. */
+typedef struct gk_attention_plan {
+    int config, splits;
+    size_t workspace_bytes;
+} gk_attention_plan;
+
 GK_EXTERN_C_BEGIN
 GK_DECL gk_attention_params gk_attention_params_dense(int batch, int heads_q, int heads_kv, int head_dim, int seqlen_q,
                                                       int seqlen_k);
@@ -142,6 +152,7 @@ GK_DECL cudaError_t gk_attention_ex(int config, int splits, int dtype, void *out
                                     const void *v, float *lse, const gk_attention_params *params, void *workspace,
                                     size_t workspace_bytes, cudaStream_t stream);
 GK_DECL size_t gk_attention_workspace_bytes(const gk_attention_params *params);
+GK_DECL gk_attention_plan gk_attention_plan_for(const gk_attention_params *params); /* config -1: bad params */
 GK_DECL int gk_attention_config_count(void);
 GK_DECL gk_attention_config gk_attention_config_info(int config); /* name NULL for an unknown index */
 GK_DECL gk_ledger gk_attention_ledger(const gk_attention_params *params, int dtype);
@@ -983,6 +994,26 @@ static int gk_attn_wg_pick(const gk_attn_args *a, int splits)
     return -1;
 }
 
+/* The dispatcher: the wgmma kernel for D 64, 128, 256 without varlen where no key split is
+   wanted, else the mma.sync configuration of the kernel head dim, with the splits it wants when
+   there is a workspace (splits > 0: the caller's). *config in the public numbering. */
+static cudaError_t gk_attn_pick(const char *fn, const gk_attn_args *a, int have_workspace, int splits, int *config,
+                                int *want)
+{
+    const int mc = gk_attn_mma_pick(a);
+    int sms = 0;
+    if (mc < 0) return gk__fail(cudaErrorInvalidValue, fn, "no mma.sync configuration is built for D %d", a->d_kernel);
+    *want = splits;
+    if (*want == 0) {
+        GK_TRY(gk_sm_count(&sms));
+        *want = have_workspace ? gk_attn_splits_for(a, gk_attn_mma_configs[mc]->bm, gk_attn_mma_configs[mc]->bn, sms) : 1;
+    }
+    const int wc = gk_attn_wg_pick(a, *want);
+    *config = wc >= 0 ? GK_ATTN_NMMA + wc : mc;
+    if (wc >= 0) *want = 1;
+    return cudaSuccess;
+}
+
 static cudaError_t gk_attn_run(const char *fn, int config, int splits, int dtype, void *out, const void *q,
                                const void *k, const void *v, float *lse, const gk_attention_params *params,
                                void *workspace, size_t workspace_bytes, cudaStream_t stream)
@@ -1001,30 +1032,33 @@ static cudaError_t gk_attn_run(const char *fn, int config, int splits, int dtype
         return gk_attn_wg_launch(fn, config - GK_ATTN_NMMA, &a, stream);
     }
     if (config < 0) {
-        const int mc = gk_attn_mma_pick(&a);
-        int sms = 0, want = splits;
-        GK_TRY(gk_sm_count(&sms));
-        if (want == 0)
-            want = workspace ? gk_attn_splits_for(&a, gk_attn_mma_configs[mc]->bm, gk_attn_mma_configs[mc]->bn, sms) : 1;
-        const int wc = gk_attn_wg_pick(&a, want);
-        if (wc >= 0) return gk_attn_wg_launch(fn, wc, &a, stream);
-        config = mc;
+        int want = 0;
+        GK_TRY(gk_attn_pick(fn, &a, workspace != NULL, splits, &config, &want));
+        if (config >= GK_ATTN_NMMA) return gk_attn_wg_launch(fn, config - GK_ATTN_NMMA, &a, stream);
     }
     return gk_attn_launch_mma(fn, config, a, workspace, workspace_bytes, splits, stream);
 }
 
 GK_EXTERN_C_BEGIN
 
+GK_IMPL gk_attention_plan gk_attention_plan_for(const gk_attention_params *params)
+{
+    gk_attention_plan pl = {-1, 0, 0};
+    gk_attn_args a;
+    int empty = 0;
+    gk__begin();
+    if (gk_attn_check_params("gk_attention_plan_for", GK_BF16, params, &a, &empty) != cudaSuccess || empty) return pl;
+    if (gk_attn_pick("gk_attention_plan_for", &a, 1, 0, &pl.config, &pl.splits) != cudaSuccess) {
+        pl.config = -1;
+        return pl;
+    }
+    if (pl.config < GK_ATTN_NMMA) pl.workspace_bytes = gk_attn_split_bytes(&a, pl.splits);
+    return pl;
+}
+
 GK_IMPL size_t gk_attention_workspace_bytes(const gk_attention_params *params)
 {
-    gk_attn_args a;
-    int empty = 0, sms = 0;
-    gk__begin();
-    if (gk_attn_check_params("gk_attention_workspace_bytes", GK_BF16, params, &a, &empty) != cudaSuccess || empty) return 0;
-    if (gk_sm_count(&sms) != cudaSuccess) return 0;
-    const int c = gk_attn_mma_pick(&a);
-    if (c < 0) return 0;
-    return gk_attn_split_bytes(&a, gk_attn_splits_for(&a, gk_attn_mma_configs[c]->bm, gk_attn_mma_configs[c]->bn, sms));
+    return gk_attention_plan_for(params).workspace_bytes;
 }
 
 GK_IMPL int gk_attention_config_count(void) { return GK_ATTN_NMMA + GK_ATTN_NWG; }
