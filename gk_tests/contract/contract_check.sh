@@ -36,6 +36,10 @@
 #   ptx_tu         PATTERN  why               some line of the TU's PTX matches PATTERN (a promise of
 #                                             the TU, kept for what no kernel can be named for)
 #   sass_tu        PATTERN  why               some SASS instruction of the TU matches PATTERN
+#   ptxas_absent   PATTERN  why               no line of the ptxas report matches PATTERN, e.g. a
+#                                             remark such as "(C7515) ... wgmma.mma_async
+#                                             instructions are serialized" (the whole report: such
+#                                             remarks come before the kernels' own lines)
 #   (why is optional after `kernels N`.)
 #
 # Output: a table of the kernels (registers, stack, spill bytes, SASS instructions), then one
@@ -413,6 +417,32 @@ for expect in "${expects[@]}"; do
                 ok "${f[0]}: $count x /${f[1]}/: ${f[2]}"
             else
                 bad "${f[0]}: /${f[1]}/ nowhere in the TU: ${f[2]}"
+            fi
+            ;;
+        ptxas_absent)
+            if [ ${#f[@]} -lt 3 ]; then
+                bad "$where: malformed rule (ptxas_absent<TAB>PATTERN<TAB>why): $line"
+                continue
+            fi
+            if ! valid_regex "${f[1]}"; then
+                bad "ptxas_absent: /${f[1]}/ is not a valid extended regex (${f[2]})"
+                continue
+            fi
+            count=$(grep -cE -- "${f[1]}" "$report")
+            if [ "$count" -gt 0 ]; then
+                bad "ptxas_absent: $count line$([ "$count" -gt 1 ] && echo s) of the ptxas report match /${f[1]}/: ${f[2]}"
+                # the lines, a quoted mangled name shortened (the remarks end with one)
+                grep -E -- "${f[1]}" "$report" | head -12 | awk '{
+                    out = ""
+                    while (match($0, /\047_Z[0-9]+/)) {
+                        len = substr($0, RSTART + 3, RLENGTH - 3) + 0
+                        out = out substr($0, 1, RSTART) substr($0, RSTART + RLENGTH, len)
+                        $0 = substr($0, RSTART + RLENGTH + len); sub(/^[^\047]*/, "")
+                    }
+                    print "       " out $0 }'
+                [ "$count" -gt 12 ] && echo "       ... and $((count - 12)) more"
+            else
+                ok "ptxas_absent: /${f[1]}/ nowhere in the ptxas report: ${f[2]}"
             fi
             ;;
         *)
