@@ -170,7 +170,7 @@ typedef struct gk_attn_args {
     int batch, hq, hkv, group; /* group = Hq / Hkv */
     int d;                     /* the real head dim (kernels may be built for more) */
     int sq, sk;                /* lengths, or their bounds with cu_q / cu_k */
-    float sl2;                 /* logits (softcapped or not) to log2 units: scale log2(e), or log2(e) */
+    float sl2;                 /* log2 units: scale log2(e), or softcap log2(e) with a softcap */
     float softcap, cap_inv;    /* softcap and scale / softcap; 0 without */
     int left, right;           /* window sides, causal folded in; < 0 unbounded */
     int splits;                /* key splits; > 1 writes partials to part_o / part_lse */
@@ -283,17 +283,23 @@ GK_DEV int gk_attn_tile_edge(const gk_attn_args *p, int m0, int bm, int n0, int 
            (p->right >= 0 && n0 + bn - 1 > m0 + off + p->right);
 }
 
-/* Softcap (softcap tanh(scale s / softcap), in natural units) where asked, then -inf where
-   masked (edge tiles only). row: the query row of this thread's values i % 4 < 2; col: the key of
-   value 0. tanh(x) = 1 - 2 / (e^2x + 1): exact at both ends, and its cancellation near 0 is
-   far under the logits' rounding. The mask is a visible key range a row, tested without
-   branches. */
+/* S to logits in log2 units: scale log2(e) s, or softcap log2(e) tanh(scale s / softcap)
+   (tanh(x) = 1 - 2 / (e^2x + 1): exact at both ends, its cancellation near 0 far under the
+   logits' rounding), then -inf where masked (edge tiles only). row: the query row of this
+   thread's values i % 4 < 2; col: the key of value 0. The mask is a visible key range a row,
+   tested without branches. Scaling here, not inside the exponent's FFMA, keeps the softmax
+   exact at any magnitude: the max is taken over the very values it is subtracted from, so the
+   row's largest P is 2^0 = 1 (at logits of 1e9, where a float's ulp is 128, the folded form
+   let P reach 2^64 or vanish). */
 GK_DEV void gk_attn_logits(const gk_attn_args *p, float *s, int n, int edge, int row, int col, int sk_len, int off)
 {
     if (p->softcap != 0.0f) {
 #pragma unroll
         for (int i = 0; i < n; i++)
-            s[i] = p->softcap * (1.0f - __fdividef(2.0f, gk_ex2_approx(s[i] * p->cap_inv * (2.0f * GK_LOG2E)) + 1.0f));
+            s[i] = p->sl2 * (1.0f - __fdividef(2.0f, gk_ex2_approx(s[i] * p->cap_inv * (2.0f * GK_LOG2E)) + 1.0f));
+    } else {
+#pragma unroll
+        for (int i = 0; i < n; i++) s[i] *= p->sl2;
     }
     if (edge) {
         int lo[2], hi[2];
@@ -311,12 +317,12 @@ GK_DEV void gk_attn_logits(const gk_attn_args *p, float *s, int n, int edge, int
     }
 }
 
-/* One tile of the online softmax for the thread's two rows: the new row max (over the 4 lanes,
-   kept in log2 units: x sl2), S to P = 2^(x sl2 - max) (one FFMA and one ex2 a value), the
-   running sum, and alpha[r], the factor O's row must be rescaled by (gk_attn_rescale). A row with
-   every key so far masked keeps max -inf and subtracts 0 (no inf - inf). fmaxf drops NaN: a NaN
-   logit reaches P, and its row's O, through the ex2. */
-GK_DEV void gk_attn_softmax(float *s, int n, float *row_max, float *row_sum, float sl2, float *alpha)
+/* One tile of the online softmax for the thread's two rows (logits in log2 units): the new row
+   max (over the 4 lanes), S to P = 2^(x - max), the running sum, and alpha[r], the factor O's
+   row must be rescaled by (gk_attn_rescale). A row with every key so far masked keeps max -inf
+   and subtracts 0 (no inf - inf). fmaxf drops NaN: a NaN logit reaches P, and its row's O,
+   through the ex2. */
+GK_DEV void gk_attn_softmax(float *s, int n, float *row_max, float *row_sum, float *alpha)
 {
 #pragma unroll
     for (int r = 0; r < 2; r++) {
@@ -325,18 +331,14 @@ GK_DEV void gk_attn_softmax(float *s, int n, float *row_max, float *row_sum, flo
         for (int i = 0; i < n / 4; i++) mx = fmaxf(mx, fmaxf(s[4 * i + 2 * r], s[4 * i + 2 * r + 1]));
         mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 1));
         mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 2));
-        /* the tile's max raised by 2^-23 of itself, so at least its exact product with sl2: no P
-           above 1 (the rounding of mx sl2 reaches 2^6 at logits of 2^30, and 2^16 overflows
-           f16); a tile all -inf gives NaN there, which fmaxf drops */
-        const float mt = mx * sl2, mnew = fmaxf(row_max[r], fmaf(fabsf(mt), 1.1920929e-7f, mt));
-        const float base = mnew == -INFINITY ? 0.0f : mnew;
+        const float mnew = fmaxf(row_max[r], mx), base = mnew == -INFINITY ? 0.0f : mnew;
         alpha[r] = gk_ex2_approx(row_max[r] - base);
         row_max[r] = mnew;
         float sum = 0.0f;
 #pragma unroll
         for (int i = 0; i < n / 4; i++) {
-            s[4 * i + 2 * r] = gk_ex2_approx(fmaf(s[4 * i + 2 * r], sl2, -base));
-            s[4 * i + 2 * r + 1] = gk_ex2_approx(fmaf(s[4 * i + 2 * r + 1], sl2, -base));
+            s[4 * i + 2 * r] = gk_ex2_approx(s[4 * i + 2 * r] - base);
+            s[4 * i + 2 * r + 1] = gk_ex2_approx(s[4 * i + 2 * r + 1] - base);
             sum += s[4 * i + 2 * r] + s[4 * i + 2 * r + 1];
         }
         row_sum[r] = row_sum[r] * alpha[r] + sum;
@@ -483,7 +485,7 @@ GK_DEV void gk_attn_mma_run(const gk_attn_args *p, int dt, int DK, int BM, int B
                 const int r0 = m0 + wr + mw * 16;
                 gk_attn_logits(p, s + mw * BN / 2, BN / 2, gk_attn_tile_edge(p, r0, 16, n0, BN, sk_len, off), r0 + g,
                                n0 + t4 * 2, sk_len, off);
-                gk_attn_softmax(s + mw * BN / 2, BN / 2, row_max + 2 * mw, row_sum + 2 * mw, p->sl2, alpha);
+                gk_attn_softmax(s + mw * BN / 2, BN / 2, row_max + 2 * mw, row_sum + 2 * mw, alpha);
                 gk_attn_rescale(o + mw * DK / 2, DK / 2, alpha);
             }
 
@@ -514,7 +516,9 @@ GK_DEV void gk_attn_mma_run(const gk_attn_args *p, int dt, int DK, int BM, int B
                 }
             }
         }
-        gk_cp_async_wait_0(); /* nothing in flight (an empty range committed only Q) */
+        gk_cp_async_wait_0();
+        __syncthreads(); /* every thread's Q copies have landed (an empty key range passed no barrier
+                            since): the epilogue reuses Q's rows */
         /* (b, h, split), the sequence's length and the output's row 0 derived again here (the
            block indices re-read, cu_q too) rather than held in registers through the key loop */
         int eh, eb, esplit, esq;
@@ -829,7 +833,7 @@ static cudaError_t gk_attn_check_params(const char *fn, int dtype, const gk_atte
     if (p.softcap > 0.0f) {
         a->softcap = p.softcap;
         a->cap_inv = scale / p.softcap;
-        a->sl2 = GK_LOG2E;
+        a->sl2 = p.softcap * GK_LOG2E;
     }
     a->left = p.window_left < 0 ? -1 : p.window_left;
     a->right = p.causal ? 0 : (p.window_right < 0 ? -1 : p.window_right);
