@@ -19,6 +19,9 @@ FlashAttention-2 backends, bf16, in one process (timing rules: compare_common.py
           gk_attention_params (no copies), lse not asked for (torch's inference call returns none),
           the workspace gk_attention_workspace_bytes asks for.
 
+gk_mma: gk's mma.sync kernel forced (gk_attention_ex, the first mma.sync configuration built for
+D or more), timed with the others; fa2_over_gk_mma is FlashAttention-2's time over it.
+
 gk's output is checked against each backend's first (|gk - torch| <= 1e-2 + 2e-2 |torch|; the
 notes give the largest |gk - torch| as cudnn_err and fa2_err), then the three take turns under
 CUDA events. torch/gk is cuDNN's time over gk's (= gk's TFLOP/s over cuDNN's: above 1 gk is
@@ -145,6 +148,16 @@ def attention(s, b, hq, hkv, seq, d, causal):
         s.gk.attention_fwd_bf16(t["out"].data_ptr(), t["q"].data_ptr(), t["k"].data_ptr(), t["v"].data_ptr(),
                                 None, pp, ws_ptr, ws_bytes, s.stream)
 
+    # gk's mma.sync kernel (sm_80 and newer) forced, for its own ratio to FlashAttention-2: the first
+    # mma.sync configuration built for D or more (what the dispatcher runs where wgmma cannot)
+    mma = [c for c in range(s.gk.attention_config_count())
+           if not s.gk.attention_config_info(c).wgmma and s.gk.attention_config_info(c).head_dim >= d]
+    mma_cfg = min(mma, key=lambda c: s.gk.attention_config_info(c).head_dim) if mma else None
+
+    def gk_mma(t):
+        s.gk.attention_ex(mma_cfg, 1, GK_BF16, t["out"].data_ptr(), t["q"].data_ptr(), t["k"].data_ptr(),
+                          t["v"].data_ptr(), None, pp, None, 0, s.stream)
+
     def check(t, want):
         ok = True
         for name in runnable:
@@ -155,8 +168,16 @@ def attention(s, b, hq, hkv, seq, d, causal):
 
     set_bytes = (2 * b * hq * seq * d + 2 * b * hkv * seq * d + (2 * b * hq * seq * d if repeat else 0)) * 2
     others = {name: backends[name][0] for name in ("cudnn", "fa2") if name != ref_name}
+    if mma_cfg is not None:
+        others["gk_mma"] = gk_mma
+        notes["gk_mma_config"] = s.gk.attention_config_info(mma_cfg).name.decode()
     s.measure(work, shape, set_bytes, make, gk, backends[ref_name][0], check, flops=flops, others=others,
               notes=notes)
+    row = s.rows[-1]
+    if row.get("gk_mma_us") and row.get("fa2_us"):  # the mma.sync kernel against FlashAttention-2
+        row["fa2_over_gk_mma"] = row["fa2_us"] / row["gk_mma_us"]
+        print("  gk mma.sync (%s): %.1f us, %.1f TFLOP/s, FA2 / gk mma.sync %.3f" %
+              (notes["gk_mma_config"], row["gk_mma_us"], row.get("gk_mma_tflops", 0.0), row["fa2_over_gk_mma"]))
 
 
 def run_cases(s):

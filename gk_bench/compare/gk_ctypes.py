@@ -52,6 +52,12 @@ class GkAttentionParams(ctypes.Structure):
 
 _params_p = ctypes.POINTER(GkAttentionParams)
 
+
+class GkAttentionConfig(ctypes.Structure):
+    """gk_attention_config (gk_attention.cuh), returned by value by gk_attention_config_info."""
+    _fields_ = [("name", ctypes.c_char_p), ("head_dim", _int), ("bm", _int), ("bn", _int), ("threads", _int),
+                ("smem_bytes", _int), ("wgmma", _int)]
+
 # name: (return type, argument types), in the order of the C declarations.
 SIGNATURES = {
     # gk_reduce.cuh
@@ -84,6 +90,12 @@ SIGNATURES = {
     "gk_attention_workspace_bytes": (ctypes.c_size_t, [_params_p]),
     # gk_attention_ledger(params, dtype): by value
     "gk_attention_ledger": (GkLedger, [_params_p, _int]),
+    # gk_attention_ex(config, splits, dtype, out, q, k, v, lse, params, workspace, workspace_bytes, stream)
+    "gk_attention_ex": (_err, [_int, _int, _int, _ptr, _ptr, _ptr, _ptr, _ptr, _params_p, _ptr, ctypes.c_size_t,
+                               _ptr]),
+    # gk_attention_config_count(), gk_attention_config_info(config): by value
+    "gk_attention_config_count": (ctypes.c_uint, []),  # not _int: that restype is taken for a cudaError_t
+    "gk_attention_config_info": (GkAttentionConfig, [_int]),
     # gk_core.cuh
     "gk_failure_reason": (ctypes.c_char_p, []),
 }
