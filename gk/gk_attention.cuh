@@ -317,13 +317,18 @@ GK_DEV void gk_attn_logits(const gk_attn_args *p, float *s, int n, int edge, int
     }
 }
 
-/* One tile of the online softmax for the thread's two rows (logits in log2 units): the new row
-   max (over the 4 lanes), S to P = 2^(x - max), the running sum, and alpha[r], the factor O's
-   row must be rescaled by (gk_attn_rescale). A row with every key so far masked keeps max -inf
-   and subtracts 0 (no inf - inf). fmaxf drops NaN: a NaN logit reaches P, and its row's O,
-   through the ex2. */
-GK_DEV void gk_attn_softmax(float *s, int n, float *row_max, float *row_sum, float *alpha)
+/* One tile of the online softmax for the thread's two rows (logits in log2 units): the row max
+   (over the 4 lanes), S to P = 2^(x - max), the running sum, and alpha[r], the factor O's row
+   must be rescaled by (gk_attn_rescale; 1: none). The max a row subtracts moves only when the
+   tile's exceeds it by more than GK_ATTN_RESCALE_AT (8: P stays under 2^8, exact in fp32 and in
+   range in bf16 and fp16), so most tiles leave O alone: the result is the same softmax, since O
+   and the sum share the max's scale. A row with every key so far masked keeps max -inf and
+   subtracts 0 (no inf - inf). fmaxf drops NaN: a NaN logit reaches P, and its row's O, through
+   the ex2. Returns whether any alpha is not 1. */
+#define GK_ATTN_RESCALE_AT 8.0f
+GK_DEV int gk_attn_softmax(float *s, int n, float *row_max, float *row_sum, float *alpha)
 {
+    int moved = 0;
 #pragma unroll
     for (int r = 0; r < 2; r++) {
         float mx = -INFINITY;
@@ -331,9 +336,11 @@ GK_DEV void gk_attn_softmax(float *s, int n, float *row_max, float *row_sum, flo
         for (int i = 0; i < n / 4; i++) mx = fmaxf(mx, fmaxf(s[4 * i + 2 * r], s[4 * i + 2 * r + 1]));
         mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 1));
         mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 2));
-        const float mnew = fmaxf(row_max[r], mx), base = mnew == -INFINITY ? 0.0f : mnew;
-        alpha[r] = gk_ex2_approx(row_max[r] - base);
-        row_max[r] = mnew;
+        const int move = mx > row_max[r] + GK_ATTN_RESCALE_AT; /* -inf + 8 is -inf: the first keys move it */
+        alpha[r] = move ? gk_ex2_approx(row_max[r] - mx) : 1.0f;
+        if (move) row_max[r] = mx;
+        moved |= move;
+        const float base = row_max[r] == -INFINITY ? 0.0f : row_max[r];
         float sum = 0.0f;
 #pragma unroll
         for (int i = 0; i < n / 4; i++) {
@@ -343,6 +350,7 @@ GK_DEV void gk_attn_softmax(float *s, int n, float *row_max, float *row_sum, flo
         }
         row_sum[r] = row_sum[r] * alpha[r] + sum;
     }
+    return moved;
 }
 
 /* O's two rows times alpha (no values a thread). */

@@ -143,7 +143,7 @@ GK_DEV void gk_attn_wg_run(const gk_attn_args *p, const CUtensorMap *tq, const C
         if (t == 0) gk_mbar_arrive(k_empty);
         const int n0 = jb * BN;
         gk_attn_logits(p, s, BN / 2, gk_attn_tile_edge(p, row0, 64, n0, BN, sk_len, off), wrow, n0 + t4 * 2, sk_len, off);
-        gk_attn_softmax(s, BN / 2, row_max, row_sum, alpha);
+        gk_attn_softmax(s, BN / 2, row_max, row_sum, alpha); /* O is 0: nothing to rescale */
 #pragma unroll
         for (int kk = 0; kk < BN / 16; kk++) gk_attn_pack_p(s + 8 * kk, dt, pa + 4 * kk);
     }
@@ -161,11 +161,11 @@ GK_DEV void gk_attn_wg_run(const gk_attn_args *p, const CUtensorMap *tq, const C
         if (t == 0) gk_mbar_arrive(k_empty + st);
         const int n0 = j * BN;
         gk_attn_logits(p, s, BN / 2, gk_attn_tile_edge(p, row0, 64, n0, BN, sk_len, off), wrow, n0 + t4 * 2, sk_len, off);
-        gk_attn_softmax(s, BN / 2, row_max, row_sum, alpha);
+        const int moved = __any_sync(0xffffffffu, gk_attn_softmax(s, BN / 2, row_max, row_sum, alpha));
         gk_wgmma_wait_0();
         gk_wgmma_fence_regs(o, DK / 2);
         if (t == 0) gk_mbar_arrive(v_empty + pst);
-        gk_attn_rescale(o, DK / 2, alpha);
+        if (moved) gk_attn_rescale(o, DK / 2, alpha);
 #pragma unroll
         for (int kk = 0; kk < BN / 16; kk++) gk_attn_pack_p(s + 8 * kk, dt, pa + 4 * kk);
     }
