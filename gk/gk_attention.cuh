@@ -54,19 +54,27 @@
      next larger one (its extra columns zero-filled, never stored). Other D are refused.
 
    ARGUMENTS AND ERRORS
-     B, Hq or Sq == 0 is a no-op; Sk == 0 leaves every row without keys (out 0, lse -inf). A null q, k, v or out, Hq not a multiple of Hkv, an
-     unsupported D, a stride or pointer off 16 bytes, aliasing out strides, out overlapping q, k,
-     v or lse, a negative size or stride, a span past 2^63 bytes or a size past 32 bits return
-     cudaErrorInvalidValue before anything launches; gk_failure_reason() says which.
+     B, Hq or Sq == 0 is a no-op; Sk == 0 leaves every row without keys (out 0, lse -inf). A null
+     q, k, v or out, Hq not a multiple of Hkv, an unsupported D, a stride or pointer off 16
+     bytes, aliasing out strides, out overlapping q, k, v or lse, a negative size or stride, a
+     span past 2^63 bytes or a size past 32 bits return cudaErrorInvalidValue before anything
+     launches; gk_failure_reason() says which.
+
+   DISPATCH
+     The wgmma kernel (gk_attention_sm90.cuh) where the build has sm_90a code, the GPU is compute
+     capability 9.0, D is 64, 128 or 256, there are no cu_seqlens and no key split is wanted;
+     otherwise the mma.sync configuration of the smallest kernel head dim >= D, its keys split
+     over blocks when a workspace is given and the query tiles leave SMs idle.
 
    HOW IT RUNS (mma.sync)
      A block takes BM query rows of one (b, h), 16 or 32 a warp (one K or V fragment feeds two
      MMAs at 32). K and V tiles of BN keys go by cp.async into one buffer each of XOR-swizzled
      shared memory, read by ldmatrix (V with .trans): V of a tile loads under S = Q K^T and the
      softmax, K of the next under O += P V. S and O accumulate on m16n8k16; the online softmax
-     works on S's accumulator fragments (row max and sum over the 4 lanes of a row, one FFMA and
-     one exp2 a logit with scale log2(e) folded in), and P goes to bf16 / fp16 A fragments in
-     registers with no trip through shared memory. Key tiles a row range cannot see are
+     works on S's accumulator fragments (logits scaled to log2 units, row max and sum over the 4
+     lanes of a row, one exp2 a logit; a row's max moves only when a tile's passes it by more
+     than 8, so O is rescaled rarely), and P goes to bf16 / fp16 A fragments in registers with
+     no trip through shared memory. Key tiles a row range cannot see are
      skipped; only tiles that cross a mask edge or Sk are masked. Causal and windowed grids take
      the longest query tiles first. With a workspace and too few query tiles to fill the GPU,
      the keys split over blocks and a combine kernel merges their partials in a fixed order.
