@@ -12,9 +12,10 @@ no GPU.
 
 import ctypes
 
-# gk_dtype (gk_core.cuh) and gk_act (gk_gemm.cuh)
-GK_F32, GK_BF16, GK_F16 = 0, 1, 2
+# gk_dtype (gk_core.cuh), gk_act (gk_gemm.cuh) and gk_rope_style (gk_paged.cuh)
+GK_F32, GK_BF16, GK_F16, GK_E4M3 = 0, 1, 2, 3
 GK_ACT_NONE = 0
+GK_ROPE_NEOX, GK_ROPE_GPTJ = 0, 1
 
 _ptr = ctypes.c_void_p
 _i64 = ctypes.c_int64
@@ -58,6 +59,58 @@ class GkAttentionConfig(ctypes.Structure):
     _fields_ = [("name", ctypes.c_char_p), ("head_dim", _int), ("bm", _int), ("bn", _int), ("threads", _int),
                 ("smem_bytes", _int), ("wgmma", _int)]
 
+
+class GkPagedKv(ctypes.Structure):
+    """gk_paged_kv (gk_paged.cuh): a paged K / V cache, [num_blocks][block_size][heads_kv][head_dim]
+    with strides in elements, field by field in the C struct's order and types. gk_paged_kv_dense
+    returns one by value; the launchers take a pointer (ctypes.byref)."""
+    _fields_ = [
+        ("k_cache", _ptr), ("v_cache", _ptr),
+        ("dtype", _int),
+        ("num_blocks", _int), ("block_size", _int),
+        ("heads_kv", _int), ("head_dim", _int),
+        ("k_block_stride", _i64), ("k_slot_stride", _i64), ("k_head_stride", _i64),
+        ("v_block_stride", _i64), ("v_slot_stride", _i64), ("v_head_stride", _i64),
+        ("k_scale", _f32), ("v_scale", _f32),
+    ]
+
+
+class GkRope(ctypes.Structure):
+    """gk_rope (gk_paged.cuh): how to rotate. gk_rope_default returns one by value (NeoX, computed
+    cos and sin, no scaling); cos_sin is an optional device fp32 [max_position][rotary_dim] table."""
+    _fields_ = [
+        ("style", _int),
+        ("rotary_dim", _int),
+        ("theta", _f32),
+        ("cos_sin", _ptr),
+        ("max_position", _i64),
+        ("factor", _f32),
+        ("low_freq_factor", _f32), ("high_freq_factor", _f32),
+        ("original_max_position", _int),
+    ]
+
+
+class GkRopeAppendParams(ctypes.Structure):
+    """gk_rope_append_params (gk_paged.cuh): the tokens of one step; strides in elements, device
+    pointers for positions (int32, or int64 with positions_int64 = 1), slot_mapping (int64, -1 =
+    no cache write) and the optional error_flag (int)."""
+    _fields_ = [
+        ("tokens", _int), ("heads_q", _int), ("heads_kv", _int), ("head_dim", _int),
+        ("q_token_stride", _i64), ("q_head_stride", _i64),
+        ("k_token_stride", _i64), ("k_head_stride", _i64),
+        ("v_token_stride", _i64), ("v_head_stride", _i64),
+        ("q_out_token_stride", _i64), ("q_out_head_stride", _i64),
+        ("positions", _ptr),
+        ("positions_int64", _int),
+        ("slot_mapping", _ptr),
+        ("error_flag", _ptr),
+    ]
+
+
+_kv_p = ctypes.POINTER(GkPagedKv)
+_rope_p = ctypes.POINTER(GkRope)
+_rope_params_p = ctypes.POINTER(GkRopeAppendParams)
+
 # name: (return type, argument types), in the order of the C declarations.
 SIGNATURES = {
     # gk_reduce.cuh
@@ -96,6 +149,16 @@ SIGNATURES = {
     # gk_attention_config_count(), gk_attention_config_info(config): by value
     "gk_attention_config_count": (ctypes.c_uint, []),  # not _int: that restype is taken for a cudaError_t
     "gk_attention_config_info": (GkAttentionConfig, [_int]),
+    # gk_paged.cuh
+    # gk_paged_kv_dense(k_cache, v_cache, dtype, num_blocks, block_size, heads_kv, head_dim): by value
+    "gk_paged_kv_dense": (GkPagedKv, [_ptr, _ptr, _int, _int, _int, _int, _int]),
+    # gk_rope_default(rotary_dim, theta): by value
+    "gk_rope_default": (GkRope, [_int, _f32]),
+    # gk_rope_append_bf16(q_out, q, k, v, params, rope, cache, stream)
+    "gk_rope_append_bf16": (_err, [_ptr, _ptr, _ptr, _ptr, _rope_params_p, _rope_p, _kv_p, _ptr]),
+    "gk_rope_append_f16": (_err, [_ptr, _ptr, _ptr, _ptr, _rope_params_p, _rope_p, _kv_p, _ptr]),
+    # gk_rope_append_ledger(params, dtype, cache_dtype): by value
+    "gk_rope_append_ledger": (GkLedger, [_rope_params_p, _int, _int]),
     # gk_core.cuh
     "gk_failure_reason": (ctypes.c_char_p, []),
 }
@@ -141,6 +204,121 @@ def check_layouts(path):
     if got.flops != flops or got.bytes != nbytes:
         problems.append("gk_attention_ledger (causal): %g FLOPs and %g bytes, want %g and %g" %
                         (got.flops, got.bytes, flops, nbytes))
+    problems += _check_paged_layouts(lib)
+    return problems
+
+
+def _check_paged_layouts(lib):
+    """gk_paged.cuh's mirrors: gk_paged_kv_dense's fields (every stride differs), gk_rope_default's,
+    gk_rope_append_ledger's bytes (reads tokens, heads, head_dim, positions_int64), and the fields no
+    host function returns, through the reasons gk_rope_append_bf16 gives for refused arguments (each
+    field set to a value the reason quotes); all refused before any CUDA call."""
+    problems = []
+    for name in ("gk_paged_kv_dense", "gk_rope_default", "gk_rope_append_ledger", "gk_rope_append_bf16",
+                 "gk_failure_reason"):
+        fn = getattr(lib, name)
+        fn.restype, fn.argtypes = SIGNATURES[name]
+    kc, vc, nb, bs, hkv, d = 0x10000000, 0x30000000, 7, 16, 3, 72
+    kv = lib.gk_paged_kv_dense(kc, vc, GK_E4M3, nb, bs, hkv, d)
+    want = {"k_cache": kc, "v_cache": vc, "dtype": GK_E4M3, "num_blocks": nb, "block_size": bs, "heads_kv": hkv,
+            "head_dim": d, "k_block_stride": bs * hkv * d, "k_slot_stride": hkv * d, "k_head_stride": d,
+            "v_block_stride": bs * hkv * d, "v_slot_stride": hkv * d, "v_head_stride": d, "k_scale": 1.0,
+            "v_scale": 1.0}
+    for name, value in want.items():
+        if getattr(kv, name) != value:
+            problems.append("gk_paged_kv_dense: field %s is %r, want %r (the mirror's fields or types differ from "
+                            "gk_paged_kv)" % (name, getattr(kv, name), value))
+    rope = lib.gk_rope_default(48, 12345.0)
+    want = {"style": GK_ROPE_NEOX, "rotary_dim": 48, "theta": 12345.0, "cos_sin": None, "max_position": 0,
+            "factor": 0.0, "low_freq_factor": 0.0, "high_freq_factor": 0.0, "original_max_position": 0}
+    for name, value in want.items():
+        if getattr(rope, name) != value:
+            problems.append("gk_rope_default: field %s is %r, want %r (the mirror's fields or types differ from "
+                            "gk_rope)" % (name, getattr(rope, name), value))
+    t, hq = 5, 6
+    p = GkRopeAppendParams(tokens=t, heads_q=hq, heads_kv=hkv, head_dim=d, positions_int64=1)
+    got = lib.gk_rope_append_ledger(ctypes.byref(p), GK_BF16, GK_E4M3)
+    nbytes = t * d * (2.0 * hq * 2 + 2.0 * hkv * 2 + 2.0 * hkv * 1) + t * 8 + t * 8
+    if got.bytes != nbytes:
+        problems.append("gk_rope_append_ledger: %g bytes, want %g (gk_rope_append_params' mirror?)" % (got.bytes, nbytes))
+
+    # a valid call, in bf16, with the k and v caches on one address: refused by the last check there is
+    base = 0x50000000
+    kv = lib.gk_paged_kv_dense(kc, kc, GK_BF16, nb, bs, hkv, d)
+    row = (hq + 2 * hkv) * d  # q, k, v of a token in one packed row
+    p = GkRopeAppendParams(tokens=t, heads_q=hq, heads_kv=hkv, head_dim=d, q_token_stride=row, q_head_stride=d,
+                           k_token_stride=row, k_head_stride=d, v_token_stride=row, v_head_stride=d,
+                           q_out_token_stride=hq * d, q_out_head_stride=d, positions=base + (1 << 24),
+                           positions_int64=0, slot_mapping=base + (2 << 24), error_flag=None)
+    rope = lib.gk_rope_default(64, 10000.0)
+
+    def reason_of(p, rope, kv):
+        q = base + (4 << 24)
+        e = lib.gk_rope_append_bf16(base, q, q + 2 * hq * d, q + 2 * (hq + hkv) * d, ctypes.byref(p),
+                                    ctypes.byref(rope), ctypes.byref(kv), None)
+        return e, (lib.gk_failure_reason() or b"").decode(errors="replace")
+
+    def expect(what, needle, p, rope, kv):
+        e, r = reason_of(p, rope, kv)
+        if e != 1 or needle not in r:
+            problems.append("gk_rope_append_bf16 (%s): returned %d, reason %r, want 1 and %r (a mirror's fields "
+                            "differ from the C struct's?)" % (what, e, r, needle))
+
+    last = "'k_cache' and 'v_cache' overlap"
+    expect("valid arguments", last, p, rope, kv)
+    for field in ("q_token_stride", "q_head_stride", "k_token_stride", "k_head_stride", "v_token_stride",
+                  "v_head_stride", "q_out_token_stride", "q_out_head_stride"):
+        bad = GkRopeAppendParams.from_buffer_copy(p)
+        setattr(bad, field, getattr(p, field) + 4)
+        expect(field, "'%s' is %d," % (field, getattr(bad, field)), bad, rope, kv)
+    for field in ("k_block_stride", "k_slot_stride", "k_head_stride", "v_block_stride", "v_slot_stride",
+                  "v_head_stride"):
+        bad = GkPagedKv.from_buffer_copy(kv)
+        setattr(bad, field, getattr(kv, field) + 4)
+        quoted = field + (" (cache)" if field.endswith("head_stride") else "")
+        expect("cache " + field, "'%s' is %d," % (quoted, getattr(bad, field)), p, rope, bad)
+    bad = GkRopeAppendParams.from_buffer_copy(p)
+    bad.positions_int64 = 1
+    bad.positions = base + (1 << 24) + 4
+    expect("positions_int64", "'positions'", bad, rope, kv)
+    bad.error_flag = base + (3 << 24) + 2
+    bad.positions = base + (1 << 24)
+    expect("error_flag", "'error_flag'", bad, rope, kv)
+    bad = GkRopeAppendParams.from_buffer_copy(p)
+    bad.slot_mapping = base + (2 << 24) + 4
+    expect("slot_mapping", "'slot_mapping'", bad, rope, kv)
+    bad = GkPagedKv.from_buffer_copy(kv)
+    bad.dtype, bad.k_scale, bad.v_scale = GK_E4M3, 0.5, -1.0
+    expect("v_scale", "k_scale and v_scale > 0", p, rope, bad)
+    bad.v_scale = 2.0
+    expect("k_scale, v_scale", last, p, rope, bad)
+    r2 = GkRope.from_buffer_copy(rope)
+    r2.style = GK_ROPE_GPTJ
+    r2.rotary_dim = 40
+    expect("GPT-J, rotary_dim 40", last, p, r2, kv)
+    r2.style = 7
+    expect("style", "rope style 7", p, r2, kv)
+    r2 = GkRope.from_buffer_copy(rope)
+    r2.rotary_dim = 40
+    expect("rotary_dim", "rotary_dim 40:", p, r2, kv)
+    r2 = GkRope.from_buffer_copy(rope)
+    r2.theta = -3.0
+    expect("theta", "theta -3 must be > 0", p, r2, kv)
+    r2.cos_sin = base + (5 << 24)
+    r2.max_position = -9
+    expect("cos_sin, max_position", "max_position -9 must be > 0", p, r2, kv)
+    r2.max_position = 4096
+    expect("cos_sin, theta -3", last, p, r2, kv)
+    r2 = GkRope.from_buffer_copy(rope)
+    r2.factor, r2.low_freq_factor, r2.high_freq_factor, r2.original_max_position = 8.0, 1.0, 4.0, 8192
+    expect("Llama-3.1 scaling", last, p, r2, kv)
+    for field, value in (("low_freq_factor", 0.0), ("high_freq_factor", 0.5), ("original_max_position", 0)):
+        r3 = GkRope.from_buffer_copy(r2)
+        setattr(r3, field, value)
+        expect("Llama-3.1 scaling, %s %r" % (field, value), "Llama-3.1 scaling needs", p, r3, kv)
+    r3 = GkRope.from_buffer_copy(r2)
+    r3.factor, r3.high_freq_factor = 0.0, 0.5
+    expect("factor 0", last, p, r3, kv)
     return problems
 
 

@@ -11,6 +11,7 @@
 #include "gk/gk_gemm.cuh"
 #include "gk/gk_gemm_sm90.cuh"
 #include "gk/gk_mma.cuh"
+#include "gk/gk_paged.cuh"
 #include "gk/gk_reduce.cuh"
 #include "gk/gk_sgemm.cuh"
 
@@ -95,6 +96,31 @@ static void test_types_and_ledgers(void)
                   i.name ? i.name : "(null)", i.head_dim, i.bm, i.bn, i.threads, i.smem_bytes, i.wgmma);
         }
     }
+    {
+        /* paged: the dense cache's strides, the default rope, the ledger, gk_rope_freq (host code in C too) */
+        const gk_paged_kv kv = gk_paged_kv_dense(FAKE(0), FAKE(1 << 20), GK_E4M3, 7, 16, 2, 64);
+        gk_rope r = gk_rope_default(64, 10000.0f);
+        gk_rope_append_params rp;
+        memset(&rp, 0, sizeof rp);
+        CHECK(kv.k_cache == FAKE(0) && kv.v_cache == FAKE(1 << 20) && kv.dtype == GK_E4M3 && kv.num_blocks == 7 &&
+                  kv.block_size == 16 && kv.heads_kv == 2 && kv.head_dim == 64 && kv.k_head_stride == 64 &&
+                  kv.k_slot_stride == 128 && kv.k_block_stride == 2048 && kv.v_head_stride == 64 &&
+                  kv.v_slot_stride == 128 && kv.v_block_stride == 2048 && kv.k_scale == 1.0f && kv.v_scale == 1.0f,
+              "gk_paged_kv_dense");
+        CHECK(r.style == GK_ROPE_NEOX && r.rotary_dim == 64 && r.theta == 10000.0f && r.cos_sin == NULL &&
+                  r.max_position == 0 && r.factor == 0.0f,
+              "gk_rope_default");
+        CHECK(gk_rope_freq(&r, 0) == 1.0 && fabs(gk_rope_freq(&r, 16) - 0.01) < 1e-15,
+              "gk_rope_freq: %.17g, %.17g (want 1, 10000^-0.5)", gk_rope_freq(&r, 0), gk_rope_freq(&r, 16));
+        r.factor = 8.0f, r.low_freq_factor = 1.0f, r.high_freq_factor = 4.0f, r.original_max_position = 8192;
+        /* 10000^-(62/64): a wavelength of 46000 > 8192: divided by 8 */
+        CHECK(fabs(gk_rope_freq(&r, 31) - pow(10000.0, -62.0 / 64) / 8) < 1e-18, "gk_rope_freq, Llama-3.1: %.17g",
+              gk_rope_freq(&r, 31));
+        rp.tokens = 10, rp.heads_q = 8, rp.heads_kv = 2, rp.head_dim = 64;
+        l = gk_rope_append_ledger(&rp, GK_F16, GK_E4M3);
+        CHECK(l.bytes == 10.0 * 64 * (2 * 8 * 2 + 2 * 2 * 2 + 2 * 2 * 1) + 10 * 4 + 10 * 8, "rope append ledger %g bytes",
+              l.bytes);
+    }
 }
 
 static void test_bad_arguments(void)
@@ -142,6 +168,28 @@ static void test_bad_arguments(void)
         ap.batch = 0; /* nothing to compute: succeeds without looking at the pointers */
         CHECK(gk_attention_fwd_bf16(NULL, NULL, NULL, NULL, NULL, &ap, NULL, 0, NULL) == cudaSuccess,
               "gk_attention_fwd_bf16 with batch 0: %s", gk_failure_reason());
+    }
+    {
+        gk_paged_kv kv = gk_paged_kv_dense(FAKE(4 << 20), FAKE(5 << 20), GK_BF16, 8, 16, 2, 64);
+        const gk_rope r = gk_rope_default(64, 10000.0f);
+        gk_rope_append_params rp;
+        memset(&rp, 0, sizeof rp);
+        rp.tokens = 3, rp.heads_q = 6, rp.heads_kv = 4, rp.head_dim = 64;
+        rp.q_token_stride = rp.q_out_token_stride = 6 * 64, rp.q_head_stride = rp.q_out_head_stride = 64;
+        rp.k_token_stride = rp.v_token_stride = 4 * 64, rp.k_head_stride = rp.v_head_stride = 64;
+        rp.positions = FAKE(6 << 20), rp.slot_mapping = (const int64_t *)FAKE(7 << 20);
+        expect_rejected(gk_rope_append_bf16((gk_bf16 *)FAKE(0), (const gk_bf16 *)FAKE(1 << 20),
+                                            (const gk_bf16 *)FAKE(2 << 20), (const gk_bf16 *)FAKE(3 << 20), &rp, &r, &kv,
+                                            NULL),
+                        "gk_rope_append_bf16", "heads_q (6) is not a multiple of heads_kv (4)");
+        rp.heads_kv = 2;
+        kv.dtype = GK_F32;
+        expect_rejected(gk_rope_append_f16((gk_f16 *)FAKE(0), (const gk_f16 *)FAKE(1 << 20), (const gk_f16 *)FAKE(2 << 20),
+                                           (const gk_f16 *)FAKE(3 << 20), &rp, &r, &kv, NULL),
+                        "gk_rope_append_f16", "cache dtype f32");
+        rp.tokens = 0; /* no tokens: succeeds without looking at the pointers */
+        CHECK(gk_rope_append_bf16(NULL, NULL, NULL, NULL, &rp, &r, &kv, NULL) == cudaSuccess,
+              "gk_rope_append_bf16 with 0 tokens: %s", gk_failure_reason());
     }
     /* an empty problem succeeds without looking at its pointers, and clears the reason */
     CHECK(gk_add_f32(NULL, NULL, NULL, 0, NULL) == cudaSuccess, "gk_add_f32 with n = 0");
@@ -337,6 +385,91 @@ static void test_attention_on_gpu(unsigned seed)
     cudaFree(dlse);
 }
 
+/* RoPE + cache append: 6 tokens, Hq 4 on Hkv 2, D 64, NeoX over all 64 dims, theta 10000, a bf16
+   cache of 3 blocks of 16 slots; the slots scattered, one -1 (no cache write). Against the
+   definition in double; every cache slot not written must still hold its poison. */
+static void test_paged_on_gpu(unsigned seed)
+{
+    enum { T = 6, HQ = 4, HKV = 2, D = 64, NB = 3, BS = 16, NQ = T * HQ * D, NKV = T * HKV * D, NC = NB * BS * HKV * D };
+    static unsigned short hq[NQ], hk[NKV], hv[NKV], ho[NQ], kc[NC], vc[NC];
+    const int pos[T] = {0, 5, 17, 1000, 31, 65535};
+    const int64_t slot[T] = {37, 2, -1, 20, 47, 16};
+    gk_rope r = gk_rope_default(D, 10000.0f);
+    gk_rope_append_params rp;
+    gk_paged_kv kv;
+    void *dq, *dk, *dv, *dout, *dkc, *dvc, *dpos, *dslot;
+    int flag = -1, *dflag, i, t, h, d, bad = 0, untouched = 0, s;
+    double worst = 0;
+    for (i = 0; i < NQ; i++) hq[i] = f32_to_bf16_bits(rnd(&seed));
+    for (i = 0; i < NKV; i++) hk[i] = f32_to_bf16_bits(rnd(&seed)), hv[i] = f32_to_bf16_bits(rnd(&seed));
+    CUDA_OK(cudaMalloc(&dq, sizeof hq));
+    CUDA_OK(cudaMalloc(&dk, sizeof hk));
+    CUDA_OK(cudaMalloc(&dv, sizeof hv));
+    CUDA_OK(cudaMalloc(&dout, sizeof ho));
+    CUDA_OK(cudaMalloc(&dkc, sizeof kc));
+    CUDA_OK(cudaMalloc(&dvc, sizeof vc));
+    CUDA_OK(cudaMalloc(&dpos, sizeof pos));
+    CUDA_OK(cudaMalloc(&dslot, sizeof slot));
+    CUDA_OK(cudaMalloc((void **)&dflag, sizeof flag));
+    CUDA_OK(cudaMemcpy(dq, hq, sizeof hq, cudaMemcpyHostToDevice));
+    CUDA_OK(cudaMemcpy(dk, hk, sizeof hk, cudaMemcpyHostToDevice));
+    CUDA_OK(cudaMemcpy(dv, hv, sizeof hv, cudaMemcpyHostToDevice));
+    CUDA_OK(cudaMemcpy(dpos, pos, sizeof pos, cudaMemcpyHostToDevice));
+    CUDA_OK(cudaMemcpy(dslot, slot, sizeof slot, cudaMemcpyHostToDevice));
+    CUDA_OK(cudaMemset(dout, 0xff, sizeof ho));
+    CUDA_OK(cudaMemset(dkc, 0xff, sizeof kc));
+    CUDA_OK(cudaMemset(dvc, 0xff, sizeof vc));
+    CUDA_OK(cudaMemset(dflag, 0, sizeof flag));
+    memset(&rp, 0, sizeof rp);
+    rp.tokens = T, rp.heads_q = HQ, rp.heads_kv = HKV, rp.head_dim = D;
+    rp.q_token_stride = rp.q_out_token_stride = HQ * D, rp.q_head_stride = rp.q_out_head_stride = D;
+    rp.k_token_stride = rp.v_token_stride = HKV * D, rp.k_head_stride = rp.v_head_stride = D;
+    rp.positions = dpos, rp.slot_mapping = (const int64_t *)dslot, rp.error_flag = dflag;
+    kv = gk_paged_kv_dense(dkc, dvc, GK_BF16, NB, BS, HKV, D);
+    CUDA_OK(gk_rope_append_bf16((gk_bf16 *)dout, (const gk_bf16 *)dq, (const gk_bf16 *)dk, (const gk_bf16 *)dv, &rp, &r,
+                                &kv, NULL));
+    CUDA_OK(cudaMemcpy(ho, dout, sizeof ho, cudaMemcpyDeviceToHost));
+    CUDA_OK(cudaMemcpy(kc, dkc, sizeof kc, cudaMemcpyDeviceToHost));
+    CUDA_OK(cudaMemcpy(vc, dvc, sizeof vc, cudaMemcpyDeviceToHost));
+    CUDA_OK(cudaMemcpy(&flag, dflag, sizeof flag, cudaMemcpyDeviceToHost));
+    CHECK(flag == 0, "gk_rope_append_bf16: error flag %d with every slot valid or -1", flag);
+    for (t = 0; t < T; t++)
+        for (h = 0; h < HQ + HKV; h++) {
+            /* head h < HQ: q into q_out; else k rotated into its slot */
+            const unsigned short *x = h < HQ ? hq + (t * HQ + h) * D : hk + (t * HKV + h - HQ) * D;
+            const unsigned short *got = h < HQ ? ho + (t * HQ + h) * D : kc + (slot[t] * HKV + h - HQ) * D;
+            if (h >= HQ && slot[t] < 0) continue;
+            for (d = 0; d < D; d++) {
+                const int j = d % (D / 2);                              /* pair j: dims j and j + D / 2 */
+                const double a = pos[t] * pow(10000.0, -2.0 * j / D); /* the angle */
+                const double x1 = bf16_bits_to_f32(x[j]), x2 = bf16_bits_to_f32(x[j + D / 2]);
+                const double ref = d < D / 2 ? x1 * cos(a) - x2 * sin(a) : x2 * cos(a) + x1 * sin(a);
+                const double e = fabs(bf16_bits_to_f32(got[d]) - ref);
+                if (!(e <= worst)) worst = e;
+                bad += !(e <= 1e-3 + fabs(ref) / 128);
+            }
+        }
+    for (t = 0; t < T; t++) /* v copied as it is */
+        for (h = 0; h < HKV && slot[t] >= 0; h++)
+            for (d = 0; d < D; d++) bad += vc[(slot[t] * HKV + h) * D + d] != hv[(t * HKV + h) * D + d];
+    for (s = 0; s < NB * BS; s++) { /* the slots no token names hold their poison */
+        int named = 0;
+        for (t = 0; t < T; t++) named |= slot[t] == s;
+        for (i = 0; i < HKV * D && !named; i++) untouched += kc[s * HKV * D + i] != 0xffff || vc[s * HKV * D + i] != 0xffff;
+    }
+    CHECK(bad == 0, "gk_rope_append_bf16: %d outputs past the tolerance (largest error %g; NaN: not written)", bad, worst);
+    CHECK(untouched == 0, "gk_rope_append_bf16: %d values written into cache slots no token names", untouched);
+    cudaFree(dq);
+    cudaFree(dk);
+    cudaFree(dv);
+    cudaFree(dout);
+    cudaFree(dkc);
+    cudaFree(dvc);
+    cudaFree(dpos);
+    cudaFree(dslot);
+    cudaFree(dflag);
+}
+
 int main(void)
 {
     int count = 0;
@@ -353,6 +486,7 @@ int main(void)
         printf("c_api_test: seed %u (rerun with GK_TEST_SEED=%u)\n", seed, seed);
         test_on_gpu(seed);
         test_attention_on_gpu(seed + 1);
+        test_paged_on_gpu(seed + 2);
         printf("c_api_test: ran the launchers on the GPU\n");
     } else {
         (void)cudaGetLastError();

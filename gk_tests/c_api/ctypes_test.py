@@ -7,7 +7,7 @@ Every function the headers declare public (GK_DECL) must be exported under its p
 ledgers return their structs by value; a bad argument to a launcher of each header returns
 cudaErrorInvalidValue (1) with a reason that names the function. With GK_CTYPES_PY
 (gk_bench/compare/gk_ctypes.py, the declarations the comparison scripts use), its struct mirrors
-(gk_attention_params) are checked against the library and every function it declares must be
+(gk_attention_params, gk_paged_kv, gk_rope, gk_rope_append_params) are checked against the library and every function it declares must be
 public. None of it needs a GPU.
 """
 import ctypes
@@ -16,12 +16,14 @@ import os
 import re
 import sys
 
-# Public functions at the arrival of gk_attention.cuh (66 before it, 8 of its own): fewer means the
+# Public functions at the arrival of gk_paged.cuh (75 before it, 5 of its own): fewer means the
 # scan below lost some (or a header lost its declarations).
-MIN_PUBLIC = 74
+MIN_PUBLIC = 80
 ATTENTION_API = ["gk_attention_config_count", "gk_attention_config_info", "gk_attention_ex", "gk_attention_fwd_bf16",
                  "gk_attention_fwd_f16", "gk_attention_ledger", "gk_attention_params_dense",
                  "gk_attention_workspace_bytes"]
+PAGED_API = ["gk_paged_kv_dense", "gk_rope_append_bf16", "gk_rope_append_f16", "gk_rope_append_ledger",
+             "gk_rope_default"]
 
 CUDA_ERROR_INVALID_VALUE = 1
 failures = []
@@ -60,6 +62,8 @@ def main():
           (len(names), " ".join(headers), MIN_PUBLIC))
     check(all(n in names for n in ATTENTION_API),
           "gk_attention.cuh's API not all found: missing %s" % [n for n in ATTENTION_API if n not in names])
+    check(all(n in names for n in PAGED_API),
+          "gk_paged.cuh's API not all found: missing %s" % [n for n in PAGED_API if n not in names])
     missing = [n for n in names if not hasattr(lib, n)]
     check(not missing, "not exported under their plain names: " + " ".join(missing))
     print("%d public functions declared, %d exported" % (len(names), len(names) - len(missing)))
@@ -123,6 +127,19 @@ def main():
         rejected("gk_attention_fwd_bf16", [P(fake), P(fake + (1 << 20)), P(fake + (2 << 20)), P(fake + (3 << 20)),
                                            None, ctypes.byref(p), None, 0, None],
                  mod.SIGNATURES["gk_attention_fwd_bf16"][1], "heads_q (6) is not a multiple of heads_kv (4)")
+        # and a gk_rope_append_f16 call through its gk_paged.cuh mirrors, refused (the cache's heads)
+        for name in ("gk_paged_kv_dense", "gk_rope_default"):
+            fn = getattr(lib, name)
+            fn.restype, fn.argtypes = mod.SIGNATURES[name]
+        kv = lib.gk_paged_kv_dense(P(fake + (4 << 20)), P(fake + (5 << 20)), 2, 8, 16, 2, 64)
+        rope = lib.gk_rope_default(64, F(10000.0))
+        rp = mod.GkRopeAppendParams(tokens=3, heads_q=8, heads_kv=4, head_dim=64, q_token_stride=512,
+                                    q_head_stride=64, k_token_stride=256, k_head_stride=64, v_token_stride=256,
+                                    v_head_stride=64, q_out_token_stride=512, q_out_head_stride=64,
+                                    positions=fake + (6 << 20), slot_mapping=fake + (7 << 20))
+        rejected("gk_rope_append_f16", [P(fake), P(fake + (1 << 20)), P(fake + (2 << 20)), P(fake + (3 << 20)),
+                                        ctypes.byref(rp), ctypes.byref(rope), ctypes.byref(kv), None],
+                 mod.SIGNATURES["gk_rope_append_f16"][1], "the cache holds 2 heads of 64, the tokens 4 heads of 64")
 
     print("ctypes_test: %d failures" % len(failures))
     return 1 if failures else 0

@@ -6,3 +6,4 @@
 #include "gk/gk_sgemm.cuh"
 #include "gk/gk_gemm.cuh"
 #include "gk/gk_attention.cuh"
+#include "gk/gk_paged.cuh"
