@@ -38,7 +38,9 @@
          NeoX style, computed cos and sin, no scaling
      gk_rope_append_T(q_out, q, k, v, params, rope, cache, stream)
          for each token t < tokens: q_out[t] = rope(q[t]); cache slot slot_mapping[t] gets
-         rope(k[t]) and v[t]. q_out may be q (in place). A slot of -1 is skipped (padding, as vLLM
+         rope(k[t]) and v[t]. q_out may be q (in place), also where q, k and v are slices of one
+         packed QKV row; k_cache and v_cache may interleave in one buffer (FlashInfer's [blocks][2]
+         layout), each within its block stride. A slot of -1 is skipped (padding, as vLLM
          marks it); a slot outside [0, num_blocks block_size), or a position outside [0,
          max_position) when a cos_sin cache is given, skips the token (q_out and the cache untouched)
          and sets *params->error_flag to 1 (when not NULL), checked on the device.
@@ -54,10 +56,11 @@
      anything launches; gk_failure_reason() says which.
 
    HOW IT RUNS
-     A warp a (token, head) item, lanes over 16-byte chunks of the head (8 values each): q heads
-     rotate into q_out, kv heads rotate k and copy v into the slot. A NeoX lane holds a chunk of
-     the first half and its partner in the second, so both of a pair's values are in registers.
-     Grid-stride over items, 8 warps a block.
+     A block a token (grid-stride): the token's cos and sin, formed once into shared memory, then
+     the threads share the token's units of 16-byte chunks (8 values): per q head and per k head
+     the rotary units (NeoX: a chunk of the first half with its partner in the second, so both of
+     a pair's values are in registers; GPT-J: a chunk of 4 pairs) and the chunks past
+     rotary_dim, per v head its chunks, stored into the slot.
 
    MEASURED   gk_bench/RESULTS.md.
 */
@@ -150,22 +153,6 @@ typedef struct gk_rope_args {
     double freq[128];             /* gk_rope_freq of each pair, from the host */
 } gk_rope_args;
 
-/* cos and sin of pair j's angle at position pos: from the table, or formed in double (pos freq
-   reduced to [-pi, pi]) and finished in fp32 (__sincosf: 2^-21 absolute there, no stack). */
-GK_DEV void gk_rope_cos_sin(const gk_rope_args *a, int64_t pos, int j, float *c, float *s)
-{
-    if (a->r.cos_sin) {
-        const float *row = a->r.cos_sin + pos * a->r.rotary_dim;
-        *c = row[j];
-        *s = row[a->r.rotary_dim / 2 + j];
-        return;
-    }
-    const double pi2 = 6.283185307179586;
-    double ang = (double)pos * a->freq[j];
-    ang -= rint(ang / pi2) * pi2;
-    __sincosf((float)ang, s, c);
-}
-
 /* 8 values of a chunk, widened to fp32, and back (to dt: bf16, f16, or e4m3 / scale). */
 GK_DEV void gk_rope_load8(const void *p, int dt, float *x) { gk_unpack_f32(gk_ld16(p), dt, 8, x); }
 
@@ -181,83 +168,102 @@ GK_DEV void gk_rope_store8(void *p, int dt, const float *x, float scale)
     gk_st8(p, make_uint2(w[0], w[1]));
 }
 
-/* Rotates one head row: src chunks read, dst chunks written (dst_dt, scale for e4m3), lane over
-   the D / 8 chunks. v (when not NULL) is copied alongside into vdst. */
-GK_DEV void gk_rope_row(const gk_rope_args *a, int64_t pos, const char *src, char *dst, int dst_dt, float scale,
-                        int lane)
-{
-    const int chunks = a->p.head_dim / 8, rot = a->r.rotary_dim, in = 2, out = dst_dt == GK_E4M3 ? 1 : 2;
-    for (int c = lane; c < chunks; c += 32) {
-        float x[8], y[8];
-        if (c * 8 >= rot) { /* past the rotary dims */
-            gk_rope_load8(src + c * 8 * in, a->dt, x);
-            gk_rope_store8(dst + c * 8 * out, dst_dt, x, scale);
-            continue;
-        }
-        if (a->r.style == GK_ROPE_GPTJ) { /* pairs (2j, 2j + 1) within the chunk */
-            gk_rope_load8(src + c * 8 * in, a->dt, x);
-#pragma unroll
-            for (int e = 0; e < 8; e += 2) {
-                float cs, sn;
-                gk_rope_cos_sin(a, pos, (c * 8 + e) / 2, &cs, &sn);
-                y[e] = x[e] * cs - x[e + 1] * sn;
-                y[e + 1] = x[e + 1] * cs + x[e] * sn;
-            }
-            gk_rope_store8(dst + c * 8 * out, dst_dt, y, scale);
-            continue;
-        }
-        /* NeoX: this lane owns chunk c of the first half and its partner c + rot / 16 */
-        if (c * 8 >= rot / 2) continue;
-        const int pc = c + rot / 16;
-        float x2[8], y2[8];
-        gk_rope_load8(src + c * 8 * in, a->dt, x);
-        gk_rope_load8(src + pc * 8 * in, a->dt, x2);
-#pragma unroll
-        for (int e = 0; e < 8; e++) {
-            float cs, sn;
-            gk_rope_cos_sin(a, pos, c * 8 + e, &cs, &sn);
-            y[e] = x[e] * cs - x2[e] * sn;
-            y2[e] = x2[e] * cs + x[e] * sn;
-        }
-        gk_rope_store8(dst + c * 8 * out, dst_dt, y, scale);
-        gk_rope_store8(dst + pc * 8 * out, dst_dt, y2, scale);
-    }
-}
-
-/* Grid-stride over (token, item): items 0 .. Hq - 1 are q heads, Hq .. Hq + Hkv - 1 kv heads. */
+/* A block a token (grid-stride). The token's cos and sin (rotary_dim / 2 pairs) go to shared
+   memory once: from the table, or formed in double (pos freq reduced to [-pi, pi]) and finished
+   in fp32 (__sincosf: 2^-21 absolute there, no stack). Then every thread takes units of the
+   token's work: per q head and per kv head's k, the rotary units (a NeoX unit is a chunk of 8
+   of the first half and its partner in the second; a GPT-J unit a chunk of 4 pairs) and the
+   pass-through chunks past rotary_dim, and per kv head the v chunks. */
 static __global__ void __launch_bounds__(256) gk_rope_append_kernel(const __grid_constant__ gk_rope_args a)
 {
-    const int lane = threadIdx.x & 31, items = a.p.heads_q + a.p.heads_kv;
-    const int64_t total = (int64_t)a.p.tokens * items;
-    const int64_t step = (int64_t)gridDim.x * (blockDim.x >> 5);
-    for (int64_t w = (int64_t)blockIdx.x * (blockDim.x >> 5) + (threadIdx.x >> 5); w < total; w += step) {
-        const int t = (int)(w / items), item = (int)(w % items);
+    __shared__ float cs[2][128];
+    const int D = a.p.head_dim, rot = a.r.rotary_dim, chunks = D / 8, neox = a.r.style == GK_ROPE_NEOX;
+    const int ru = neox ? rot / 16 : rot / 8, pu = (D - rot) / 8, hu = ru + pu; /* units a rotated head */
+    const int units = (a.p.heads_q + a.p.heads_kv) * hu + a.p.heads_kv * chunks;
+    const int es = gk_dtype_size(a.c.dtype);
+    for (int t = blockIdx.x; t < a.p.tokens; t += gridDim.x) {
         const int64_t pos = a.p.positions_int64 ? ((const int64_t *)a.p.positions)[t] : ((const int *)a.p.positions)[t];
         const int64_t slot = a.p.slot_mapping[t];
-        const int bad_pos = a.r.cos_sin && (pos < 0 || pos >= a.r.max_position);
-        const int bad_slot = slot < -1 || slot >= a.slots;
-        if (bad_pos || bad_slot) { /* the token is left alone; the flag says so */
-            if (lane == 0 && item == 0 && a.p.error_flag) *a.p.error_flag = 1;
+        if ((a.r.cos_sin && (pos < 0 || pos >= a.r.max_position)) || slot < -1 || slot >= a.slots) {
+            if (threadIdx.x == 0 && a.p.error_flag) *a.p.error_flag = 1; /* the token is left alone */
             continue;
         }
-        if (item < a.p.heads_q) {
-            const char *src = (const char *)a.q + 2 * (t * a.p.q_token_stride + item * a.p.q_head_stride);
-            char *dst = (char *)a.q_out + 2 * (t * a.p.q_out_token_stride + item * a.p.q_out_head_stride);
-            gk_rope_row(&a, pos, src, dst, a.dt, 1.0f, lane);
-            continue;
+        __syncthreads(); /* the last token's readers of cs are done */
+        for (int j = threadIdx.x; j < rot / 2; j += blockDim.x) {
+            float c, s;
+            if (a.r.cos_sin) {
+                c = a.r.cos_sin[pos * rot + j];
+                s = a.r.cos_sin[pos * rot + rot / 2 + j];
+            } else {
+                const double pi2 = 6.283185307179586;
+                double ang = (double)pos * a.freq[j];
+                ang -= rint(ang / pi2) * pi2;
+                __sincosf((float)ang, &s, &c);
+            }
+            cs[0][j] = c;
+            cs[1][j] = s;
         }
-        if (slot < 0) continue; /* padding: no cache write */
-        const int h = item - a.p.heads_q, es = gk_dtype_size(a.c.dtype);
-        const int64_t blk = slot / a.c.block_size, in_blk = slot % a.c.block_size;
-        const char *ks = (const char *)a.k + 2 * (t * a.p.k_token_stride + h * a.p.k_head_stride);
-        char *kd = (char *)a.c.k_cache + es * (blk * a.c.k_block_stride + in_blk * a.c.k_slot_stride + h * a.c.k_head_stride);
-        gk_rope_row(&a, pos, ks, kd, a.c.dtype, a.c.k_scale, lane);
-        const char *vs = (const char *)a.v + 2 * (t * a.p.v_token_stride + h * a.p.v_head_stride);
-        char *vd = (char *)a.c.v_cache + es * (blk * a.c.v_block_stride + in_blk * a.c.v_slot_stride + h * a.c.v_head_stride);
-        for (int c = lane; c < a.p.head_dim / 8; c += 32) {
-            float x[8];
-            gk_rope_load8(vs + c * 16, a.dt, x);
-            gk_rope_store8(vd + c * 8 * es, a.c.dtype, x, a.c.v_scale);
+        __syncthreads();
+        const int64_t blk = slot >= 0 ? slot / a.c.block_size : 0, in_blk = slot >= 0 ? slot % a.c.block_size : 0;
+        for (int u = threadIdx.x; u < units; u += blockDim.x) {
+            const char *src;
+            char *dst;
+            int dst_dt = a.dt, c;
+            float scale = 1.0f;
+            if (u < (a.p.heads_q + a.p.heads_kv) * hu) {
+                const int item = u / hu;
+                c = u % hu;
+                if (item < a.p.heads_q) {
+                    src = (const char *)a.q + 2 * (t * a.p.q_token_stride + item * a.p.q_head_stride);
+                    dst = (char *)a.q_out + 2 * (t * a.p.q_out_token_stride + item * a.p.q_out_head_stride);
+                } else {
+                    if (slot < 0) continue; /* padding: no cache write */
+                    const int h = item - a.p.heads_q;
+                    src = (const char *)a.k + 2 * (t * a.p.k_token_stride + h * a.p.k_head_stride);
+                    dst = (char *)a.c.k_cache + es * (blk * a.c.k_block_stride + in_blk * a.c.k_slot_stride + h * a.c.k_head_stride);
+                    dst_dt = a.c.dtype;
+                    scale = a.c.k_scale;
+                }
+                if (c >= ru) c = c - ru + rot / 8; /* a pass-through chunk */
+            } else {
+                if (slot < 0) continue;
+                const int v = u - (a.p.heads_q + a.p.heads_kv) * hu, h = v / chunks;
+                c = v % chunks;
+                src = (const char *)a.v + 2 * (t * a.p.v_token_stride + h * a.p.v_head_stride);
+                dst = (char *)a.c.v_cache + es * (blk * a.c.v_block_stride + in_blk * a.c.v_slot_stride + h * a.c.v_head_stride);
+                dst_dt = a.c.dtype;
+                scale = a.c.v_scale;
+                float x[8];
+                gk_rope_load8(src + c * 16, a.dt, x);
+                gk_rope_store8(dst + c * 8 * es, dst_dt, x, scale);
+                continue;
+            }
+            const int ob = gk_dtype_size(dst_dt); /* bytes a value at dst */
+            float x[8], y[8];
+            gk_rope_load8(src + c * 16, a.dt, x);
+            if (c * 8 >= rot) { /* past the rotary dims */
+                gk_rope_store8(dst + c * 8 * ob, dst_dt, x, scale);
+            } else if (!neox) { /* pairs (2j, 2j + 1) within the chunk */
+#pragma unroll
+                for (int e = 0; e < 8; e += 2) {
+                    const float co = cs[0][c * 4 + e / 2], si = cs[1][c * 4 + e / 2];
+                    y[e] = x[e] * co - x[e + 1] * si;
+                    y[e + 1] = x[e + 1] * co + x[e] * si;
+                }
+                gk_rope_store8(dst + c * 8 * ob, dst_dt, y, scale);
+            } else { /* NeoX: chunk c of the first half and its partner c + rot / 16 */
+                const int pc = c + rot / 16;
+                float x2[8], y2[8];
+                gk_rope_load8(src + pc * 16, a.dt, x2);
+#pragma unroll
+                for (int e = 0; e < 8; e++) {
+                    const float co = cs[0][c * 8 + e], si = cs[1][c * 8 + e];
+                    y[e] = x[e] * co - x2[e] * si;
+                    y2[e] = x2[e] * co + x[e] * si;
+                }
+                gk_rope_store8(dst + c * 8 * ob, dst_dt, y, scale);
+                gk_rope_store8(dst + pc * 8 * ob, dst_dt, y2, scale);
+            }
         }
     }
 }
@@ -325,10 +331,20 @@ static cudaError_t gk_rope_check_stride(const char *fn, const char *arg, int64_t
     return cudaSuccess;
 }
 
-/* Bytes a [n0][n1][n2][D] tensor spans with the given strides (n >= 1). */
-static int64_t gk_rope_span(int64_t n0, int64_t s0, int64_t n1, int64_t s1, int64_t n2, int64_t s2, int64_t d, int es)
+/* Whether two tensors of n outer rows (tokens or cache blocks; `stride` bytes apart, `inner`
+   bytes of each used from its start) share a byte. Ranges apart do not; with one outer stride,
+   slices of one packed row (q, k, v of a QKV projection; k and v halves of a FlashInfer block)
+   do not either, when each slice fits within the stride and their offsets leave them apart. */
+static int gk_rope_overlap(const void *a, int64_t a_stride, int64_t a_inner, const void *b, int64_t b_stride,
+                           int64_t b_inner, int64_t n)
 {
-    return ((n0 - 1) * s0 + (n1 - 1) * s1 + (n2 - 1) * s2 + d) * es;
+    const uintptr_t a0 = (uintptr_t)a, b0 = (uintptr_t)b;
+    const int64_t na = (n - 1) * a_stride + a_inner, nb = (n - 1) * b_stride + b_inner;
+    if (a0 + (uintptr_t)na <= b0 || b0 + (uintptr_t)nb <= a0) return 0;
+    if (n <= 1 || a_stride != b_stride || a_inner > a_stride || b_inner > a_stride) return 1;
+    int64_t d = (int64_t)(b0 - a0) % a_stride;
+    if (d < 0) d += a_stride;
+    return !(d >= a_inner && d + b_inner <= a_stride);
 }
 
 static cudaError_t gk_rope_append_run(const char *fn, int dt, void *q_out, const void *q, const void *k, const void *v,
@@ -412,34 +428,32 @@ static cudaError_t gk_rope_append_run(const char *fn, int dt, void *q_out, const
     GK_TRY(gk_rope_check_stride(fn, "v_block_stride", a.c.v_block_stride, 8));
     GK_TRY(gk_rope_check_stride(fn, "v_slot_stride", a.c.v_slot_stride, 8));
     GK_TRY(gk_rope_check_stride(fn, "v_head_stride (cache)", a.c.v_head_stride, 8));
-    /* q_out: its rows must not alias, and it may be q itself but must not touch k, v or the cache */
+    /* q_out: its rows must not alias; it may be q itself but must not touch k, v or the cache */
     if (p->q_out_head_stride < p->head_dim && p->heads_q > 1)
         return gk__fail(cudaErrorInvalidValue, fn, "q_out_head_stride %lld is under head_dim: heads would alias",
                         (long long)p->q_out_head_stride);
     if (p->tokens > 1 && p->q_out_token_stride < (p->heads_q - 1) * p->q_out_head_stride + p->head_dim)
         return gk__fail(cudaErrorInvalidValue, fn, "q_out_token_stride %lld is under a token's heads: tokens would alias",
                         (long long)p->q_out_token_stride);
-    if (q_out != q) {
-        const int64_t no = gk_rope_span(p->tokens, p->q_out_token_stride, p->heads_q, p->q_out_head_stride, 1, 0,
-                                        p->head_dim, 2);
-        const int64_t nq = gk_rope_span(p->tokens, p->q_token_stride, p->heads_q, p->q_head_stride, 1, 0, p->head_dim, 2);
-        GK_TRY(gk_check_disjoint(fn, "q_out", q_out, no, "q", q, nq));
-    }
     {
-        const int64_t no = gk_rope_span(p->tokens, p->q_out_token_stride, p->heads_q, p->q_out_head_stride, 1, 0,
-                                        p->head_dim, 2);
-        const int64_t nk = gk_rope_span(p->tokens, p->k_token_stride, p->heads_kv, p->k_head_stride, 1, 0, p->head_dim, 2);
-        const int64_t nv = gk_rope_span(p->tokens, p->v_token_stride, p->heads_kv, p->v_head_stride, 1, 0, p->head_dim, 2);
-        const int es = gk_dtype_size(a.c.dtype);
-        const int64_t nkc = gk_rope_span(a.c.num_blocks, a.c.k_block_stride, a.c.block_size, a.c.k_slot_stride,
-                                         a.c.heads_kv, a.c.k_head_stride, a.c.head_dim, es);
-        const int64_t nvc = gk_rope_span(a.c.num_blocks, a.c.v_block_stride, a.c.block_size, a.c.v_slot_stride,
-                                         a.c.heads_kv, a.c.v_head_stride, a.c.head_dim, es);
-        GK_TRY(gk_check_disjoint(fn, "q_out", q_out, no, "k", k, nk));
-        GK_TRY(gk_check_disjoint(fn, "q_out", q_out, no, "v", v, nv));
+        const int es = gk_dtype_size(a.c.dtype), T = p->tokens, D = p->head_dim;
+        const int64_t qo = ((int64_t)(p->heads_q - 1) * p->q_out_head_stride + D) * 2;
+        const int64_t qi = ((int64_t)(p->heads_q - 1) * p->q_head_stride + D) * 2;
+        const int64_t ki = ((int64_t)(p->heads_kv - 1) * p->k_head_stride + D) * 2;
+        const int64_t vi = ((int64_t)(p->heads_kv - 1) * p->v_head_stride + D) * 2;
+        const int64_t kc = ((int64_t)(a.c.block_size - 1) * a.c.k_slot_stride + (int64_t)(a.c.heads_kv - 1) * a.c.k_head_stride + D) * es;
+        const int64_t vc = ((int64_t)(a.c.block_size - 1) * a.c.v_slot_stride + (int64_t)(a.c.heads_kv - 1) * a.c.v_head_stride + D) * es;
+        const int64_t tso = p->q_out_token_stride * 2, tsq = p->q_token_stride * 2, tsk = p->k_token_stride * 2;
+        const int64_t tsv = p->v_token_stride * 2, bsk = a.c.k_block_stride * es, bsv = a.c.v_block_stride * es;
+        if (q_out != q && gk_rope_overlap(q_out, tso, qo, q, tsq, qi, T))
+            return gk__fail(cudaErrorInvalidValue, fn, "'q_out' overlaps 'q' without being it");
+        if (gk_rope_overlap(q_out, tso, qo, k, tsk, ki, T)) return gk__fail(cudaErrorInvalidValue, fn, "'q_out' overlaps 'k'");
+        if (gk_rope_overlap(q_out, tso, qo, v, tsv, vi, T)) return gk__fail(cudaErrorInvalidValue, fn, "'q_out' overlaps 'v'");
+        const int64_t no = (T - 1) * tso + qo, nkc = (a.c.num_blocks - 1) * bsk + kc, nvc = (a.c.num_blocks - 1) * bsv + vc;
         GK_TRY(gk_check_disjoint(fn, "q_out", q_out, no, "k_cache", a.c.k_cache, nkc));
         GK_TRY(gk_check_disjoint(fn, "q_out", q_out, no, "v_cache", a.c.v_cache, nvc));
-        GK_TRY(gk_check_disjoint(fn, "k_cache", a.c.k_cache, nkc, "v_cache", a.c.v_cache, nvc));
+        if (gk_rope_overlap(a.c.k_cache, bsk, kc, a.c.v_cache, bsv, vc, a.c.num_blocks))
+            return gk__fail(cudaErrorInvalidValue, fn, "'k_cache' and 'v_cache' overlap");
     }
     a.q_out = q_out;
     a.q = q;
@@ -449,7 +463,7 @@ static cudaError_t gk_rope_append_run(const char *fn, int dt, void *q_out, const
     for (int j = 0; j < r / 2; j++) a.freq[j] = gk_rope_freq(&a.r, j);
     if (a.c.dtype != GK_E4M3) a.c.k_scale = a.c.v_scale = 1.0f;
     int grid = 0;
-    GK_TRY(gk_grid_size((int64_t)p->tokens * (p->heads_q + p->heads_kv), 8, 8, &grid));
+    GK_TRY(gk_grid_size(p->tokens, 1, 8, &grid));
     gk_rope_append_kernel<<<grid, 256, 0, stream>>>(a);
     return gk_check_launch(fn);
 }
