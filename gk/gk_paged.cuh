@@ -445,6 +445,8 @@ static cudaError_t gk_rope_append_run(const char *fn, int dt, void *q_out, const
         const int64_t vc = ((int64_t)(a.c.block_size - 1) * a.c.v_slot_stride + (int64_t)(a.c.heads_kv - 1) * a.c.v_head_stride + D) * es;
         const int64_t tso = p->q_out_token_stride * 2, tsq = p->q_token_stride * 2, tsk = p->k_token_stride * 2;
         const int64_t tsv = p->v_token_stride * 2, bsk = a.c.k_block_stride * es, bsv = a.c.v_block_stride * es;
+        if (q_out == q && ((T > 1 && tso != tsq) || (p->heads_q > 1 && p->q_out_head_stride != p->q_head_stride)))
+            return gk__fail(cudaErrorInvalidValue, fn, "q_out is q with other strides: in place needs q's");
         if (q_out != q && gk_rope_overlap(q_out, tso, qo, q, tsq, qi, T))
             return gk__fail(cudaErrorInvalidValue, fn, "'q_out' overlaps 'q' without being it");
         if (gk_rope_overlap(q_out, tso, qo, k, tsk, ki, T)) return gk__fail(cudaErrorInvalidValue, fn, "'q_out' overlaps 'k'");

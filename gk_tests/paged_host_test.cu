@@ -503,6 +503,13 @@ TEST_P(PagedValidation, Aliasing)
     a = valid(); a.q_out = a.c.k_cache; rejected(a, "'q_out' and 'k_cache' overlap", "q_out = k_cache");
     a = valid(); a.q_out = (char *)a.c.v_cache + 4096; rejected(a, "'q_out' and 'v_cache' overlap", "q_out inside v_cache");
     a = valid(); a.c.v_cache = (char *)a.c.k_cache + 4096; rejected(a, "'k_cache' and 'v_cache' overlap", "v_cache inside k_cache");
+    // in place needs q's own strides (another layout would read rows other tokens already wrote)
+    a = valid(); a.q_out = (void *)a.q; a.p.q_out_token_stride = 2 * a.p.q_token_stride;
+    rejected(a, "q_out is q with other strides", "q_out = q, token stride doubled");
+    a = valid(); a.q_out = (void *)a.q; a.p.q_out_head_stride = 136; a.p.q_out_token_stride = 8 * 136;
+    rejected(a, "q_out is q with other strides", "q_out = q, other head stride");
+    a = RopeArgs(dt(), 1, 1, 1, 128); a.q_out = (void *)a.q; a.p.q_out_token_stride = 0; a.p.q_out_head_stride = 0;
+    accepted(a, "q_out = q, strides that do not move (one token, one head) may differ");
     // in place: q_out = q; k or v over the same rows is still refused
     a = valid(); a.q_out = (void *)a.q; a.k = a.q; rejected(a, "'q_out' overlaps 'k'", "q_out = q = k");
     // in place on a packed QKV row [T][Hq + 2 Hkv][D]: q_out = q, k and v beside it in each row
