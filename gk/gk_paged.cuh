@@ -195,9 +195,9 @@ static __global__ void __launch_bounds__(256) gk_rope_append_kernel(const __grid
                 c = a.r.cos_sin[pos * rot + j];
                 s = a.r.cos_sin[pos * rot + rot / 2 + j];
             } else {
-                const double pi2 = 6.283185307179586;
+                const double pi2 = 6.283185307179586, inv_pi2 = 0.15915494309189535;
                 double ang = (double)pos * a.freq[j];
-                ang -= rint(ang / pi2) * pi2;
+                ang -= rint(ang * inv_pi2) * pi2;
                 __sincosf((float)ang, &s, &c);
             }
             cs[0][j] = c;
@@ -465,7 +465,7 @@ static cudaError_t gk_rope_append_run(const char *fn, int dt, void *q_out, const
     for (int j = 0; j < r / 2; j++) a.freq[j] = gk_rope_freq(&a.r, j);
     if (a.c.dtype != GK_E4M3) a.c.k_scale = a.c.v_scale = 1.0f;
     int grid = 0;
-    GK_TRY(gk_grid_size(p->tokens, 1, 8, &grid));
+    GK_TRY(gk_grid_size(p->tokens, 1, 4, &grid)); /* 4 blocks of 256 threads an SM at its ~60 registers */
     gk_rope_append_kernel<<<grid, 256, 0, stream>>>(a);
     return gk_check_launch(fn);
 }
