@@ -136,28 +136,6 @@ static double config_peak(int c)
 
 // ------------------------------------------------------------------ checks
 
-static __global__ void nonfinite_kernel(const void *x, int dt, int64_t n, unsigned long long *count)
-{
-    unsigned long long c = 0;
-    for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += (int64_t)gridDim.x * blockDim.x) {
-        const float v = gk_load1_f32(x, i, dt);
-        c += !(fabsf(v) <= 3.0e38f);
-    }
-    if (c) atomicAdd(count, c);
-}
-
-// Elements of x (n of dtype dt) that are NaN or infinite: never written, or a broken result.
-static unsigned long long count_nonfinite(const void *x, int dt, int64_t n)
-{
-    static unsigned long long *d = nullptr;
-    if (!d) GK_BENCH_CUDA(cudaMalloc((void **)&d, sizeof(unsigned long long)));
-    GK_BENCH_CUDA(cudaMemset(d, 0, sizeof(unsigned long long)));
-    nonfinite_kernel<<<1024, 256>>>(x, dt, n, d);
-    GK_BENCH_CUDA(cudaGetLastError());
-    unsigned long long h = 0;
-    GK_BENCH_CUDA(cudaMemcpy(&h, d, sizeof h, cudaMemcpyDeviceToHost));
-    return h;
-}
 
 // Tolerance of one output of a sampled row against the CPU in double: bf16 out rounds to 8 bits
 // (2^-9 relative), and P goes to bf16 before P V (2^-9 of sum p |v| <= 2^-9, |v| < 1).
@@ -193,8 +171,8 @@ static std::vector<int> sample_rows(const Shape &s)
 static Check check_output(const Shape &s, int causal, const Bufs &f, const gk_bf16 *out, const float *lse)
 {
     Check c;
-    c.nonfinite_out = count_nonfinite(out, GK_BF16, f.nq);
-    c.nonfinite_lse = count_nonfinite(lse, GK_F32, f.nlse);
+    c.nonfinite_out = gk_bench_count_nonfinite(out, GK_BF16, f.nq);
+    c.nonfinite_lse = gk_bench_count_nonfinite(lse, GK_F32, f.nlse);
     const gk_attention_params p = params_of(s, causal);
     const double scale = 1.0 / std::sqrt((double)s.d);
     const std::vector<int> rows = sample_rows(s);

@@ -243,6 +243,32 @@ inline unsigned long long gk_bench_count_diff16(const void *a, const void *b, si
     return bad;
 }
 
+// Values of a device buffer (n of dtype dt: f32, bf16, f16 or e4m3) that are NaN or infinite, read
+// from their bits: never written (outputs are poisoned with NaN) or a broken result.
+static __global__ void gk_bench_nonfinite_kernel(const void *x, int dt, int64_t n, unsigned long long *count)
+{
+    unsigned long long c = 0;
+    for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += (int64_t)gridDim.x * blockDim.x) {
+        if (dt == GK_E4M3) c += (((const unsigned char *)x)[i] & 0x7f) == 0x7f;
+        else if (dt == GK_BF16) c += (((const unsigned short *)x)[i] & 0x7f80) == 0x7f80;
+        else if (dt == GK_F16) c += (((const unsigned short *)x)[i] & 0x7c00) == 0x7c00;
+        else c += (((const unsigned *)x)[i] & 0x7f800000u) == 0x7f800000u;
+    }
+    if (c) atomicAdd(count, c);
+}
+
+static unsigned long long gk_bench_count_nonfinite(const void *x, int dt, int64_t n)
+{
+    static unsigned long long *d = nullptr;
+    if (!d) GK_BENCH_CUDA(cudaMalloc((void **)&d, sizeof(unsigned long long)));
+    GK_BENCH_CUDA(cudaMemset(d, 0, sizeof(unsigned long long)));
+    gk_bench_nonfinite_kernel<<<1024, 256>>>(x, dt, n, d);
+    GK_BENCH_CUDA(cudaGetLastError());
+    unsigned long long h = 0;
+    GK_BENCH_CUDA(cudaMemcpy(&h, d, sizeof h, cudaMemcpyDeviceToHost));
+    return h;
+}
+
 // Median seconds of copy kernel v over `bytes` between two buffers from the arena (the source
 // random, the destination poisoned first); false, with a message, if it did not copy every byte.
 inline bool gk_bench_copy_kernel_seconds(int v, size_t bytes, double *seconds)

@@ -114,28 +114,6 @@ static void ref_rope(const PgCase &c, int64_t pos, const uint16_t *x, double *y)
 
 // ------------------------------------------------------------------ checks
 
-// Entries of a buffer of n values of dtype dt (bf16 or e4m3) that are NaN or infinite, from the bits.
-static __global__ void nonfinite_kernel(const void *x, int dt, int64_t n, unsigned long long *count)
-{
-    unsigned long long c = 0;
-    for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += (int64_t)gridDim.x * blockDim.x) {
-        if (dt == GK_E4M3) c += (((const unsigned char *)x)[i] & 0x7f) == 0x7f;
-        else c += (((const unsigned short *)x)[i] & 0x7f80) == 0x7f80;
-    }
-    if (c) atomicAdd(count, c);
-}
-
-static unsigned long long count_nonfinite(const void *x, int dt, int64_t n)
-{
-    static unsigned long long *d = nullptr;
-    if (!d) GK_BENCH_CUDA(cudaMalloc((void **)&d, sizeof(unsigned long long)));
-    GK_BENCH_CUDA(cudaMemset(d, 0, sizeof(unsigned long long)));
-    nonfinite_kernel<<<1024, 256>>>(x, dt, n, d);
-    GK_BENCH_CUDA(cudaGetLastError());
-    unsigned long long h = 0;
-    GK_BENCH_CUDA(cudaMemcpy(&h, d, sizeof h, cudaMemcpyDeviceToHost));
-    return h;
-}
 
 struct Bufs {
     gk_bf16 *q, *k, *v;
@@ -273,9 +251,9 @@ static Check run_and_check(const PgCase &c, const Bufs &f, std::string *why_fail
     if (flag) why += "the error flag is set (a slot or position refused on the device); ";
     const int64_t nq = (int64_t)c.tokens * qrow, ncache = (int64_t)f.num_slots * kvrow;
     const int64_t unwritten = (int64_t)(f.num_slots - c.tokens) * kvrow;
-    const unsigned long long bad_q = count_nonfinite(f.q, GK_BF16, nq);
-    const unsigned long long nf_k = count_nonfinite(f.k_cache, c.cache_dt, ncache);
-    const unsigned long long nf_v = count_nonfinite(f.v_cache, c.cache_dt, ncache);
+    const unsigned long long bad_q = gk_bench_count_nonfinite(f.q, GK_BF16, nq);
+    const unsigned long long nf_k = gk_bench_count_nonfinite(f.k_cache, c.cache_dt, ncache);
+    const unsigned long long nf_v = gk_bench_count_nonfinite(f.v_cache, c.cache_dt, ncache);
     if (bad_q) {
         snprintf(buf, sizeof buf, "%llu of %lld q_out values not finite; ", bad_q, (long long)nq);
         why += buf;
