@@ -185,7 +185,7 @@ grep -o "Compiling entry function '[^']*'" "$report" | sed "s/^[^']*'//; s/'$//"
 # The table: kernel, registers, stack (bytes), spill bytes (stores + loads), SASS instructions
 # (NOP padding not counted). kernels.tsv: name, REG, res-usage STACK, res-usage LOCAL, ptxas stack
 # frame, ptxas spill bytes, SASS instructions (empty where a report lacks the kernel).
-(cd "$work/sass" && grep -cvE '^NOP ?;' -- * 2>/dev/null) | sed 's/:\([0-9]*\)$/\t\1/' > "$work/sass_count.tsv"
+(cd "$work/sass" && grep -HcvE '^NOP ?;' -- * 2>/dev/null) | sed 's/:\([0-9]*\)$/\t\1/' > "$work/sass_count.tsv"
 awk -F'\t' -v OFS='\t' '
 FILENAME ~ /res.tsv$/ { reg[$1] = $2; stack[$1] = $3; local[$1] = $4; next }
 FILENAME ~ /ptxas.tsv$/ { if (!($1 in frame)) { frame[$1] = $2; spill[$1] = $3 + $4 } next }
