@@ -885,10 +885,7 @@ static cudaError_t gk_attn_check_tensors(const char *fn, void *out, const void *
                             p.out_row_stride, p.out_head_stride};
     for (int i = 0; i < 12; i++) {
         if (varlen && i % 3 == 0) continue; /* batch strides unused */
-        GK_TRY(gk_check_nonneg(fn, snames[i], st[i]));
-        if (st[i] % 8)
-            return gk__fail(cudaErrorInvalidValue, fn, "'%s' is %lld, not a multiple of 8 elements (16 bytes)", snames[i],
-                            (long long)st[i]);
+        GK_TRY(gk_check_stride(fn, snames[i], st[i], 8));
     }
     /* spans (varlen: B Sq rows bound the packed tokens) and aliasing */
     const int64_t bq = varlen ? 1 : p.batch, rq = varlen ? (int64_t)p.batch * p.seqlen_q : p.seqlen_q;

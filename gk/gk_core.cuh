@@ -17,6 +17,7 @@
      validation   gk_check_ptr, gk_check_nonneg, gk_check_positive, gk_check_elem_aligned,
                   gk_check_overlap (same range or disjoint), gk_check_disjoint, gk_check_fits_i32,
                   gk_check_span (bytes of a strided operand, int64 overflow refused),
+                  gk_check_stride (non-negative, a multiple of a vector's elements),
                   gk_check_mnk (a GEMM's sizes);
                   GK_TRY(expr) returns the first error.
      memory       gk_ld16 / gk_st16, gk_ld8 / gk_st8: one 128- or 64-bit access each, aligned to
@@ -25,7 +26,8 @@
                   gk_cp_async_4 (cp.async.ca, 4 bytes; bytes 0 zero-fills), gk_cp_async_commit,
                   gk_cp_async_wait_0..3 (cp.async.wait_group N), gk_cp_async_wait_all; gk_smem_addr.
      elements     gk_load1_f32 / gk_store1_f32 (one element of any float dtype as fp32),
-                  gk_unpack_f32 / gk_pack_f32 (a 16- or 8-byte vector of a dtype <-> fp32 values).
+                  gk_unpack_f32 / gk_pack_f32 (a 16- or 8-byte vector of a dtype <-> fp32 values),
+                  gk_pack_e4m3 (4 or 8 fp32 values to saturated e4m3 codes).
      reductions   gk_warp_sum, gk_warp_max (shfl.sync.bfly, deterministic butterfly),
                   gk_group_sum, gk_group_max (the same over aligned groups of 2..32 lanes),
                   gk_block_sum, gk_block_max (warp results through 32 floats of shared memory).
@@ -290,6 +292,14 @@ GK_HOST cudaError_t gk_check_fits_i32(const char *fn, const char *arg, int64_t v
                     arg, (long long)v);
 }
 
+/* A stride in elements: non-negative and a multiple of mult (vector loads of mult elements). */
+GK_HOST cudaError_t gk_check_stride(const char *fn, const char *arg, int64_t s, int mult)
+{
+    GK_TRY(gk_check_nonneg(fn, arg, s));
+    if (s % mult == 0) return cudaSuccess;
+    return gk__fail(cudaErrorInvalidValue, fn, "'%s' is %lld, not a multiple of %d elements", arg, (long long)s, mult);
+}
+
 /* A GEMM's M, N and K: non-negative and within 32-bit indexing (M or N 0 is an empty problem). */
 GK_HOST cudaError_t gk_check_mnk(const char *fn, int64_t m, int64_t n, int64_t k)
 {
@@ -528,6 +538,19 @@ GK_DEV uint4 gk_pack_f32(const float *s, int dt, int n)
     if (n > 4) u.z = gk_pack2_f32(s + 4, dt);
     if (n > 6) u.w = gk_pack2_f32(s + 6, dt);
     return u;
+}
+
+/* n (4 or 8) fp8 e4m3 codes of s (round to nearest, saturating to +-448), packed little-endian as
+   they sit in memory: .x holds codes 0-3, .y codes 4-7. Two a conversion (cvt ... e4m3x2 on
+   sm_89 and newer). */
+GK_DEV uint2 gk_pack_e4m3(const float *s, int n)
+{
+    unsigned w[2] = {0u, 0u};
+#pragma unroll
+    for (int e = 0; e < 8; e += 2)
+        if (e < n) w[e / 4] |= (unsigned)__nv_cvt_float2_to_fp8x2(make_float2(s[e], s[e + 1]), __NV_SATFINITE, __NV_E4M3)
+                               << (8 * (e % 4));
+    return make_uint2(w[0], w[1]);
 }
 
 /* ---------------------------------------------------------------- reductions */

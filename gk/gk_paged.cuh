@@ -162,10 +162,10 @@ GK_DEV void gk_rope_store8(void *p, int dt, const float *x, float scale)
         gk_st16(p, gk_pack_f32(x, dt, 8));
         return;
     }
-    unsigned w[2] = {0u, 0u};
+    float y[8];
 #pragma unroll
-    for (int e = 0; e < 8; e++) w[e / 4] |= (unsigned)gk_f32_to_e4m3(x[e] / scale) << (8 * (e % 4));
-    gk_st8(p, make_uint2(w[0], w[1]));
+    for (int e = 0; e < 8; e++) y[e] = x[e] / scale;
+    gk_st8(p, gk_pack_e4m3(y, 8));
 }
 
 /* A block a token (grid-stride). The token's cos and sin (rotary_dim / 2 pairs) go to shared
@@ -323,14 +323,6 @@ GK_IMPL gk_ledger gk_rope_append_ledger(const gk_rope_append_params *p, int dtyp
 
 GK_EXTERN_C_END
 
-static cudaError_t gk_rope_check_stride(const char *fn, const char *arg, int64_t s, int mult)
-{
-    GK_TRY(gk_check_nonneg(fn, arg, s));
-    if (s % mult)
-        return gk__fail(cudaErrorInvalidValue, fn, "'%s' is %lld, not a multiple of %d elements", arg, (long long)s, mult);
-    return cudaSuccess;
-}
-
 /* Whether two tensors of n outer rows (tokens or cache blocks; `stride` bytes apart, `inner`
    bytes of each used from its start) share a byte. Ranges apart do not; with one outer stride,
    slices of one packed row (q, k, v of a QKV projection; k and v halves of a FlashInfer block)
@@ -414,20 +406,20 @@ static cudaError_t gk_rope_append_run(const char *fn, int dt, void *q_out, const
     for (int i = 0; i < 6; i++)
         if (!gk_is_aligned(ptrs[i], i < 4 ? 16 : ca))
             return gk__fail(cudaErrorInvalidValue, fn, "'%s' (%p) is not %d-byte aligned", names[i], ptrs[i], i < 4 ? 16 : ca);
-    GK_TRY(gk_rope_check_stride(fn, "q_token_stride", p->q_token_stride, 8));
-    GK_TRY(gk_rope_check_stride(fn, "q_head_stride", p->q_head_stride, 8));
-    GK_TRY(gk_rope_check_stride(fn, "k_token_stride", p->k_token_stride, 8));
-    GK_TRY(gk_rope_check_stride(fn, "k_head_stride", p->k_head_stride, 8));
-    GK_TRY(gk_rope_check_stride(fn, "v_token_stride", p->v_token_stride, 8));
-    GK_TRY(gk_rope_check_stride(fn, "v_head_stride", p->v_head_stride, 8));
-    GK_TRY(gk_rope_check_stride(fn, "q_out_token_stride", p->q_out_token_stride, 8));
-    GK_TRY(gk_rope_check_stride(fn, "q_out_head_stride", p->q_out_head_stride, 8));
-    GK_TRY(gk_rope_check_stride(fn, "k_block_stride", a.c.k_block_stride, 8));
-    GK_TRY(gk_rope_check_stride(fn, "k_slot_stride", a.c.k_slot_stride, 8));
-    GK_TRY(gk_rope_check_stride(fn, "k_head_stride (cache)", a.c.k_head_stride, 8));
-    GK_TRY(gk_rope_check_stride(fn, "v_block_stride", a.c.v_block_stride, 8));
-    GK_TRY(gk_rope_check_stride(fn, "v_slot_stride", a.c.v_slot_stride, 8));
-    GK_TRY(gk_rope_check_stride(fn, "v_head_stride (cache)", a.c.v_head_stride, 8));
+    GK_TRY(gk_check_stride(fn, "q_token_stride", p->q_token_stride, 8));
+    GK_TRY(gk_check_stride(fn, "q_head_stride", p->q_head_stride, 8));
+    GK_TRY(gk_check_stride(fn, "k_token_stride", p->k_token_stride, 8));
+    GK_TRY(gk_check_stride(fn, "k_head_stride", p->k_head_stride, 8));
+    GK_TRY(gk_check_stride(fn, "v_token_stride", p->v_token_stride, 8));
+    GK_TRY(gk_check_stride(fn, "v_head_stride", p->v_head_stride, 8));
+    GK_TRY(gk_check_stride(fn, "q_out_token_stride", p->q_out_token_stride, 8));
+    GK_TRY(gk_check_stride(fn, "q_out_head_stride", p->q_out_head_stride, 8));
+    GK_TRY(gk_check_stride(fn, "k_block_stride", a.c.k_block_stride, 8));
+    GK_TRY(gk_check_stride(fn, "k_slot_stride", a.c.k_slot_stride, 8));
+    GK_TRY(gk_check_stride(fn, "k_head_stride (cache)", a.c.k_head_stride, 8));
+    GK_TRY(gk_check_stride(fn, "v_block_stride", a.c.v_block_stride, 8));
+    GK_TRY(gk_check_stride(fn, "v_slot_stride", a.c.v_slot_stride, 8));
+    GK_TRY(gk_check_stride(fn, "v_head_stride (cache)", a.c.v_head_stride, 8));
     /* q_out: its rows must not alias; it may be q itself but must not touch k, v or the cache */
     if (p->q_out_head_stride < p->head_dim && p->heads_q > 1)
         return gk__fail(cudaErrorInvalidValue, fn, "q_out_head_stride %lld is under head_dim: heads would alias",

@@ -312,13 +312,8 @@ GK_DEV void gk_rd_store(void *row, int j0, int cols, int dt, int vec, int vector
 /* vec fp8 codes from y (already scaled; saturating), at column j0 of an e4m3 row. */
 GK_DEV void gk_rd_store_e4m3(void *row, int j0, int cols, int vec, int vectorized, const float *y)
 {
-    unsigned lo = 0u, hi = 0u; /* the codes packed little-endian, as they sit in memory */
-#pragma unroll
-    for (int e = 0; e < vec; e += 2) { /* two per conversion (one cvt ... e4m3x2 on sm_89+) */
-        const unsigned c = __nv_cvt_float2_to_fp8x2(make_float2(y[e], y[e + 1]), __NV_SATFINITE, __NV_E4M3);
-        if (e < 4) lo |= c << (8 * e);
-        else hi |= c << (8 * (e - 4));
-    }
+    const uint2 c = gk_pack_e4m3(y, vec);
+    const unsigned lo = c.x, hi = c.y;
     unsigned char *p = (unsigned char *)row + j0;
     if (vectorized && j0 + vec <= cols) {
         if (vec == 4) *(unsigned *)p = lo;
