@@ -110,7 +110,7 @@
 #define GK_ATTENTION_SM90 GK_BUILD_HAS_SM90
 #endif
 #ifndef GK_ATTENTION_MAX_SPLITS
-#define GK_ATTENTION_MAX_SPLITS 32
+#define GK_ATTENTION_MAX_SPLITS 32 /* at most GK_ATTN_COMBINE_MAX (256) */
 #endif
 
 /* Every field; gk_attention_params_dense fills them for contiguous tensors. */
@@ -597,13 +597,17 @@ GK_DEV void gk_attn_mma_run(const gk_attn_args *p, int dt, int DK, int BM, int B
     }
 }
 
-/* The key splits' partials of every (b, row, h) merged in split order, one warp a row:
-   out = sum_s e^(lse_s - lse) o_s, lse = ln sum_s e^lse_s. */
+/* The key splits' partials of every (b, row, h) merged, one warp a row: out = sum_s e^(lse_s -
+   lse) o_s, lse = ln sum_s e^lse_s. The lanes take the splits' lse 32 at a time (max and weights
+   in parallel, into shared memory); then each lane sums its 8 columns over the splits in split
+   order, the partials' loads independent of one another (no chain of round trips a split). */
+#define GK_ATTN_COMBINE_MAX 256
 static __global__ void __launch_bounds__(256) gk_attn_combine(const gk_attn_args p)
 {
+    __shared__ float wsm[8][GK_ATTN_COMBINE_MAX];
     const int64_t rows = (int64_t)p.batch * p.sq * p.hq;
     const int64_t w = ((int64_t)blockIdx.x * blockDim.x + threadIdx.x) >> 5;
-    const int lane = threadIdx.x & 31;
+    const int lane = threadIdx.x & 31, wi = threadIdx.x >> 5;
     if (w >= rows) return;
     const int h = (int)(w % p.hq), row = (int)(w / p.hq % p.sq), b = (int)(w / p.hq / p.sq);
     int sq_len = p.sq;
@@ -615,17 +619,26 @@ static __global__ void __launch_bounds__(256) gk_attn_combine(const gk_attn_args
     if (row >= sq_len) return;
     const int64_t stride = rows;
     float m = -INFINITY;
-    for (int s = 0; s < p.splits; s++) m = fmaxf(m, p.part_lse[s * stride + w]);
-    float total = 0.0f;
-    float acc[8] = {0, 0, 0, 0, 0, 0, 0, 0};
-    const int c0 = lane * 8; /* 8 columns a lane: D <= 256 */
-    for (int s = 0; s < p.splits; s++) {
+    for (int s = lane; s < p.splits; s += 32) m = fmaxf(m, p.part_lse[s * stride + w]);
+    m = gk_warp_max(m);
+    float part = 0.0f;
+    for (int s = lane; s < p.splits; s += 32) {
         const float l = p.part_lse[s * stride + w];
         const float wgt = l == -INFINITY ? 0.0f : expf(l - m); /* a NaN partial (NaN logit) stays NaN */
-        total += wgt;
-        if (c0 < p.d && wgt != 0.0f) {
-            const float *po = p.part_o + (s * stride + w) * p.d_kernel + c0;
-            const float4 x0 = *(const float4 *)po, x1 = *(const float4 *)(po + 4);
+        wsm[wi][s] = wgt;
+        part += wgt;
+    }
+    const float total = gk_warp_sum(part);
+    __syncwarp();
+    float acc[8] = {0, 0, 0, 0, 0, 0, 0, 0};
+    const int c0 = lane * 8; /* 8 columns a lane: D <= 256 */
+    if (c0 < p.d) {
+        const float *po = p.part_o + w * p.d_kernel + c0;
+        const int64_t step = stride * p.d_kernel;
+#pragma unroll 4
+        for (int s = 0; s < p.splits; s++) {
+            const float wgt = wsm[wi][s];
+            const float4 x0 = *(const float4 *)(po + s * step), x1 = *(const float4 *)(po + s * step + 4);
             acc[0] += wgt * x0.x; acc[1] += wgt * x0.y; acc[2] += wgt * x0.z; acc[3] += wgt * x0.w;
             acc[4] += wgt * x1.x; acc[5] += wgt * x1.y; acc[6] += wgt * x1.z; acc[7] += wgt * x1.w;
         }

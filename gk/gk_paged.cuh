@@ -1,10 +1,12 @@
-/* gk_paged.cuh - gk paged KV cache v0.1: the cache layout vLLM and FlashInfer use, and the fused
-   RoPE + cache append of a decode or prefill step: q and k rotated, k and v written into their
-   cache slots (converted to fp8 e4m3 where the cache is fp8), in one memory-bound pass.
+/* gk_paged.cuh - gk paged KV cache v0.1: the cache layout vLLM and FlashInfer use, the fused
+   RoPE + cache append of a decode or prefill step (q and k rotated, k and v written into their
+   cache slots, converted to fp8 e4m3 where the cache is fp8, in one memory-bound pass), and
+   split-K decode attention over the cache (FlashDecoding), 1 to 16 query tokens a sequence.
 
-   Needs gk_core.cuh (same folder). In ONE .cu file of your program:
-       #define GK_IMPLEMENTATION      (or GK_PAGED_IMPLEMENTATION for this header alone)
-       #include "gk_paged.cuh"
+   Needs gk_core.cuh, gk_mma.cuh and gk_attention.cuh (same folder; the decode kernel shares the
+   online softmax and the split combine of gk_attention.cuh). In ONE .cu file of your program:
+       #define GK_IMPLEMENTATION      (or GK_PAGED_IMPLEMENTATION for this header alone, with
+       #include "gk_paged.cuh"         GK_CORE_IMPLEMENTATION where no other file defines it)
 
    THE CACHE (NHD, as vLLM and FlashInfer lay it out; strides in elements)
 
@@ -48,6 +50,43 @@
          bytes: q read and written, k and v read, k and v written to the cache, positions and
          slots read
 
+   DECODE ATTENTION, for each sequence b (L = seq_lens[b] tokens in the cache, the new ones
+   included), query token i < nq (at position p_i = L - nq + i), query head h:
+       s_j   = scale q . k_j  (fp8: scale k_scale q . k_stored; scale 1/sqrt(D) unless set)
+       s_j   = softcap tanh(s_j / softcap)     (softcap > 0)
+       s_j  += alibi_slopes[h] (j - p_i)       (alibi_slopes not NULL)
+       out   = sum_j softmax(s)_j v_j          (fp8: times v_scale)
+       lse   = ln sum_j e^(s_j)                (fp32 [B][Hq][nq], optional)
+     over the keys j in [max(0, p_i - window_left), p_i] (window_left < 0: from 0): the queries
+     are causal among themselves (speculative decoding). A query that sees no key (p_i < 0, or
+     L = 0) gets out 0 and lse -inf. q and out are [B][nq][Hq][D] with strides; k and v come from
+     kv head h / (Hq / Hkv). Deterministic: no atomics, split partials merge in a fixed order.
+
+     gk_paged_decode_params gk_paged_decode_params_dense(B, Hq, Hkv, D, nq, block_table,
+         max_blocks_per_seq, seq_lens, max_seq_len)
+         contiguous q and out, block_table [B][max_blocks_per_seq], no mask, default scale
+     gk_paged_decode_T(out, lse, q, cache, params, workspace, workspace_bytes, stream)
+         lse may be NULL. With a workspace (256-byte aligned; gk_paged_decode_plan_for says how
+         many bytes) the keys of a sequence split over several blocks (FlashDecoding) and a
+         combine kernel merges them; without one each (sequence, kv head) is one block.
+     gk_paged_decode_plan_for(params, cache)   the configuration, key splits, keys a split and
+                                               workspace bytes the dispatcher picks
+     gk_paged_decode_ex(config, splits, dtype, ...the same arguments...)
+         one configuration (-1: the dispatcher's) and split count (0: the dispatcher's), for
+         benchmarks and tests; gk_paged_decode_config_count(), gk_paged_decode_config_info(i)
+     gk_paged_decode_ledger(params, dtype, cache_dtype, host_seq_lens)
+         bytes: q, out, the k and v rows read (host_seq_lens, or max_seq_len for every sequence
+         when NULL) and the lengths; FLOPs 4 Hq D a (query, visible key) pair
+
+     How it runs: a block takes one (sequence, kv head, 16 rows, key split): its rows are the nq
+     query tokens times the Hq / Hkv heads of the kv head (more than 16 take more blocks), so
+     each k and v byte of a split is read once for the whole group. Key tiles go by cp.async,
+     gathered slot by slot through the block table, into a ring of STAGES buffers; each warp
+     takes 16 keys of a tile (S = Q K^T and O += P V on m16n8k16, the online softmax of
+     gk_attention.cuh), and the warps' partials merge through shared memory at the end. An fp8
+     cache is converted in registers (e4m3 pairs to fp16 pairs after ldmatrix) and multiplied in
+     fp16: q must stay within fp16's range there.
+
    ARGUMENTS AND ERRORS
      tokens == 0 is a no-op. Null pointers, Hq not a multiple of Hkv, D not a multiple of 8 or
      past 256, rotary_dim odd, past D, or not a multiple of 16 (NeoX) or 8 (GPT-J), a cache dtype
@@ -65,6 +104,8 @@
    MEASURED   gk_bench/RESULTS.md.
 */
 #include "gk_core.cuh"
+#include "gk_mma.cuh"
+#include "gk_attention.cuh"
 #include <math.h> /* pow: gk_rope_freq is host code too */
 
 #ifndef GK_PAGED_CUH
@@ -108,6 +149,44 @@ typedef struct gk_rope_append_params {
     int *error_flag;              /* optional device int, set to 1 on a bad slot or position */
 } gk_rope_append_params;
 
+/* One decode step over the cache. Strides in elements; q and out [B][nq][Hq][D]. */
+typedef struct gk_paged_decode_params {
+    int batch;                    /* B sequences */
+    int heads_q, heads_kv, head_dim;
+    int queries;                  /* nq: 1 to 16 query tokens a sequence, its last nq positions */
+    int64_t q_batch_stride, q_row_stride, q_head_stride;
+    int64_t out_batch_stride, out_row_stride, out_head_stride;
+    const int *block_table;       /* device int32 [B][block_table_stride]: cache blocks in order */
+    int64_t block_table_stride;   /* >= ceil(max_seq_len / block_size) */
+    const int *seq_lens;          /* device int32 [B]: tokens in the cache, 0 to max_seq_len */
+    int max_seq_len;              /* a bound on every seq_lens[b]: sizes the key splits */
+    float scale;                  /* 0: 1 / sqrt(D) */
+    float softcap;                /* > 0: logits pass through softcap tanh(x / softcap) */
+    int window_left;              /* >= 0: a query at p sees keys p - window_left .. p; < 0: all */
+    const float *alibi_slopes;    /* optional device fp32 [Hq] */
+    int *error_flag;              /* optional device int: set to 1 on a block id outside the cache
+                                     or a length past max_seq_len (those keys read as 0) */
+    const int *host_seq_lens;     /* optional host copy of seq_lens: the key splits then follow
+                                     the real lengths (mixed lengths balance better) */
+} gk_paged_decode_params;
+
+/* A decode kernel configuration. */
+typedef struct gk_paged_decode_config {
+    const char *name;
+    int head_dim;                 /* the D it is built for (smaller D run on it zero-padded) */
+    int fp8;                      /* 1: for an e4m3 cache */
+    int keys;                     /* keys a tile (16 a warp) */
+    int stages;                   /* tiles in flight */
+    int threads, smem_bytes;
+} gk_paged_decode_config;
+
+/* What the dispatcher does for a problem (config -1: bad params). */
+typedef struct gk_paged_decode_plan {
+    int config, splits;
+    int split_keys;               /* keys a split: split s takes [s split_keys, (s + 1) split_keys) */
+    size_t workspace_bytes;       /* what the splits need; 0 for one */
+} gk_paged_decode_plan;
+
 GK_EXTERN_C_BEGIN
 GK_DECL gk_paged_kv gk_paged_kv_dense(void *k_cache, void *v_cache, int dtype, int num_blocks, int block_size,
                                       int heads_kv, int head_dim);
@@ -119,6 +198,23 @@ GK_DECL cudaError_t gk_rope_append_f16(gk_f16 *q_out, const gk_f16 *q, const gk_
                                        const gk_rope_append_params *params, const gk_rope *rope,
                                        const gk_paged_kv *cache, cudaStream_t stream);
 GK_DECL gk_ledger gk_rope_append_ledger(const gk_rope_append_params *params, int dtype, int cache_dtype);
+GK_DECL gk_paged_decode_params gk_paged_decode_params_dense(int batch, int heads_q, int heads_kv, int head_dim, int queries,
+                                                            const int *block_table, int max_blocks_per_seq,
+                                                            const int *seq_lens, int max_seq_len);
+GK_DECL cudaError_t gk_paged_decode_bf16(gk_bf16 *out, float *lse, const gk_bf16 *q, const gk_paged_kv *cache,
+                                         const gk_paged_decode_params *params, void *workspace, size_t workspace_bytes,
+                                         cudaStream_t stream);
+GK_DECL cudaError_t gk_paged_decode_f16(gk_f16 *out, float *lse, const gk_f16 *q, const gk_paged_kv *cache,
+                                        const gk_paged_decode_params *params, void *workspace, size_t workspace_bytes,
+                                        cudaStream_t stream);
+GK_DECL cudaError_t gk_paged_decode_ex(int config, int splits, int dtype, void *out, float *lse, const void *q,
+                                       const gk_paged_kv *cache, const gk_paged_decode_params *params, void *workspace,
+                                       size_t workspace_bytes, cudaStream_t stream);
+GK_DECL gk_paged_decode_plan gk_paged_decode_plan_for(const gk_paged_decode_params *params, const gk_paged_kv *cache);
+GK_DECL int gk_paged_decode_config_count(void);
+GK_DECL gk_paged_decode_config gk_paged_decode_config_info(int config); /* name NULL for an unknown index */
+GK_DECL gk_ledger gk_paged_decode_ledger(const gk_paged_decode_params *params, int dtype, int cache_dtype,
+                                         const int *host_seq_lens);
 GK_EXTERN_C_END
 
 /* The rotary frequency of pair j (of rotary_dim / 2), Llama-3.1 scaling included. Host and device
@@ -268,6 +364,348 @@ static __global__ void __launch_bounds__(256) gk_rope_append_kernel(const __grid
     }
 }
 
+
+/* ---------------------------------------------------------------- decode attention */
+
+/* What the decode kernels read. a carries what the softmax and the combine of gk_attention.cuh
+   read: out and its strides, lse, batch = B, sq = nq, hq, group, d, sl2 / softcap / cap_inv,
+   splits, part_o / part_lse, d_kernel, dt. */
+typedef struct gk_pd_args {
+    gk_attn_args a;
+    gk_paged_kv c;
+    const int *block_table, *seq_lens;
+    int64_t bt_stride;
+    const float *alibi;           /* slopes, or NULL */
+    int *error_flag;
+    int max_len, rchunks;         /* rchunks: blocks of 16 rows a kv head */
+    int split_keys;               /* keys a split (a multiple of the tile) */
+    int lbs;                      /* log2 block_size */
+    int window_left;
+    int kv_same;                  /* k and v caches share their strides */
+    float v_scale;
+} gk_pd_args;
+
+/* Two e4m3 codes (low byte first) as an fp16 pair: cvt.rn.f16x2.e4m3x2 on sm_89 and later. */
+GK_DEV unsigned gk_e4m3x2_to_f16x2(unsigned short x)
+{
+    __half2_raw h = __nv_cvt_fp8x2_to_halfraw2((__nv_fp8x2_storage_t)x, __NV_E4M3);
+    return (unsigned)h.x | ((unsigned)h.y << 16);
+}
+
+/* The cache block of key j of the sequence (block table row bt), or INT_MIN past the split's
+   end. Loaded a tile ahead and checked only where it is used (gk_pd_issue), so that nothing
+   waits for the load in between. */
+GK_DEV int gk_pd_page(const int *bt, int j, int hi, int lbs) { return j < hi ? __ldg(bt + (j >> lbs)) : INT_MIN; }
+
+/* A warp's 16 keys of one tile (rows row0 .. row0 + 15 of the K and V tiles), k and v of kv head
+   hk. Lane l < 16 turns the block id of key k0 + l (pg, loaded a tile ahead; INT_MIN past the
+   split) into the byte offset of that key's rows, -1 for none (a block id outside the cache
+   sets the flag and reads as zeros); each access then takes whole key rows of cpr 16-byte
+   chunks (32 / cpr keys), so the L2 sees full 128-byte lines, the lanes of a key getting its
+   offset by shuffle. kb, vb: the lane's chunk (lane % cpr) of kv head hk in block 0. */
+GK_DEV void gk_pd_issue(const gk_pd_args *p, char *skt, char *svt, int row0, int pg, int k0, int cpr, int es,
+                        const char *kb, const char *vb, int lane)
+{
+    const int kpi = 32 / cpr, c = lane % cpr, kl = lane / cpr, valid = c < (p->a.d * es + 15) / 16;
+    if (pg != INT_MIN && (unsigned)pg >= (unsigned)p->c.num_blocks) {
+        if (p->error_flag) *p->error_flag = 1;
+        pg = INT_MIN;
+    }
+    const int64_t slot = (k0 + (lane & 15)) & ((1 << p->lbs) - 1);
+    const int64_t ko = pg == INT_MIN ? -1 : ((int64_t)pg * p->c.k_block_stride + slot * p->c.k_slot_stride) * es;
+    const int64_t vo = pg == INT_MIN ? -1 : ((int64_t)pg * p->c.v_block_stride + slot * p->c.v_slot_stride) * es;
+#pragma unroll
+    for (int i = 0; i < 16 / kpi; i++) {
+        const int key = kl + kpi * i;
+        const int64_t k = __shfl_sync(0xffffffffu, ko, key), v = p->kv_same ? k : __shfl_sync(0xffffffffu, vo, key);
+        const int ok = k >= 0 && valid;
+        gk_cp_async_16(gk_attn_at(skt, row0 + key, c, cpr), ok ? kb + k : kb, ok ? 16 : 0);
+        gk_cp_async_16(gk_attn_at(svt, row0 + key, c, cpr), ok ? vb + v : vb, ok ? 16 : 0);
+    }
+}
+
+/* One (kv head, 16 rows, sequence, key split) a block; see "How it runs" above. Row r of the
+   block's 16 is query i = (r0 + r) / group, head hk group + (r0 + r) % group. K and V tiles of
+   BN = 16 NW keys in a ring of STAGES buffers; warp w takes keys [16 w, 16 w + 16) of each. Per
+   thread: qf (the Q fragments, DK / 4 registers), o (DK / 2 accumulators). An fp8 cache (F8)
+   multiplies in fp16: its K fragments take the four e4m3 codes a lane's ldmatrix brings (key g,
+   dims 4 t4 .. 4 t4 + 3 of a 16-dim chunk) as the k positions 2 t4, 2 t4 + 1, 2 t4 + 8,
+   2 t4 + 9 of a k16 step, and Q's fragments are gathered in the same order; V's ldmatrix .trans
+   brings two keys of dims 2 g and 2 g + 1, which feed two n8 tiles (even and odd dims). */
+GK_DEV void gk_pd_run(const gk_pd_args *p, int dt, int F8, int DK, int NW, int STAGES, unsigned *qf, float *o)
+{
+    extern __shared__ uint4 gk_pd_smem[];
+    const int BN = 16 * NW, threads = 32 * NW, es = F8 ? 1 : 2, mdt = F8 ? GK_F16 : dt;
+    const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31, g = lane >> 2, t4 = lane & 3;
+    const int qchunks = DK / 8, kchunks = DK * es / 16, tile_bytes = BN * DK * es;
+    char *sq = (char *)gk_pd_smem, *ring = sq + 16 * DK * 2;
+    const int split = blockIdx.x, hk = blockIdx.y / p->rchunks, r0 = (blockIdx.y % p->rchunks) * 16, b = blockIdx.z;
+    const int nq = p->a.sq, group = p->a.group, R = nq * group;
+    int L = p->seq_lens[b];
+    if (L < 0 || L > p->max_len) {
+        if (p->error_flag && threadIdx.x == 0) *p->error_flag = 1;
+        L = L < 0 ? 0 : p->max_len;
+    }
+    /* the split's keys, cut to what the rows see: up to L - 1, from the first query's window */
+    int lo = split * p->split_keys, hi = min(L, lo + p->split_keys);
+    if (p->window_left >= 0) lo = max(lo, L - nq - p->window_left);
+    const int ntiles = hi > lo ? (hi - lo + BN - 1) / BN : 0;
+
+    /* Q: the block's 16 rows (zeros past R and past D) */
+    for (int i = threadIdx.x; i < 16 * qchunks; i += threads) {
+        const int r = i / qchunks, c = i % qchunks, row = r0 + r, qi = row / group;
+        const int ok = row < R && c < p->a.d / 8;
+        const char *src = (const char *)p->a.q +
+                          2 * (b * p->a.q_bs + (int64_t)qi * p->a.q_rs + (int64_t)(hk * group + row % group) * p->a.q_hs + c * 8);
+        gk_cp_async_16(gk_attn_at(sq, r, c, qchunks), ok ? src : (const char *)p->a.q, ok ? 16 : 0);
+    }
+
+    /* the ring: each warp loads and reads only its own 16 keys of every tile, so after the first
+       tile (whose group carries Q) the warps never wait for each other. Tiles 0 .. STAGES - 2
+       now, each later one as the warp's oldest buffer frees; a lane's block id (key lane % 16 of
+       the warp's slice) is loaded a tile ahead. */
+    const int *bt = p->block_table + b * p->bt_stride;
+    const int wk = lo + 16 * warp + (lane & 15); /* this lane's key in tile 0 */
+    const char *kb = (const char *)p->c.k_cache + ((int64_t)hk * p->c.k_head_stride * es + (lane % kchunks) * 16);
+    const char *vb = (const char *)p->c.v_cache + ((int64_t)hk * p->c.v_head_stride * es + (lane % kchunks) * 16);
+    int pg = gk_pd_page(bt, wk, hi, p->lbs);
+#pragma unroll
+    for (int s = 0; s < STAGES - 1; s++) {
+        if (s < ntiles) {
+            char *st = ring + s * 2 * tile_bytes;
+            gk_pd_issue(p, st, st + tile_bytes, 16 * warp, pg, wk - (lane & 15) + s * BN, kchunks, es, kb, vb, lane);
+            pg = gk_pd_page(bt, wk + (s + 1) * BN, hi, p->lbs);
+        }
+        gk_cp_async_commit();
+    }
+
+    /* ldmatrix lanes: K (rows = keys) row lk, chunk lane / 8 % 2; Q and V (.trans) row lq,
+       chunk lane / 16 */
+    const int lq = (lane & 7) + ((lane >> 3) & 1) * 8, lk = (lane >> 4) * 8 + (lane & 7);
+    int offk[4], offv[4], offq[4];
+    gk_attn_lane_offsets(lk, (lane >> 3) & 1, kchunks, offk);
+    gk_attn_lane_offsets(lq, lane >> 4, kchunks, offv);
+    gk_attn_lane_offsets(lq, lane >> 4, qchunks, offq);
+
+    float row_max[2] = {-INFINITY, -INFINITY}, row_sum[2] = {0.0f, 0.0f};
+#pragma unroll
+    for (int i = 0; i < DK / 2; i++) o[i] = 0.0f;
+
+    /* rows of this thread (g, g + 8): query position and ALiBi slope */
+    int pos[2], wlo[2];
+    float slope[2];
+#pragma unroll
+    for (int r = 0; r < 2; r++) {
+        const int row = r0 + g + 8 * r, qi = row / group;
+        pos[r] = row < R ? L - nq + qi : -1;
+        wlo[r] = p->window_left >= 0 ? pos[r] - p->window_left : INT_MIN;
+        slope[r] = p->alibi && row < R ? p->alibi[hk * group + row % group] * (float)GK_LOG2E : 0.0f;
+    }
+    const int min_pos = L - nq, max_wlo = p->window_left >= 0 ? L - 1 - p->window_left : INT_MIN;
+
+    for (int it = 0; it < ntiles; it++) {
+        if (STAGES == 2) gk_cp_async_wait_0();
+        else if (STAGES == 3) gk_cp_async_wait_1();
+        else gk_cp_async_wait_2();
+        if (it == 0) __syncthreads(); /* Q (every warp's copies) is in */
+        else __syncwarp();            /* the warp's slice of tile it is in; its reads of tile it - 1 are done */
+        if (it == 0) {
+            if (!F8) {
+#pragma unroll
+                for (int kk = 0; kk < DK / 16; kk++) gk_ldmatrix_x4(qf + kk * 4, gk_attn_lane_at(sq, offq, 0, kk, qchunks));
+            } else {
+                /* dims 16 kk + 4 t4 .. + 3 of rows g and g + 8, as fp16 pairs */
+#pragma unroll
+                for (int kk = 0; kk < DK / 16; kk++)
+#pragma unroll
+                    for (int r = 0; r < 2; r++) {
+                        const int c = 2 * kk + (t4 >> 1);
+                        const uint2 w = *(const uint2 *)(gk_attn_at(sq, g + 8 * r, c, qchunks) + (t4 & 1) * 8);
+                        float x[4];
+                        gk_unpack2_f32(w.x, dt, x);
+                        gk_unpack2_f32(w.y, dt, x + 2);
+                        qf[kk * 4 + r] = gk_pack2_f32(x, GK_F16);
+                        qf[kk * 4 + 2 + r] = gk_pack2_f32(x + 2, GK_F16);
+                    }
+            }
+        }
+        {
+            const int nx = it + STAGES - 1;
+            if (nx < ntiles) {
+                char *st = ring + (nx % STAGES) * 2 * tile_bytes;
+                gk_pd_issue(p, st, st + tile_bytes, 16 * warp, pg, wk - (lane & 15) + nx * BN, kchunks, es, kb, vb, lane);
+                pg = gk_pd_page(bt, wk + (nx + 1) * BN, hi, p->lbs);
+            }
+            gk_cp_async_commit();
+        }
+        const int k0 = lo + it * BN + 16 * warp; /* this warp's first key */
+        if (k0 >= hi) continue;
+        const char *skt = ring + (it % STAGES) * 2 * tile_bytes, *svt = skt + tile_bytes;
+
+        /* S = Q K^T over the warp's 16 keys */
+        float s[8];
+#pragma unroll
+        for (int i = 0; i < 8; i++) s[i] = 0.0f;
+        if (!F8) {
+#pragma unroll
+            for (int kk = 0; kk < DK / 16; kk++) {
+                unsigned kb[4];
+                gk_ldmatrix_x4(kb, gk_attn_lane_at((char *)skt, offk, 16 * warp, kk, kchunks));
+                gk_attn_mma(s, qf + kk * 4, kb, dt);
+                gk_attn_mma(s + 4, qf + kk * 4, kb + 2, dt);
+            }
+        } else {
+#pragma unroll
+            for (int u = 0; u < DK / 32; u++) {
+                unsigned kb[4];
+                gk_ldmatrix_x4(kb, gk_attn_lane_at((char *)skt, offk, 16 * warp, u, kchunks));
+#pragma unroll
+                for (int m = 0; m < 4; m++) { /* keys 8 (m / 2) .., k16 step 2 u + m % 2 */
+                    unsigned bb[2];
+                    bb[0] = gk_e4m3x2_to_f16x2((unsigned short)(kb[m] & 0xffffu));
+                    bb[1] = gk_e4m3x2_to_f16x2((unsigned short)(kb[m] >> 16));
+                    gk_attn_mma(s + 4 * (m >> 1), qf + (2 * u + (m & 1)) * 4, bb, GK_F16);
+                }
+            }
+        }
+
+        /* logits (log2 units), the rows' masks and ALiBi, the online softmax */
+        gk_attn_logits(&p->a, s, 8, 0, 0, 0, 0, 0);
+        const int kc = k0 + 2 * t4;
+        if (k0 + 15 >= hi || k0 + 15 > min_pos || k0 < max_wlo || p->alibi) {
+#pragma unroll
+            for (int i = 0; i < 8; i++) {
+                const int j = kc + (i >> 2) * 8 + (i & 1), r = (i >> 1) & 1;
+                const float x = s[i] + slope[r] * (float)(j - pos[r]);
+                s[i] = j < hi && j <= pos[r] && j >= wlo[r] ? x : -INFINITY;
+            }
+        }
+        float alpha[2];
+        if (gk_attn_softmax(s, 8, row_max, row_sum, alpha)) gk_attn_rescale(o, DK / 2, alpha);
+
+        /* O += P V */
+        unsigned pa[4];
+        gk_attn_pack_p(s, mdt, pa);
+        if (!F8) {
+#pragma unroll
+            for (int jj = 0; jj < DK / 16; jj++) {
+                unsigned vb[4];
+                gk_ldmatrix_x4_trans(vb, gk_attn_lane_at((char *)svt, offv, 16 * warp, jj, kchunks));
+                gk_attn_mma(o + 8 * jj, pa, vb, dt);
+                gk_attn_mma(o + 8 * jj + 4, pa, vb + 2, dt);
+            }
+        } else {
+#pragma unroll
+            for (int u = 0; u < DK / 32; u++) {
+                unsigned vb[4];
+                gk_ldmatrix_x4_trans(vb, gk_attn_lane_at((char *)svt, offv, 16 * warp, u, kchunks));
+#pragma unroll
+                for (int cc = 0; cc < 2; cc++) { /* chunk 2 u + cc: keys 0-7 in vb[2 cc], 8-15 in vb[2 cc + 1] */
+                    const unsigned e0 = __byte_perm(vb[2 * cc], 0, 0x3120), e1 = __byte_perm(vb[2 * cc + 1], 0, 0x3120);
+                    unsigned be[2], bo[2];
+                    be[0] = gk_e4m3x2_to_f16x2((unsigned short)(e0 & 0xffffu)); /* dims 2 g */
+                    be[1] = gk_e4m3x2_to_f16x2((unsigned short)(e1 & 0xffffu));
+                    bo[0] = gk_e4m3x2_to_f16x2((unsigned short)(e0 >> 16)); /* dims 2 g + 1 */
+                    bo[1] = gk_e4m3x2_to_f16x2((unsigned short)(e1 >> 16));
+                    const int c = 2 * u + cc;
+                    gk_attn_mma(o + (2 * c) * 4, pa, be, GK_F16);
+                    gk_attn_mma(o + (2 * c + 1) * 4, pa, bo, GK_F16);
+                }
+            }
+        }
+    }
+
+    /* the warps' partials through shared memory (the ring is free): per warp and row its max and
+       sum (log2 units), and O unnormalized, rows DK + 4 floats apart */
+    gk_cp_async_wait_0();
+    __syncthreads();
+    const int ld = DK + 4;
+    float *so = (float *)ring, *sm = so + NW * 16 * ld, *sl = sm + NW * 16;
+#pragma unroll
+    for (int r = 0; r < 2; r++) {
+        float l = row_sum[r];
+        l += __shfl_xor_sync(0xffffffffu, l, 1);
+        l += __shfl_xor_sync(0xffffffffu, l, 2);
+        if (t4 == 0) {
+            sm[warp * 16 + g + 8 * r] = row_max[r];
+            sl[warp * 16 + g + 8 * r] = l;
+        }
+        float *orow = so + (warp * 16 + g + 8 * r) * ld;
+        if (!F8) {
+#pragma unroll
+            for (int jt = 0; jt < DK / 8; jt++)
+                *(float2 *)(orow + 8 * jt + 2 * t4) = make_float2(o[4 * jt + 2 * r], o[4 * jt + 2 * r + 1]);
+        } else {
+            /* tile 2 c + e holds dims 16 c + 4 t4 + e + {0, 2} */
+#pragma unroll
+            for (int c = 0; c < DK / 16; c++)
+                *(float4 *)(orow + 16 * c + 4 * t4) = make_float4(o[8 * c + 2 * r], o[8 * c + 4 + 2 * r],
+                                                                  o[8 * c + 2 * r + 1], o[8 * c + 4 + 2 * r + 1]);
+        }
+    }
+    __syncthreads();
+
+    /* merged in warp order: 8 columns a thread at a time */
+    const int vc = (p->a.d + 7) / 8;
+    const int64_t rows_all = (int64_t)p->a.batch * nq * p->a.hq;
+    for (int task = threadIdx.x; task < 16 * vc; task += threads) {
+        const int r = task / vc, c8 = task % vc, row = r0 + r;
+        if (row >= R) continue;
+        const int qi = row / group, h = hk * group + row % group;
+        float m = -INFINITY;
+#pragma unroll
+        for (int w = 0; w < NW; w++) m = fmaxf(m, sm[w * 16 + r]);
+        float l = 0.0f, acc[8] = {0, 0, 0, 0, 0, 0, 0, 0};
+#pragma unroll
+        for (int w = 0; w < NW; w++) {
+            const float mw = sm[w * 16 + r];
+            const float wgt = mw == -INFINITY ? 0.0f : gk_ex2_approx(mw - m);
+            l += wgt * sl[w * 16 + r];
+            const float4 x0 = *(const float4 *)(so + (w * 16 + r) * ld + c8 * 8);
+            const float4 x1 = *(const float4 *)(so + (w * 16 + r) * ld + c8 * 8 + 4);
+            acc[0] += wgt * x0.x; acc[1] += wgt * x0.y; acc[2] += wgt * x0.z; acc[3] += wgt * x0.w;
+            acc[4] += wgt * x1.x; acc[5] += wgt * x1.y; acc[6] += wgt * x1.z; acc[7] += wgt * x1.w;
+        }
+        const float inv = l > 0.0f ? p->v_scale / l : 0.0f;
+#pragma unroll
+        for (int e = 0; e < 8; e++) acc[e] *= inv;
+        /* l NaN (a NaN logit): lse NaN too, not -inf */
+        const float lse = l > 0.0f || l != l ? (m + log2f(l)) * 0.6931471805599453f : -INFINITY;
+        if (p->a.splits > 1) {
+            const int64_t pr = (int64_t)split * rows_all + ((int64_t)b * nq + qi) * p->a.hq + h;
+            float *po = p->a.part_o + pr * p->a.d_kernel + c8 * 8;
+            *(float4 *)po = make_float4(acc[0], acc[1], acc[2], acc[3]);
+            *(float4 *)(po + 4) = make_float4(acc[4], acc[5], acc[6], acc[7]);
+            if (c8 == 0) p->a.part_lse[pr] = lse;
+        } else {
+            gk_st16((char *)p->a.out + 2 * (b * p->a.o_bs + (int64_t)qi * p->a.o_rs + (int64_t)h * p->a.o_hs + c8 * 8),
+                    gk_pack_f32(acc, dt, 8));
+            if (c8 == 0 && p->a.lse) p->a.lse[((int64_t)b * p->a.hq + h) * nq + qi] = lse;
+        }
+    }
+}
+
+typedef void (*gk_pd_kernel)(gk_pd_args);
+
+/* shared memory: the Q tile (16-bit), STAGES K and V tiles; the warps' merge reuses the ring */
+#define gk_pd_smem_c(D, F8, NW, STAGES) (16 * (D) * 2 + (STAGES) * 2 * 16 * (NW) * (D) * ((F8) ? 1 : 2))
+
+#define GK_DEFINE_PAGED_DECODE(name, dt, F8, D, NW, STAGES, MINB)                                                 \
+    static_assert((D) % 32 == 0 && (D) <= 256, #name ": D is a multiple of 32, at most 256");                   \
+    static_assert((NW) == 2 || (NW) == 4 || (NW) == 8, #name ": 2, 4 or 8 warps");                             \
+    static_assert((STAGES) >= 2 && (STAGES) <= 4, #name ": 2 to 4 stages");                                      \
+    static_assert((STAGES) * 2 * 16 * (NW) * (D) * ((F8) ? 1 : 2) >= (NW) * 16 * ((D) + 4) * 4 + (NW) * 128,    \
+                  #name ": the ring holds the warps' merge");                                                    \
+    static_assert(gk_pd_smem_c(D, F8, NW, STAGES) <= 227 * 1024, #name ": over 227 KB of shared memory");       \
+    static __global__ void __launch_bounds__((NW) * 32, MINB) name(const __grid_constant__ gk_pd_args p)      \
+    {                                                                                                            \
+        unsigned qf[(D) / 4];                                                                                    \
+        float o[(D) / 2];                                                                                        \
+        gk_pd_run(&p, dt, F8, D, NW, STAGES, qf, o);                                                             \
+    }                                                                                                            \
+    static const gk_paged_decode_config name##_config = {#name, D, F8, 16 * (NW), STAGES, (NW) * 32,              \
+                                                         gk_pd_smem_c(D, F8, NW, STAGES)};
+
 #endif /* __CUDACC__ */
 
 #endif /* GK_PAGED_CUH */
@@ -278,6 +716,36 @@ static __global__ void __launch_bounds__(256) gk_rope_append_kernel(const __grid
 #define GK_PAGED_IMPLEMENTED
 
 #ifdef __CUDACC__
+
+/* The shipped decode configurations, as X(tile, D, F8, NW, STAGES, MINB): 4 warps (64 keys a
+   tile), the ring as deep as two or three blocks an SM leave room for. */
+#ifndef GK_PAGED_DECODE_CONFIGS
+#define GK_PAGED_DECODE_CONFIGS(X) \
+    X(d64, 64, 0, 4, 4, 3)         \
+    X(d128, 128, 0, 4, 3, 2)       \
+    X(d256, 256, 0, 4, 2, 1)       \
+    X(d64_fp8, 64, 1, 4, 4, 4)     \
+    X(d128_fp8, 128, 1, 4, 4, 3)   \
+    X(d256_fp8, 256, 1, 4, 3, 2)
+#endif
+#ifndef GK_PAGED_MAX_SPLITS
+#define GK_PAGED_MAX_SPLITS 256
+#endif
+static_assert(GK_PAGED_MAX_SPLITS <= GK_ATTN_COMBINE_MAX, "the combine merges at most GK_ATTN_COMBINE_MAX splits");
+#define GK_PD_X_DEFINE(tile, D, F8, NW, STAGES, MINB)                                     \
+    GK_DEFINE_PAGED_DECODE(gk_paged_decode_bf16_##tile, GK_BF16, F8, D, NW, STAGES, MINB) \
+    GK_DEFINE_PAGED_DECODE(gk_paged_decode_f16_##tile, GK_F16, F8, D, NW, STAGES, MINB)
+#define GK_PD_X_BF16(tile, D, F8, NW, STAGES, MINB) gk_paged_decode_bf16_##tile,
+#define GK_PD_X_F16(tile, D, F8, NW, STAGES, MINB) gk_paged_decode_f16_##tile,
+#define GK_PD_X_CONFIG(tile, D, F8, NW, STAGES, MINB) &gk_paged_decode_bf16_##tile##_config,
+#define GK_PD_X_MINB(tile, D, F8, NW, STAGES, MINB) MINB,
+GK_PAGED_DECODE_CONFIGS(GK_PD_X_DEFINE)
+
+static const gk_pd_kernel gk_pd_kernels[2][32] = {{GK_PAGED_DECODE_CONFIGS(GK_PD_X_BF16)},
+                                                  {GK_PAGED_DECODE_CONFIGS(GK_PD_X_F16)}};
+static const gk_paged_decode_config *const gk_pd_configs[] = {GK_PAGED_DECODE_CONFIGS(GK_PD_X_CONFIG)};
+static const int gk_pd_minb[] = {GK_PAGED_DECODE_CONFIGS(GK_PD_X_MINB)};
+#define GK_PD_N ((int)(sizeof gk_pd_configs / sizeof gk_pd_configs[0]))
 
 GK_EXTERN_C_BEGIN
 
@@ -480,6 +948,386 @@ GK_IMPL cudaError_t gk_rope_append_f16(gk_f16 *q_out, const gk_f16 *q, const gk_
     gk__begin();
     return gk__end("gk_rope_append_f16",
                    gk_rope_append_run("gk_rope_append_f16", GK_F16, q_out, q, k, v, params, rope, cache, stream));
+}
+
+GK_EXTERN_C_END
+
+/* ---------------------------------------------------------------- decode attention: host side */
+
+static int gk_pd_kernel_dim(int d) { return d <= 64 ? 64 : d <= 128 ? 128 : 256; }
+
+/* The checked problem. *empty: B == 0, nothing to do. */
+static cudaError_t gk_pd_check(const char *fn, int dt, void *out, float *lse, const void *q, const gk_paged_kv *cp,
+                               const gk_paged_decode_params *pp, gk_pd_args *a, int *empty)
+{
+    GK_TRY(gk_check_ptr(fn, "params", pp));
+    GK_TRY(gk_check_ptr(fn, "cache", cp));
+    memset(a, 0, sizeof *a);
+    const gk_paged_decode_params *p = pp;
+    const gk_paged_kv *c = cp;
+    *empty = 0;
+    GK_TRY(gk_check_nonneg(fn, "batch", p->batch));
+    if (p->batch > 65535) return gk__fail(cudaErrorInvalidValue, fn, "batch %d is past 65535", p->batch);
+    if (p->batch == 0) {
+        *empty = 1;
+        return cudaSuccess;
+    }
+    GK_TRY(gk_check_positive(fn, "heads_q", p->heads_q));
+    GK_TRY(gk_check_positive(fn, "heads_kv", p->heads_kv));
+    if (p->heads_q % p->heads_kv)
+        return gk__fail(cudaErrorInvalidValue, fn, "heads_q (%d) is not a multiple of heads_kv (%d)", p->heads_q, p->heads_kv);
+    const int f8 = c->dtype == GK_E4M3, D = p->head_dim;
+    if (D < 8 || D > 256 || D % (f8 ? 16 : 8))
+        return gk__fail(cudaErrorInvalidValue, fn, "head_dim %d is not supported: a multiple of %d from %d to 256", D,
+                        f8 ? 16 : 8, f8 ? 16 : 8);
+    if (p->queries < 1 || p->queries > 16)
+        return gk__fail(cudaErrorInvalidValue, fn, "queries %d: 1 to 16 query tokens a sequence", p->queries);
+    if (c->heads_kv != p->heads_kv || c->head_dim != D)
+        return gk__fail(cudaErrorInvalidValue, fn, "the cache holds %d heads of %d, the problem %d heads of %d",
+                        c->heads_kv, c->head_dim, p->heads_kv, D);
+    if (c->dtype != dt && !f8)
+        return gk__fail(cudaErrorInvalidValue, fn, "cache dtype %s: it must be q's (%s) or e4m3", gk_dtype_name(c->dtype),
+                        gk_dtype_name(dt));
+    if (f8 && (!(c->k_scale > 0.0f) || !(c->v_scale > 0.0f)))
+        return gk__fail(cudaErrorInvalidValue, fn, "an fp8 cache needs k_scale and v_scale > 0");
+    GK_TRY(gk_check_positive(fn, "num_blocks", c->num_blocks));
+    if (c->block_size < 1 || c->block_size > 256 || (c->block_size & (c->block_size - 1)))
+        return gk__fail(cudaErrorInvalidValue, fn, "block_size %d is not a power of two from 1 to 256", c->block_size);
+    GK_TRY(gk_check_nonneg(fn, "max_seq_len", p->max_seq_len));
+    if (p->block_table_stride < gk_ceil_div(p->max_seq_len, c->block_size))
+        return gk__fail(cudaErrorInvalidValue, fn, "block_table_stride %lld is under ceil(max_seq_len / block_size) = %lld",
+                        (long long)p->block_table_stride, (long long)gk_ceil_div(p->max_seq_len, c->block_size));
+    if (p->softcap < 0.0f || p->softcap != p->softcap)
+        return gk__fail(cudaErrorInvalidValue, fn, "softcap %g must be >= 0", (double)p->softcap);
+    if (p->scale != p->scale) return gk__fail(cudaErrorInvalidValue, fn, "scale is NaN");
+    GK_TRY(gk_check_ptr(fn, "out", out));
+    GK_TRY(gk_check_ptr(fn, "q", q));
+    GK_TRY(gk_check_ptr(fn, "k_cache", c->k_cache));
+    GK_TRY(gk_check_ptr(fn, "v_cache", c->v_cache));
+    GK_TRY(gk_check_ptr(fn, "block_table", p->block_table));
+    GK_TRY(gk_check_ptr(fn, "seq_lens", p->seq_lens));
+    GK_TRY(gk_check_elem_aligned(fn, "block_table", p->block_table, 4));
+    GK_TRY(gk_check_elem_aligned(fn, "seq_lens", p->seq_lens, 4));
+    if (lse) GK_TRY(gk_check_elem_aligned(fn, "lse", lse, 4));
+    if (p->alibi_slopes) GK_TRY(gk_check_elem_aligned(fn, "alibi_slopes", p->alibi_slopes, 4));
+    if (p->error_flag) GK_TRY(gk_check_elem_aligned(fn, "error_flag", p->error_flag, 4));
+    const char *names[4] = {"out", "q", "k_cache", "v_cache"};
+    const void *ptrs[4] = {out, q, c->k_cache, c->v_cache};
+    for (int i = 0; i < 4; i++)
+        if (!gk_is_aligned(ptrs[i], 16))
+            return gk__fail(cudaErrorInvalidValue, fn, "'%s' (%p) is not 16-byte aligned", names[i], ptrs[i]);
+    GK_TRY(gk_check_stride(fn, "q_batch_stride", p->q_batch_stride, 8));
+    GK_TRY(gk_check_stride(fn, "q_row_stride", p->q_row_stride, 8));
+    GK_TRY(gk_check_stride(fn, "q_head_stride", p->q_head_stride, 8));
+    GK_TRY(gk_check_stride(fn, "out_batch_stride", p->out_batch_stride, 8));
+    GK_TRY(gk_check_stride(fn, "out_row_stride", p->out_row_stride, 8));
+    GK_TRY(gk_check_stride(fn, "out_head_stride", p->out_head_stride, 8));
+    const int cm = f8 ? 16 : 8; /* 16 bytes */
+    GK_TRY(gk_check_stride(fn, "k_block_stride", c->k_block_stride, cm));
+    GK_TRY(gk_check_stride(fn, "k_slot_stride", c->k_slot_stride, cm));
+    GK_TRY(gk_check_stride(fn, "k_head_stride (cache)", c->k_head_stride, cm));
+    GK_TRY(gk_check_stride(fn, "v_block_stride", c->v_block_stride, cm));
+    GK_TRY(gk_check_stride(fn, "v_slot_stride", c->v_slot_stride, cm));
+    GK_TRY(gk_check_stride(fn, "v_head_stride (cache)", c->v_head_stride, cm));
+    /* out: rows must not alias, and must not touch q or lse */
+    const int B = p->batch, nq = p->queries, Hq = p->heads_q;
+    if (Hq > 1 && p->out_head_stride < D)
+        return gk__fail(cudaErrorInvalidValue, fn, "out_head_stride %lld is under head_dim: heads would alias",
+                        (long long)p->out_head_stride);
+    if (nq > 1 && p->out_row_stride < (Hq - 1) * p->out_head_stride + D)
+        return gk__fail(cudaErrorInvalidValue, fn, "out_row_stride %lld is under a row's heads: rows would alias",
+                        (long long)p->out_row_stride);
+    if (B > 1 && p->out_batch_stride < (nq - 1) * p->out_row_stride + (Hq - 1) * p->out_head_stride + D)
+        return gk__fail(cudaErrorInvalidValue, fn, "out_batch_stride %lld is under a sequence's rows: they would alias",
+                        (long long)p->out_batch_stride);
+    const int64_t ob = ((B - 1) * p->out_batch_stride + (nq - 1) * p->out_row_stride + (Hq - 1) * p->out_head_stride + D) * 2;
+    const int64_t qb = ((B - 1) * p->q_batch_stride + (nq - 1) * p->q_row_stride + (Hq - 1) * p->q_head_stride + D) * 2;
+    GK_TRY(gk_check_disjoint(fn, "out", out, ob, "q", q, qb));
+    if (lse) GK_TRY(gk_check_disjoint(fn, "out", out, ob, "lse", lse, (int64_t)B * Hq * nq * 4));
+    if (lse) GK_TRY(gk_check_disjoint(fn, "lse", lse, (int64_t)B * Hq * nq * 4, "q", q, qb));
+
+    gk_attn_args *t = &a->a;
+    t->out = out;
+    t->q = q;
+    t->lse = lse;
+    t->q_bs = p->q_batch_stride;
+    t->q_rs = p->q_row_stride;
+    t->q_hs = p->q_head_stride;
+    t->o_bs = p->out_batch_stride;
+    t->o_rs = p->out_row_stride;
+    t->o_hs = p->out_head_stride;
+    t->batch = B;
+    t->hq = Hq;
+    t->hkv = p->heads_kv;
+    t->group = Hq / p->heads_kv;
+    t->d = D;
+    t->sq = nq;
+    t->sk = p->max_seq_len;
+    t->dt = dt;
+    t->left = t->right = -1;
+    const float scale = (p->scale != 0.0f ? p->scale : 1.0f / sqrtf((float)D)) * (f8 ? c->k_scale : 1.0f);
+    if (p->softcap > 0.0f) {
+        t->softcap = p->softcap;
+        t->sl2 = p->softcap * (float)GK_LOG2E;
+        t->cap_inv = scale / p->softcap;
+    } else {
+        t->sl2 = scale * (float)GK_LOG2E;
+    }
+    t->splits = 1;
+    a->c = *c;
+    a->block_table = p->block_table;
+    a->seq_lens = p->seq_lens;
+    a->bt_stride = p->block_table_stride;
+    a->alibi = p->alibi_slopes;
+    a->error_flag = p->error_flag;
+    a->max_len = p->max_seq_len;
+    a->rchunks = (int)gk_ceil_div((int64_t)nq * t->group, 16);
+    a->window_left = p->window_left;
+    a->v_scale = f8 ? c->v_scale : 1.0f;
+    a->kv_same = c->k_block_stride == c->v_block_stride && c->k_slot_stride == c->v_slot_stride;
+    int lbs = 0;
+    while ((1 << lbs) < c->block_size) lbs++;
+    a->lbs = lbs;
+    if ((int64_t)p->heads_kv * a->rchunks > 65535)
+        return gk__fail(cudaErrorInvalidValue, fn, "heads_kv x ceil(queries x group / 16) = %lld is past 65535",
+                        (long long)p->heads_kv * a->rchunks);
+    return cudaSuccess;
+}
+
+/* The configuration for a problem: the first built for its kernel head dim and cache type. */
+static int gk_pd_pick(const gk_pd_args *a)
+{
+    const int dk = gk_pd_kernel_dim(a->a.d), f8 = a->c.dtype == GK_E4M3;
+    for (int i = 0; i < GK_PD_N; i++)
+        if (gk_pd_configs[i]->head_dim == dk && gk_pd_configs[i]->fp8 == f8) return i;
+    return -1;
+}
+
+static size_t gk_pd_split_bytes(const gk_pd_args *a, int splits, int dk)
+{
+    if (splits <= 1) return 0;
+    const size_t rows = (size_t)splits * a->a.batch * a->a.sq * a->a.hq;
+    return gk_round_up((int64_t)(rows * dk * 4), 256) + gk_round_up((int64_t)(rows * 4), 256);
+}
+
+/* Key splits from a model of the schedule: s splits of ceil(tiles / s) tiles each, over
+   B Hkv rchunks (b, kv head, rows) and the SMs' resident blocks; the cost of s is the rounds of
+   blocks times the tiles a block streams. With host lengths the blocks a sequence needs are
+   counted from its own length. Among equal costs the fewer splits win (no partials to merge),
+   and a split keeps at least 8 tiles. */
+static int gk_pd_splits_for(const gk_pd_args *a, const int *host_lens, int config, int sms)
+{
+    const gk_paged_decode_config *cfg = gk_pd_configs[config];
+    const int64_t tiles = gk_ceil_div(a->max_len, cfg->keys);
+    int per_sm = (228 * 1024) / (cfg->smem_bytes + 1024);
+    if (per_sm > gk_pd_minb[config] + 1) per_sm = gk_pd_minb[config] + 1;
+    if (per_sm < 1) per_sm = 1;
+    const int64_t conc = (int64_t)sms * per_sm, heads = (int64_t)a->a.hkv * a->rchunks;
+    int64_t smax = tiles / 8;
+    if (smax > GK_PAGED_MAX_SPLITS) smax = GK_PAGED_MAX_SPLITS;
+    if (smax * a->a.batch > 65535 * 8) smax = 65535 * 8 / a->a.batch;
+    int best = 1;
+    double best_cost = 0.0;
+    for (int64_t s = 1; s <= (smax > 1 ? smax : 1); s++) {
+        const int64_t per = gk_ceil_div(tiles, s); /* tiles a split */
+        int64_t blocks = 0;
+        if (host_lens) {
+            for (int b = 0; b < a->a.batch; b++) {
+                const int64_t l = host_lens[b] < 0 ? 0 : host_lens[b] > a->max_len ? a->max_len : host_lens[b];
+                blocks += gk_ceil_div(gk_ceil_div(l, cfg->keys), per);
+            }
+        } else {
+            blocks = (int64_t)a->a.batch * gk_ceil_div(tiles, per);
+        }
+        blocks *= heads;
+        const double cost = (double)gk_ceil_div(blocks > 0 ? blocks : 1, conc) * (double)per;
+        if (s == 1 || cost < best_cost * 0.97) {
+            best = (int)s;
+            best_cost = cost;
+        }
+    }
+    return best;
+}
+
+static cudaError_t gk_pd_run_host(const char *fn, int config, int splits, int dt, void *out, float *lse, const void *q,
+                                  const gk_paged_kv *cache, const gk_paged_decode_params *params, void *workspace,
+                                  size_t workspace_bytes, cudaStream_t stream, gk_paged_decode_plan *plan_only)
+{
+    gk_pd_args a;
+    int empty = 0;
+    GK_TRY(gk_pd_check(fn, dt, out, lse, q, cache, params, &a, &empty));
+    if (empty) return cudaSuccess;
+    if (config < -1 || config >= GK_PD_N)
+        return gk__fail(cudaErrorInvalidValue, fn, "configuration %d is not one of 0 .. %d (or -1)", config, GK_PD_N - 1);
+    if (splits < 0 || splits > GK_PAGED_MAX_SPLITS)
+        return gk__fail(cudaErrorInvalidValue, fn, "splits is %d: 0 (the dispatcher's) to %d", splits, GK_PAGED_MAX_SPLITS);
+    if (workspace && !gk_is_aligned(workspace, 256))
+        return gk__fail(cudaErrorInvalidValue, fn, "workspace (%p) is not 256-byte aligned", workspace);
+    if (config < 0) config = gk_pd_pick(&a);
+    if (config < 0) return gk__fail(cudaErrorInvalidValue, fn, "no decode configuration is built for D %d", a.a.d);
+    const gk_paged_decode_config *cfg = gk_pd_configs[config];
+    if (cfg->head_dim < a.a.d || cfg->fp8 != (a.c.dtype == GK_E4M3))
+        return gk__fail(cudaErrorInvalidValue, fn, "configuration %s is built for D <= %d and %s caches", cfg->name,
+                        cfg->head_dim, cfg->fp8 ? "e4m3" : "16-bit");
+    a.a.d_kernel = cfg->head_dim;
+    if (splits == 0) {
+        int sms = 0;
+        if (plan_only || workspace) GK_TRY(gk_sm_count(&sms));
+        splits = plan_only || workspace ? gk_pd_splits_for(&a, params->host_seq_lens, config, sms) : 1;
+    }
+    const int64_t tiles = gk_ceil_div(a.max_len, cfg->keys);
+    if (splits > tiles) splits = tiles > 1 ? (int)tiles : 1;
+    if (!plan_only)
+        while (splits > 1 && gk_pd_split_bytes(&a, splits, cfg->head_dim) > workspace_bytes) splits--;
+    const int64_t per = gk_ceil_div(tiles > 0 ? tiles : 1, splits);
+    splits = (int)gk_ceil_div(tiles > 0 ? tiles : 1, per); /* no split left empty by the rounding */
+    a.split_keys = (int)(per * cfg->keys < 2147483647 ? per * cfg->keys : 2147483647);
+    if (plan_only) {
+        plan_only->config = config;
+        plan_only->splits = splits;
+        plan_only->split_keys = a.split_keys;
+        plan_only->workspace_bytes = gk_pd_split_bytes(&a, splits, cfg->head_dim);
+        return cudaSuccess;
+    }
+    if (splits > 1) {
+        const size_t rows = (size_t)splits * a.a.batch * a.a.sq * a.a.hq;
+        a.a.part_o = (float *)workspace;
+        a.a.part_lse = (float *)((char *)workspace + gk_round_up((int64_t)(rows * cfg->head_dim * 4), 256));
+    }
+    a.a.splits = splits;
+    const void *kern = (const void *)gk_pd_kernels[dt == GK_F16][config];
+    static unsigned attr_set[2][32];
+    GK_TRY(gk_smem_opt_in(fn, kern, cfg->smem_bytes, &attr_set[dt == GK_F16][config]));
+    const dim3 grid((unsigned)splits, (unsigned)(a.a.hkv * a.rchunks), (unsigned)a.a.batch);
+    ((gk_pd_kernel)kern)<<<grid, cfg->threads, cfg->smem_bytes, stream>>>(a);
+    GK_TRY(gk_check_launch(fn));
+    if (splits > 1) {
+        const int64_t warps = (int64_t)a.a.batch * a.a.sq * a.a.hq;
+        gk_attn_combine<<<(unsigned)gk_ceil_div(warps, 8), 256, 0, stream>>>(a.a);
+        GK_TRY(gk_check_launch(fn));
+    }
+    return cudaSuccess;
+}
+
+GK_EXTERN_C_BEGIN
+
+GK_IMPL gk_paged_decode_params gk_paged_decode_params_dense(int batch, int heads_q, int heads_kv, int head_dim, int queries,
+                                                            const int *block_table, int max_blocks_per_seq,
+                                                            const int *seq_lens, int max_seq_len)
+{
+    gk_paged_decode_params p;
+    memset(&p, 0, sizeof p);
+    p.batch = batch;
+    p.heads_q = heads_q;
+    p.heads_kv = heads_kv;
+    p.head_dim = head_dim;
+    p.queries = queries;
+    p.q_head_stride = p.out_head_stride = head_dim;
+    p.q_row_stride = p.out_row_stride = (int64_t)heads_q * head_dim;
+    p.q_batch_stride = p.out_batch_stride = (int64_t)queries * heads_q * head_dim;
+    p.block_table = block_table;
+    p.block_table_stride = max_blocks_per_seq;
+    p.seq_lens = seq_lens;
+    p.max_seq_len = max_seq_len;
+    p.window_left = -1;
+    return p;
+}
+
+GK_IMPL gk_paged_decode_plan gk_paged_decode_plan_for(const gk_paged_decode_params *params, const gk_paged_kv *cache)
+{
+    gk_paged_decode_plan pl;
+    memset(&pl, 0, sizeof pl);
+    pl.config = -1;
+    gk__begin();
+    /* placeholders for the pointers: the plan needs shapes only */
+    static const uint4 fake[1] = {{0, 0, 0, 0}};
+    gk_paged_decode_params p;
+    gk_paged_kv c;
+    if (!params || !cache) {
+        gk__end("gk_paged_decode_plan_for", gk__fail(cudaErrorInvalidValue, "gk_paged_decode_plan_for", "null params or cache"));
+        return pl;
+    }
+    p = *params;
+    c = *cache;
+    if (!p.block_table) p.block_table = (const int *)fake;
+    if (!p.seq_lens) p.seq_lens = (const int *)fake;
+    if (!c.k_cache) c.k_cache = (void *)fake;
+    if (!c.v_cache) c.v_cache = (void *)fake;
+    const int dt = c.dtype == GK_E4M3 ? GK_BF16 : c.dtype;
+    /* out and q: two disjoint fake ranges are not needed for the shape checks; use the real
+       check with out placed past q */
+    gk_paged_decode_params pc = p;
+    pc.out_batch_stride = pc.q_batch_stride = (int64_t)p.queries * p.heads_q * p.head_dim;
+    pc.out_row_stride = pc.q_row_stride = (int64_t)p.heads_q * p.head_dim;
+    pc.out_head_stride = pc.q_head_stride = p.head_dim;
+    const cudaError_t e = gk_pd_run_host("gk_paged_decode_plan_for", -1, 0, dt, (void *)((uintptr_t)1 << 40), NULL,
+                                         (const void *)((uintptr_t)1 << 20), &c, &pc, NULL, 0, 0, &pl);
+    gk__end("gk_paged_decode_plan_for", e);
+    if (e != cudaSuccess) pl.config = -1;
+    return pl;
+}
+
+GK_IMPL int gk_paged_decode_config_count(void) { return GK_PD_N; }
+
+GK_IMPL gk_paged_decode_config gk_paged_decode_config_info(int config)
+{
+    gk_paged_decode_config c;
+    memset(&c, 0, sizeof c);
+    if (config >= 0 && config < GK_PD_N) c = *gk_pd_configs[config];
+    return c;
+}
+
+GK_IMPL gk_ledger gk_paged_decode_ledger(const gk_paged_decode_params *p, int dtype, int cache_dtype,
+                                         const int *host_seq_lens)
+{
+    gk_ledger l;
+    memset(&l, 0, sizeof l);
+    if (!p || p->batch <= 0) return l;
+    const double es = gk_dtype_size(dtype), cs = gk_dtype_size(cache_dtype), D = p->head_dim;
+    double keys = 0.0, pairs = 0.0;
+    for (int b = 0; b < p->batch; b++) {
+        const double len = host_seq_lens ? host_seq_lens[b] : p->max_seq_len;
+        keys += len;
+        for (int i = 0; i < p->queries; i++) { /* keys query i sees */
+            double pos = len - p->queries + i, lo = 0.0;
+            if (pos < 0) continue;
+            if (p->window_left >= 0 && pos - p->window_left > 0) lo = pos - p->window_left;
+            pairs += pos - lo + 1;
+        }
+    }
+    l.flops = 4.0 * pairs * p->heads_q * D;
+    l.bytes = keys * p->heads_kv * D * cs * 2.0 + 2.0 * p->batch * p->queries * p->heads_q * D * es + p->batch * 4.0;
+    return l;
+}
+
+GK_IMPL cudaError_t gk_paged_decode_ex(int config, int splits, int dtype, void *out, float *lse, const void *q,
+                                       const gk_paged_kv *cache, const gk_paged_decode_params *params, void *workspace,
+                                       size_t workspace_bytes, cudaStream_t stream)
+{
+    gk__begin();
+    if (dtype != GK_BF16 && dtype != GK_F16)
+        return gk__end("gk_paged_decode_ex", gk__fail(cudaErrorInvalidValue, "gk_paged_decode_ex",
+                                                      "dtype %s: bf16 or f16", gk_dtype_name(dtype)));
+    return gk__end("gk_paged_decode_ex", gk_pd_run_host("gk_paged_decode_ex", config, splits, dtype, out, lse, q, cache,
+                                                        params, workspace, workspace_bytes, stream, NULL));
+}
+
+GK_IMPL cudaError_t gk_paged_decode_bf16(gk_bf16 *out, float *lse, const gk_bf16 *q, const gk_paged_kv *cache,
+                                         const gk_paged_decode_params *params, void *workspace, size_t workspace_bytes,
+                                         cudaStream_t stream)
+{
+    gk__begin();
+    return gk__end("gk_paged_decode_bf16", gk_pd_run_host("gk_paged_decode_bf16", -1, 0, GK_BF16, out, lse, q, cache,
+                                                          params, workspace, workspace_bytes, stream, NULL));
+}
+
+GK_IMPL cudaError_t gk_paged_decode_f16(gk_f16 *out, float *lse, const gk_f16 *q, const gk_paged_kv *cache,
+                                        const gk_paged_decode_params *params, void *workspace, size_t workspace_bytes,
+                                        cudaStream_t stream)
+{
+    gk__begin();
+    return gk__end("gk_paged_decode_f16", gk_pd_run_host("gk_paged_decode_f16", -1, 0, GK_F16, out, lse, q, cache,
+                                                         params, workspace, workspace_bytes, stream, NULL));
 }
 
 GK_EXTERN_C_END
