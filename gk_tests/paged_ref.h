@@ -1,7 +1,9 @@
-// CPU reference for gk_paged.cuh's RoPE + paged cache append, in double (long double for the
-// angles), over the same gk_rope_append_params, gk_rope and gk_paged_kv the launchers get. Written
-// from the definition in the header's manual, not from its code: the frequencies come from
-// gk_ref_rope_freq below (Meta's Llama-3.1 apply_scaling, written out again), not gk_rope_freq.
+// CPU references for gk_paged.cuh in double: the RoPE + paged cache append (long double for the
+// angles) and the decode attention over the cache, over the same gk_rope_append_params,
+// gk_paged_decode_params, gk_rope and gk_paged_kv the launchers get. Written from the definitions
+// in the header's manual, not from its code: the frequencies come from gk_ref_rope_freq below
+// (Meta's Llama-3.1 apply_scaling, written out again), not gk_rope_freq; stored values are read
+// with gk_rne.h's integer decoding, not gk_core's conversions.
 //
 //   pair j (< rotary_dim / 2) of a head: NeoX (j, j + rotary_dim / 2), GPT-J (2j, 2j + 1)
 //   (x1, x2) -> (x1 cos a - x2 sin a, x2 cos a + x1 sin a), a = position freq_j,
@@ -222,6 +224,146 @@ inline bool gk_ref_paged_accept(uint32_t code, GkRneFormat f, double want, doubl
     const double vlo = gk_rne_value(gk_rne_from_f32(gk_rne_bits(lo), f), f);
     const double vhi = gk_rne_value(gk_rne_from_f32(gk_rne_bits(hi), f), f);
     return got >= vlo && got <= vhi;
+}
+
+// ------------------------------------------------------------------ decode attention
+//
+// Sequence b holds L = seq_lens[b] tokens; token j lives in cache block
+// block_table[b * block_table_stride + j / block_size], slot j % block_size. Query i < nq sits at
+// position p = L - nq + i and sees the keys j with max(0, p - window_left) <= j <= p (from 0 when
+// window_left < 0); none when p < 0. For query head h and kv head h / (Hq / Hkv):
+//   s_j = scale q . k_j                 (scale 0: 1 / sqrt(D); fp8: scale k_scale q . k_stored)
+//   s_j = softcap tanh(s_j / softcap)   (softcap > 0)
+//   s_j += alibi[h] (j - p)             (alibi not NULL)
+//   out = sum_j e^(s_j - lse) v_j       (fp8: v_scale v_stored), lse = ln sum_j e^(s_j)
+// No key: out 0, lse -inf; a NaN among the logits or the values read: out and lse NaN.
+// A key whose block id is outside [0, num_blocks) reads as 0 (k and v), and the row is flagged.
+
+// The problem as the reference reads it: raw bytes where the call's pointers point, so the
+// params' and the cache's strides apply as they are. q of dtype q_dtype; k_cache and v_cache of
+// c.dtype (c's own pointers are not read); block_table [B][block_table_stride] and seq_lens [B]
+// host copies; alibi a host copy of the slopes [Hq] or NULL (p.alibi_slopes is not read).
+struct GkPagedDecodeRefIn {
+    gk_paged_decode_params p;
+    gk_paged_kv c;
+    int q_dtype;
+    const unsigned char *q, *k_cache, *v_cache;
+    const int *block_table, *seq_lens;
+    const float *alibi;
+};
+
+// The exact value of element i of raw bytes of dtype dt (bf16, f16, e4m3, f32).
+inline double gk_ref_paged_value(const unsigned char *bytes, size_t i, int dt)
+{
+    if (dt == GK_F32) {
+        float f;
+        memcpy(&f, bytes + 4 * i, 4);
+        return f;
+    }
+    return gk_rne_value(gk_ref_paged_code(bytes, i, dt), gk_ref_paged_format(dt));
+}
+
+inline double gk_ref_paged_decode_scale(const gk_paged_decode_params &p)
+{
+    return p.scale != 0.0f ? (double)p.scale : 1.0 / std::sqrt((double)p.head_dim);
+}
+
+// The keys query i of a sequence of L tokens sees: j in [*lo, *hi) (empty when *lo >= *hi).
+inline void gk_ref_paged_decode_keys(const gk_paged_decode_params &p, int64_t L, int i, int64_t *lo, int64_t *hi)
+{
+    const int64_t pos = L - p.queries + i;
+    *hi = pos + 1;
+    *lo = p.window_left >= 0 && pos - p.window_left > 0 ? pos - p.window_left : 0;
+    if (*hi < *lo) *hi = *lo;
+}
+
+// Element offset of (b, i, h, 0) in q and in out.
+inline int64_t gk_ref_paged_q_off(const gk_paged_decode_params &p, int b, int i, int h)
+{
+    return b * p.q_batch_stride + i * p.q_row_stride + h * p.q_head_stride;
+}
+inline int64_t gk_ref_paged_out_off(const gk_paged_decode_params &p, int b, int i, int h)
+{
+    return b * p.out_batch_stride + i * p.out_row_stride + h * p.out_head_stride;
+}
+// lse: fp32 [B][Hq][nq].
+inline int64_t gk_ref_paged_lse_off(const gk_paged_decode_params &p, int b, int i, int h)
+{
+    return ((int64_t)b * p.heads_q + h) * p.queries + i;
+}
+
+// Element offset of token j's row (kv head hk) in the k (v: 0) or v (v: 1) cache, or -1 when its
+// block id is outside [0, num_blocks).
+inline int64_t gk_ref_paged_kv_off(const GkPagedDecodeRefIn &in, int b, int64_t j, int hk, int v)
+{
+    const gk_paged_kv &c = in.c;
+    const int64_t blk = in.block_table[b * in.p.block_table_stride + j / c.block_size], slot = j % c.block_size;
+    if (blk < 0 || blk >= c.num_blocks) return -1;
+    return v ? blk * c.v_block_stride + slot * c.v_slot_stride + hk * c.v_head_stride
+             : blk * c.k_block_stride + slot * c.k_slot_stride + hk * c.k_head_stride;
+}
+
+// One output row: out[0 .. D) and *lse for query i of sequence b, query head h, over the keys it
+// sees within [key_begin, key_end) (the whole sequence by default; a part of it is a split's
+// partial: its own softmax, o normalized by its own sum). Returns true when a key read had a
+// block id outside the cache (read as 0).
+inline bool gk_ref_paged_decode_row(const GkPagedDecodeRefIn &in, int b, int i, int h, double *out, double *lse,
+                                    int64_t key_begin = 0, int64_t key_end = INT64_MAX)
+{
+    const gk_paged_decode_params &p = in.p;
+    const int D = p.head_dim, hk = h / (p.heads_q / p.heads_kv);
+    const bool fp8 = in.c.dtype == GK_E4M3;
+    const double scale = gk_ref_paged_decode_scale(p) * (fp8 ? (double)in.c.k_scale : 1.0);
+    const double vs = fp8 ? (double)in.c.v_scale : 1.0, cap = p.softcap;
+    int64_t lo, hi;
+    gk_ref_paged_decode_keys(p, in.seq_lens[b], i, &lo, &hi);
+    if (lo < key_begin) lo = key_begin;
+    if (hi > key_end) hi = key_end;
+    const int64_t pos = (int64_t)in.seq_lens[b] - p.queries + i;
+    std::vector<double> q(D);
+    const int64_t qo = gk_ref_paged_q_off(p, b, i, h);
+    for (int d = 0; d < D; d++) q[d] = gk_ref_paged_value(in.q, qo + d, in.q_dtype);
+    bool bad = false, nan = false;
+    std::vector<double> s;
+    std::vector<int64_t> keys;
+    for (int64_t j = lo; j < hi; j++) {
+        const int64_t ko = gk_ref_paged_kv_off(in, b, j, hk, 0);
+        double dot = 0;
+        if (ko < 0) bad = true;
+        else
+            for (int d = 0; d < D; d++) dot += q[d] * gk_ref_paged_value(in.k_cache, ko + d, in.c.dtype);
+        double x = scale * dot;
+        if (cap > 0) x = cap * std::tanh(x / cap);
+        if (in.alibi) x += (double)in.alibi[h] * (double)(j - pos);
+        nan = nan || std::isnan(x);
+        s.push_back(x);
+        keys.push_back(j);
+    }
+    for (int d = 0; d < D; d++) out[d] = 0.0;
+    if (keys.empty()) {
+        *lse = -INFINITY;
+        return bad;
+    }
+    double m = -INFINITY;
+    for (double x : s) m = x > m ? x : m;
+    double sum = 0;
+    for (size_t n = 0; n < keys.size(); n++) {
+        const double w = std::exp(s[n] - m);
+        sum += w;
+        const int64_t vo = gk_ref_paged_kv_off(in, b, keys[n], hk, 1);
+        if (vo < 0) continue;
+        for (int d = 0; d < D; d++) out[d] += w * gk_ref_paged_value(in.v_cache, vo + d, in.c.dtype);
+    }
+    for (int d = 0; d < D; d++) {
+        out[d] = out[d] * vs / sum;
+        nan = nan || std::isnan(out[d]);
+    }
+    *lse = m + std::log(sum);
+    if (nan) {
+        for (int d = 0; d < D; d++) out[d] = NAN;
+        *lse = NAN;
+    }
+    return bad;
 }
 
 #endif // GK_PAGED_REF_H
