@@ -107,9 +107,57 @@ class GkRopeAppendParams(ctypes.Structure):
     ]
 
 
+class GkPagedDecodeParams(ctypes.Structure):
+    """gk_paged_decode_params (gk_paged.cuh): one decode step over a paged cache; q and out
+    [B][nq][Hq][D] with strides in elements; device pointers for block_table (int32 [B][stride]),
+    seq_lens (int32 [B]) and the optional alibi_slopes (fp32 [Hq]) and error_flag (int);
+    host_seq_lens an optional HOST int32 [B] (the key splits then follow the real lengths: pass a
+    ctypes array's address, kept alive). gk_paged_decode_params_dense returns one by value."""
+    _fields_ = [
+        ("batch", _int),
+        ("heads_q", _int), ("heads_kv", _int), ("head_dim", _int),
+        ("queries", _int),
+        ("q_batch_stride", _i64), ("q_row_stride", _i64), ("q_head_stride", _i64),
+        ("out_batch_stride", _i64), ("out_row_stride", _i64), ("out_head_stride", _i64),
+        ("block_table", _ptr),
+        ("block_table_stride", _i64),
+        ("seq_lens", _ptr),
+        ("max_seq_len", _int),
+        ("scale", _f32),
+        ("softcap", _f32),
+        ("window_left", _int),
+        ("alibi_slopes", _ptr),
+        ("error_flag", _ptr),
+        ("host_seq_lens", _ptr),
+    ]
+
+
+class GkPagedDecodeConfig(ctypes.Structure):
+    """gk_paged_decode_config (gk_paged.cuh), returned by value by gk_paged_decode_config_info."""
+    _fields_ = [("name", ctypes.c_char_p), ("head_dim", _int), ("fp8", _int), ("keys", _int), ("stages", _int),
+                ("threads", _int), ("smem_bytes", _int)]
+
+
+class GkPagedDecodePlan(ctypes.Structure):
+    """gk_paged_decode_plan (gk_paged.cuh), returned by value by gk_paged_decode_plan_for: the
+    configuration (-1: refused), key splits, keys a split and workspace bytes the dispatcher uses."""
+    _fields_ = [("config", _int), ("splits", _int), ("split_keys", _int), ("workspace_bytes", ctypes.c_size_t)]
+
+
+# The x86-64 (LP64) layouts of gk_paged.cuh's decode structs, which c_api_test.c asserts with
+# sizeof and offsetof on the C side: (size, {field: offset}) for fields after padding or pointers.
+DECODE_LAYOUTS = {
+    "GkPagedDecodeParams": (136, {"queries": 16, "q_batch_stride": 24, "out_head_stride": 64, "block_table": 72,
+                                  "block_table_stride": 80, "seq_lens": 88, "max_seq_len": 96, "window_left": 108,
+                                  "alibi_slopes": 112, "error_flag": 120, "host_seq_lens": 128}),
+    "GkPagedDecodeConfig": (32, {"head_dim": 8, "smem_bytes": 28}),
+    "GkPagedDecodePlan": (24, {"split_keys": 8, "workspace_bytes": 16}),
+}
+
 _kv_p = ctypes.POINTER(GkPagedKv)
 _rope_p = ctypes.POINTER(GkRope)
 _rope_params_p = ctypes.POINTER(GkRopeAppendParams)
+_decode_params_p = ctypes.POINTER(GkPagedDecodeParams)
 
 # name: (return type, argument types), in the order of the C declarations.
 SIGNATURES = {
@@ -159,6 +207,23 @@ SIGNATURES = {
     "gk_rope_append_f16": (_err, [_ptr, _ptr, _ptr, _ptr, _rope_params_p, _rope_p, _kv_p, _ptr]),
     # gk_rope_append_ledger(params, dtype, cache_dtype): by value
     "gk_rope_append_ledger": (GkLedger, [_rope_params_p, _int, _int]),
+    # gk_paged_decode_params_dense(batch, heads_q, heads_kv, head_dim, queries, block_table,
+    #                              max_blocks_per_seq, seq_lens, max_seq_len): by value
+    "gk_paged_decode_params_dense": (GkPagedDecodeParams, [_int, _int, _int, _int, _int, _ptr, _int, _ptr, _int]),
+    # gk_paged_decode_bf16(out, lse, q, cache, params, workspace, workspace_bytes, stream); lse may be NULL
+    "gk_paged_decode_bf16": (_err, [_ptr, _ptr, _ptr, _kv_p, _decode_params_p, _ptr, ctypes.c_size_t, _ptr]),
+    "gk_paged_decode_f16": (_err, [_ptr, _ptr, _ptr, _kv_p, _decode_params_p, _ptr, ctypes.c_size_t, _ptr]),
+    # gk_paged_decode_ex(config, splits, dtype, out, lse, q, cache, params, workspace, workspace_bytes, stream)
+    "gk_paged_decode_ex": (_err, [_int, _int, _int, _ptr, _ptr, _ptr, _kv_p, _decode_params_p, _ptr, ctypes.c_size_t,
+                                  _ptr]),
+    # gk_paged_decode_plan_for(params, cache): by value
+    "gk_paged_decode_plan_for": (GkPagedDecodePlan, [_decode_params_p, _kv_p]),
+    # gk_paged_decode_config_count(), gk_paged_decode_config_info(config): by value
+    "gk_paged_decode_config_count": (ctypes.c_uint, []),  # not _int: that restype is taken for a cudaError_t
+    "gk_paged_decode_config_info": (GkPagedDecodeConfig, [_int]),
+    # gk_paged_decode_ledger(params, dtype, cache_dtype, host_seq_lens): by value; host_seq_lens a
+    # host int32 array of B lengths or None (max_seq_len for every sequence)
+    "gk_paged_decode_ledger": (GkLedger, [_decode_params_p, _int, _int, ctypes.POINTER(ctypes.c_int)]),
     # gk_core.cuh
     "gk_failure_reason": (ctypes.c_char_p, []),
 }
@@ -205,6 +270,7 @@ def check_layouts(path):
         problems.append("gk_attention_ledger (causal): %g FLOPs and %g bytes, want %g and %g" %
                         (got.flops, got.bytes, flops, nbytes))
     problems += _check_paged_layouts(lib)
+    problems += _check_decode_layouts(lib)
     return problems
 
 
@@ -319,6 +385,135 @@ def _check_paged_layouts(lib):
     r3 = GkRope.from_buffer_copy(r2)
     r3.factor, r3.high_freq_factor = 0.0, 0.5
     expect("factor 0", last, p, r3, kv)
+    return problems
+
+
+def _decode_pairs(lens, queries, window_left):
+    """The (query, key) pairs a decode step computes: query i of a sequence of length L sits at
+    L - queries + i and sees keys max(0, pos - window_left) .. pos (from 0 when window_left < 0)."""
+    pairs = 0
+    for length in lens:
+        for i in range(queries):
+            pos = length - queries + i
+            if pos >= 0:
+                pairs += pos - (max(0, pos - window_left) if window_left >= 0 else 0) + 1
+    return pairs
+
+
+def _check_decode_layouts(lib):
+    """gk_paged.cuh's decode mirrors: their sizes and offsets (DECODE_LAYOUTS), gk_paged_decode_params_dense's
+    fields (every stride differs), gk_paged_decode_ledger (reads batch, heads, head_dim, queries,
+    max_seq_len, window_left and the host lengths), the configurations, a refused plan, and the fields
+    no host function returns through the reasons gk_paged_decode_bf16 gives for refused arguments (each
+    field set to a value the reason quotes); all refused before any CUDA call."""
+    problems = []
+    for cls in (GkPagedDecodeParams, GkPagedDecodeConfig, GkPagedDecodePlan):
+        size, offsets = DECODE_LAYOUTS[cls.__name__]
+        if ctypes.sizeof(cls) != size:
+            problems.append("%s: %d bytes, want %d (c_api_test.c's sizeof)" % (cls.__name__, ctypes.sizeof(cls), size))
+        for name, offset in offsets.items():
+            if getattr(cls, name).offset != offset:
+                problems.append("%s.%s at offset %d, want %d (c_api_test.c's offsetof)" %
+                                (cls.__name__, name, getattr(cls, name).offset, offset))
+    for name in ("gk_paged_decode_params_dense", "gk_paged_decode_ledger", "gk_paged_decode_plan_for",
+                 "gk_paged_decode_config_count", "gk_paged_decode_config_info", "gk_paged_decode_bf16",
+                 "gk_paged_kv_dense", "gk_failure_reason"):
+        fn = getattr(lib, name)
+        fn.restype, fn.argtypes = SIGNATURES[name]
+    b, hq, hkv, d, nq, table, max_blocks, lens_ptr, max_len = 3, 12, 4, 80, 5, 0x20000000, 3, 0x21000000, 40
+    p = lib.gk_paged_decode_params_dense(b, hq, hkv, d, nq, table, max_blocks, lens_ptr, max_len)
+    want = {"batch": b, "heads_q": hq, "heads_kv": hkv, "head_dim": d, "queries": nq,
+            "q_batch_stride": nq * hq * d, "q_row_stride": hq * d, "q_head_stride": d,
+            "out_batch_stride": nq * hq * d, "out_row_stride": hq * d, "out_head_stride": d,
+            "block_table": table, "block_table_stride": max_blocks, "seq_lens": lens_ptr, "max_seq_len": max_len,
+            "scale": 0.0, "softcap": 0.0, "window_left": -1, "alibi_slopes": None, "error_flag": None,
+            "host_seq_lens": None}
+    for name, value in want.items():
+        if getattr(p, name) != value:
+            problems.append("gk_paged_decode_params_dense: field %s is %r, want %r (the mirror's fields or types differ "
+                            "from gk_paged_decode_params)" % (name, getattr(p, name), value))
+
+    # the ledger: k and v rows of each key in the cache's dtype, q and out, the lengths; 4 Hq D a pair
+    lens = [7, 2, 40]
+    host = (ctypes.c_int * b)(*lens)
+    for window, lens_arg, used in ((-1, host, lens), (3, host, lens), (-1, None, [max_len] * b)):
+        q = GkPagedDecodeParams.from_buffer_copy(p)
+        q.window_left = window
+        got = lib.gk_paged_decode_ledger(ctypes.byref(q), GK_BF16, GK_E4M3, lens_arg)
+        flops = 4.0 * _decode_pairs(used, nq, window) * hq * d
+        nbytes = sum(used) * hkv * d * 1 * 2.0 + 2.0 * b * nq * hq * d * 2 + b * 4.0
+        if got.flops != flops or got.bytes != nbytes:
+            problems.append("gk_paged_decode_ledger (window_left %d, host lengths %s): %g FLOPs and %g bytes, want %g and "
+                            "%g (gk_paged_decode_params' mirror?)" % (window, used, got.flops, got.bytes, flops, nbytes))
+
+    n = lib.gk_paged_decode_config_count()
+    if n < 1 or lib.gk_paged_decode_config_info(n).name is not None or lib.gk_paged_decode_config_info(-1).name is not None:
+        problems.append("gk_paged_decode_config_count() is %d, or gk_paged_decode_config_info names an unknown index" % n)
+    for i in range(n):
+        c = lib.gk_paged_decode_config_info(i)
+        if not (c.name and c.head_dim in (64, 128, 256) and c.fp8 in (0, 1) and c.keys > 0 and c.keys % 16 == 0 and
+                1 <= c.stages <= 8 and c.threads > 0 and c.threads % 32 == 0 and c.smem_bytes > 0):
+            problems.append("gk_paged_decode_config_info(%d): %r, D %d, fp8 %d, %d keys, %d stages, %d threads, %d bytes "
+                            "(gk_paged_decode_config's mirror?)" % (i, c.name, c.head_dim, c.fp8, c.keys, c.stages,
+                                                                    c.threads, c.smem_bytes))
+
+    kc, vc, nb = 0x30000000, 0x38000000, 9
+    kv = lib.gk_paged_kv_dense(kc, vc, GK_BF16, nb, 16, hkv, d)
+    bad = GkPagedDecodeParams.from_buffer_copy(p)
+    bad.heads_q = 10
+    plan = lib.gk_paged_decode_plan_for(ctypes.byref(bad), ctypes.byref(kv))
+    reason = (lib.gk_failure_reason() or b"").decode(errors="replace")
+    if plan.config != -1 or plan.workspace_bytes != 0 or "heads_q (10) is not a multiple of heads_kv (4)" not in reason:
+        problems.append("gk_paged_decode_plan_for (heads_q 10 on 4 kv heads): config %d, %d workspace bytes, reason %r; "
+                        "want -1, 0 and the heads named" % (plan.config, plan.workspace_bytes, reason))
+
+    # a valid call, but for the workspace's alignment: refused by the last check before the launch
+    base = 0x50000000
+    out, q_ptr, lse = base, base + (1 << 24), base + (2 << 24)
+    ws, alibi, flag = base + (3 << 24) + 16, base + (4 << 24), base + (5 << 24)
+
+    def reason_of(p, kv, lse=lse):
+        e = lib.gk_paged_decode_bf16(out, lse, q_ptr, ctypes.byref(kv), ctypes.byref(p), ws, 1 << 20, None)
+        return e, (lib.gk_failure_reason() or b"").decode(errors="replace")
+
+    def expect(what, needle, p, kv=kv, lse=lse):
+        e, r = reason_of(p, kv, lse)
+        if e != 1 or needle not in r:
+            problems.append("gk_paged_decode_bf16 (%s): returned %d, reason %r, want 1 and %r (a mirror's fields "
+                            "differ from the C struct's?)" % (what, e, r, needle))
+
+    p.alibi_slopes, p.error_flag, p.window_left, p.scale, p.softcap = alibi, flag, 7, 0.125, 30.0
+    p.host_seq_lens = ctypes.cast(host, ctypes.c_void_p).value
+    last = "is not 256-byte aligned"
+    expect("valid arguments", last, p)
+    for field in ("q_batch_stride", "q_row_stride", "q_head_stride", "out_batch_stride", "out_row_stride",
+                  "out_head_stride"):
+        bad = GkPagedDecodeParams.from_buffer_copy(p)
+        setattr(bad, field, getattr(p, field) + 4)
+        expect(field, "'%s' is %d," % (field, getattr(bad, field)), bad)
+    for field, needle in (("block_table", "'block_table'"), ("seq_lens", "'seq_lens'"),
+                          ("alibi_slopes", "'alibi_slopes'"), ("error_flag", "'error_flag'")):
+        bad = GkPagedDecodeParams.from_buffer_copy(p)
+        setattr(bad, field, getattr(p, field) + 2)
+        expect(field, needle, bad)
+    expect("lse", "'lse'", p, lse=lse + 2)
+    for field, value, needle in (("batch", 70000, "batch 70000 is past 65535"),
+                                 ("heads_q", 10, "heads_q (10) is not a multiple of heads_kv (4)"),
+                                 ("heads_kv", 6, "the cache holds 4 heads of 80, the problem 6 heads of 80"),
+                                 ("head_dim", 84, "head_dim 84 is not supported"),
+                                 ("queries", 17, "queries 17: 1 to 16"),
+                                 ("block_table_stride", 2, "block_table_stride 2 is under"),
+                                 ("max_seq_len", 49, "block_table_stride 3 is under ceil(max_seq_len / block_size) = 4"),
+                                 ("softcap", -1.0, "softcap -1 must be >= 0"),
+                                 ("scale", float("nan"), "scale is NaN")):
+        bad = GkPagedDecodeParams.from_buffer_copy(p)
+        setattr(bad, field, value)
+        expect("%s %r" % (field, value), needle, bad)
+    bad = GkPagedDecodeParams.from_buffer_copy(p)
+    bad.batch = 0  # nothing to compute: succeeds before the pointers are looked at
+    e, r = reason_of(bad, kv)
+    if e != 0:
+        problems.append("gk_paged_decode_bf16 with batch 0: returned %d (%s), want 0" % (e, r))
     return problems
 
 

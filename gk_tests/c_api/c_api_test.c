@@ -16,6 +16,7 @@
 #include "gk/gk_sgemm.cuh"
 
 #include <math.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -24,6 +25,27 @@
 _Static_assert(sizeof(gk_bf16) == 2, "gk_bf16 is 2 bytes in C");
 _Static_assert(sizeof(gk_f16) == 2, "gk_f16 is 2 bytes in C");
 _Static_assert(sizeof(gk_e4m3) == 1 && sizeof(gk_e5m2) == 1 && sizeof(gk_int4x2) == 1, "fp8 and int4x2 are bytes");
+
+/* gk_paged.cuh's decode structs as FFI mirrors lay them out (x86-64, LP64): gk_bench/compare/
+   gk_ctypes.py's DECODE_LAYOUTS holds the same numbers and checks its ctypes mirrors against them. A
+   change here is a change of the C ABI: update the mirrors with it. */
+_Static_assert(sizeof(gk_paged_decode_params) == 136, "gk_paged_decode_params: 136 bytes");
+_Static_assert(offsetof(gk_paged_decode_params, queries) == 16 && offsetof(gk_paged_decode_params, q_batch_stride) == 24 &&
+                   offsetof(gk_paged_decode_params, out_head_stride) == 64 &&
+                   offsetof(gk_paged_decode_params, block_table) == 72 &&
+                   offsetof(gk_paged_decode_params, block_table_stride) == 80 &&
+                   offsetof(gk_paged_decode_params, seq_lens) == 88 && offsetof(gk_paged_decode_params, max_seq_len) == 96 &&
+                   offsetof(gk_paged_decode_params, window_left) == 108 &&
+                   offsetof(gk_paged_decode_params, alibi_slopes) == 112 &&
+                   offsetof(gk_paged_decode_params, error_flag) == 120 &&
+                   offsetof(gk_paged_decode_params, host_seq_lens) == 128,
+               "gk_paged_decode_params: the offsets gk_ctypes.py's mirror has");
+_Static_assert(sizeof(gk_paged_decode_config) == 32 && offsetof(gk_paged_decode_config, head_dim) == 8 &&
+                   offsetof(gk_paged_decode_config, smem_bytes) == 28,
+               "gk_paged_decode_config: the layout gk_ctypes.py's mirror has");
+_Static_assert(sizeof(gk_paged_decode_plan) == 24 && offsetof(gk_paged_decode_plan, split_keys) == 8 &&
+                   offsetof(gk_paged_decode_plan, workspace_bytes) == 16,
+               "gk_paged_decode_plan: the layout gk_ctypes.py's mirror has");
 
 static int checks, failures;
 
@@ -121,6 +143,51 @@ static void test_types_and_ledgers(void)
         CHECK(l.bytes == 10.0 * 64 * (2 * 8 * 2 + 2 * 2 * 2 + 2 * 2 * 1) + 10 * 4 + 10 * 8, "rope append ledger %g bytes",
               l.bytes);
     }
+    {
+        /* paged decode: the dense parameters, the ledger (host lengths or max_seq_len; 2 queries: causal among
+           themselves), the configurations, a plan refused */
+        const int lens[3] = {5, 1, 33};
+        gk_paged_decode_params dp = gk_paged_decode_params_dense(3, 8, 2, 64, 2, (const int *)FAKE(0), 3,
+                                                                 (const int *)FAKE(1 << 20), 40);
+        const gk_paged_kv kv = gk_paged_kv_dense(FAKE(2 << 20), FAKE(3 << 20), GK_BF16, 9, 16, 2, 64);
+        gk_paged_decode_plan pl;
+        int c, n = gk_paged_decode_config_count();
+        CHECK(dp.batch == 3 && dp.heads_q == 8 && dp.heads_kv == 2 && dp.head_dim == 64 && dp.queries == 2 &&
+                  dp.q_head_stride == 64 && dp.q_row_stride == 8 * 64 && dp.q_batch_stride == 2 * 8 * 64 &&
+                  dp.out_head_stride == 64 && dp.out_row_stride == 8 * 64 && dp.out_batch_stride == 2 * 8 * 64 &&
+                  dp.block_table == (const int *)FAKE(0) && dp.block_table_stride == 3 &&
+                  dp.seq_lens == (const int *)FAKE(1 << 20) && dp.max_seq_len == 40 && dp.scale == 0.0f &&
+                  dp.softcap == 0.0f && dp.window_left < 0 && dp.alibi_slopes == NULL && dp.error_flag == NULL &&
+                  dp.host_seq_lens == NULL,
+              "gk_paged_decode_params_dense");
+        /* query 0 at L - 2 sees L - 1 keys, query 1 all L; a length-1 sequence's query 0 sees none */
+        l = gk_paged_decode_ledger(&dp, GK_BF16, GK_E4M3, lens);
+        CHECK(l.flops == 4.0 * 8 * 64 * ((4 + 5) + (0 + 1) + (32 + 33)) &&
+                  l.bytes == (5.0 + 1 + 33) * 2 * 64 * 1 * 2 + 2.0 * 3 * 2 * 8 * 64 * 2 + 3 * 4,
+              "paged decode ledger %g bytes %g flops", l.bytes, l.flops);
+        l = gk_paged_decode_ledger(&dp, GK_BF16, GK_BF16, NULL);
+        CHECK(l.flops == 4.0 * 8 * 64 * 3 * (39 + 40) && l.bytes == 3.0 * 40 * 2 * 64 * 2 * 2 + 2.0 * 3 * 2 * 8 * 64 * 2 + 3 * 4,
+              "paged decode ledger (max_seq_len) %g bytes %g flops", l.bytes, l.flops);
+        CHECK(n > 0, "gk_paged_decode_config_count() is %d", n);
+        CHECK(gk_paged_decode_config_info(-1).name == NULL && gk_paged_decode_config_info(n).name == NULL,
+              "gk_paged_decode_config_info of an unknown index");
+        for (c = 0; c < n; c++) {
+            const gk_paged_decode_config i = gk_paged_decode_config_info(c);
+            CHECK(i.name != NULL && (i.head_dim == 64 || i.head_dim == 128 || i.head_dim == 256) &&
+                      (i.fp8 == 0 || i.fp8 == 1) && i.keys > 0 && i.keys % 16 == 0 && i.stages >= 1 && i.threads > 0 &&
+                      i.threads % 32 == 0 && i.smem_bytes > 0,
+                  "gk_paged_decode_config_info(%d): %s, D %d, fp8 %d, %d keys, %d stages, %d threads, %d bytes", c,
+                  i.name ? i.name : "(null)", i.head_dim, i.fp8, i.keys, i.stages, i.threads, i.smem_bytes);
+        }
+        dp.heads_q = 6; /* not a multiple of the 2 kv heads... */
+        dp.heads_kv = 4;
+        pl = gk_paged_decode_plan_for(&dp, &kv);
+        CHECK(pl.config == -1 && pl.workspace_bytes == 0, "gk_paged_decode_plan_for of a refused problem: config %d",
+              pl.config);
+        CHECK(strstr(gk_failure_reason(), "gk_paged_decode_plan_for: ") == gk_failure_reason() &&
+                  strstr(gk_failure_reason(), "heads_q (6) is not a multiple of heads_kv (4)") != NULL,
+              "gk_paged_decode_plan_for's reason \"%s\"", gk_failure_reason());
+    }
 }
 
 static void test_bad_arguments(void)
@@ -190,6 +257,36 @@ static void test_bad_arguments(void)
         rp.tokens = 0; /* no tokens: succeeds without looking at the pointers */
         CHECK(gk_rope_append_bf16(NULL, NULL, NULL, NULL, &rp, &r, &kv, NULL) == cudaSuccess,
               "gk_rope_append_bf16 with 0 tokens: %s", gk_failure_reason());
+    }
+    {
+        const gk_paged_kv kv = gk_paged_kv_dense(FAKE(4 << 20), FAKE(5 << 20), GK_BF16, 8, 16, 2, 64);
+        gk_paged_decode_params dp = gk_paged_decode_params_dense(2, 6, 4, 64, 1, (const int *)FAKE(6 << 20), 4,
+                                                                 (const int *)FAKE(7 << 20), 64);
+        const gk_bf16 *q = (const gk_bf16 *)FAKE(1 << 20);
+        gk_bf16 *out = (gk_bf16 *)FAKE(0);
+        expect_rejected(gk_paged_decode_bf16(out, NULL, q, &kv, &dp, NULL, 0, NULL), "gk_paged_decode_bf16",
+                        "heads_q (6) is not a multiple of heads_kv (4)");
+        dp.heads_kv = 2;
+        dp.queries = 17;
+        expect_rejected(gk_paged_decode_f16((gk_f16 *)out, NULL, (const gk_f16 *)q, &kv, &dp, NULL, 0, NULL),
+                        "gk_paged_decode_f16", "queries 17: 1 to 16");
+        dp.queries = 1;
+        dp.block_table_stride = 3; /* 64 tokens take 4 blocks of 16 */
+        expect_rejected(gk_paged_decode_bf16(out, NULL, q, &kv, &dp, NULL, 0, NULL), "gk_paged_decode_bf16",
+                        "block_table_stride 3 is under ceil(max_seq_len / block_size) = 4");
+        dp.block_table_stride = 4;
+        expect_rejected(gk_paged_decode_bf16(out, (float *)FAKE((8 << 20) + 2), q, &kv, &dp, NULL, 0, NULL),
+                        "gk_paged_decode_bf16", "'lse'");
+        expect_rejected(gk_paged_decode_ex(-1, 0, GK_F32, out, NULL, q, &kv, &dp, NULL, 0, NULL), "gk_paged_decode_ex",
+                        "dtype f32: bf16 or f16");
+        expect_rejected(gk_paged_decode_ex(gk_paged_decode_config_count(), 0, GK_BF16, out, NULL, q, &kv, &dp, NULL, 0,
+                                           NULL),
+                        "gk_paged_decode_ex", "is not one of 0 ..");
+        expect_rejected(gk_paged_decode_bf16(out, NULL, q, &kv, &dp, FAKE((9 << 20) + 16), 1 << 20, NULL),
+                        "gk_paged_decode_bf16", "workspace");
+        dp.batch = 0; /* no sequences: succeeds without looking at the pointers */
+        CHECK(gk_paged_decode_bf16(NULL, NULL, NULL, &kv, &dp, NULL, 0, NULL) == cudaSuccess,
+              "gk_paged_decode_bf16 with batch 0: %s", gk_failure_reason());
     }
     /* an empty problem succeeds without looking at its pointers, and clears the reason */
     CHECK(gk_add_f32(NULL, NULL, NULL, 0, NULL) == cudaSuccess, "gk_add_f32 with n = 0");

@@ -7,8 +7,10 @@ Every function the headers declare public (GK_DECL) must be exported under its p
 ledgers return their structs by value; a bad argument to a launcher of each header returns
 cudaErrorInvalidValue (1) with a reason that names the function. With GK_CTYPES_PY
 (gk_bench/compare/gk_ctypes.py, the declarations the comparison scripts use), its struct mirrors
-(gk_attention_params, gk_paged_kv, gk_rope, gk_rope_append_params) are checked against the library and every function it declares must be
-public. None of it needs a GPU.
+(gk_attention_params, gk_paged_kv, gk_rope, gk_rope_append_params, gk_paged_decode_params,
+gk_paged_decode_config, gk_paged_decode_plan: their sizes and offsets, and their fields through host
+calls) are checked against the library and every function it declares must be public. None of it
+needs a GPU.
 """
 import ctypes
 import importlib.util
@@ -16,14 +18,16 @@ import os
 import re
 import sys
 
-# Public functions at the arrival of gk_paged.cuh (75 before it, 5 of its own): fewer means the
-# scan below lost some (or a header lost its declarations).
-MIN_PUBLIC = 80
+# Public functions since gk_paged.cuh's decode attention (80 before it, 8 of its own): fewer means
+# the scan below lost some (or a header lost its declarations).
+MIN_PUBLIC = 88
 ATTENTION_API = ["gk_attention_config_count", "gk_attention_config_info", "gk_attention_ex", "gk_attention_fwd_bf16",
                  "gk_attention_fwd_f16", "gk_attention_ledger", "gk_attention_params_dense",
                  "gk_attention_workspace_bytes"]
 PAGED_API = ["gk_paged_kv_dense", "gk_rope_append_bf16", "gk_rope_append_f16", "gk_rope_append_ledger",
-             "gk_rope_default"]
+             "gk_rope_default", "gk_paged_decode_params_dense", "gk_paged_decode_bf16", "gk_paged_decode_f16",
+             "gk_paged_decode_ex", "gk_paged_decode_plan_for", "gk_paged_decode_config_count",
+             "gk_paged_decode_config_info", "gk_paged_decode_ledger"]
 
 CUDA_ERROR_INVALID_VALUE = 1
 failures = []
@@ -140,6 +144,20 @@ def main():
         rejected("gk_rope_append_f16", [P(fake), P(fake + (1 << 20)), P(fake + (2 << 20)), P(fake + (3 << 20)),
                                         ctypes.byref(rp), ctypes.byref(rope), ctypes.byref(kv), None],
                  mod.SIGNATURES["gk_rope_append_f16"][1], "the cache holds 2 heads of 64, the tokens 4 heads of 64")
+        # and a gk_paged_decode_f16 call through its decode mirror, refused (the same cache, 4 kv heads),
+        # and the plan of that problem: config -1, the reason named after gk_paged_decode_plan_for
+        restype, argtypes = mod.SIGNATURES["gk_paged_decode_params_dense"]
+        lib.gk_paged_decode_params_dense.restype, lib.gk_paged_decode_params_dense.argtypes = restype, argtypes
+        dp = lib.gk_paged_decode_params_dense(2, 8, 4, 64, 1, P(fake + (8 << 20)), 4, P(fake + (9 << 20)), 64)
+        rejected("gk_paged_decode_f16", [P(fake), None, P(fake + (1 << 20)), ctypes.byref(kv), ctypes.byref(dp), None, 0,
+                                         None],
+                 mod.SIGNATURES["gk_paged_decode_f16"][1], "the cache holds 2 heads of 64, the problem 4 heads of 64")
+        plan_for = lib.gk_paged_decode_plan_for
+        plan_for.restype, plan_for.argtypes = mod.SIGNATURES["gk_paged_decode_plan_for"]
+        plan = plan_for(ctypes.byref(dp), ctypes.byref(kv))
+        r = reason() or b""
+        check(plan.config == -1 and r.startswith(b"gk_paged_decode_plan_for: ") and b"4 heads of 64" in r,
+              "gk_paged_decode_plan_for of a refused problem: config %d, reason %r" % (plan.config, r))
 
     print("ctypes_test: %d failures" % len(failures))
     return 1 if failures else 0
