@@ -597,18 +597,18 @@ GK_DEV void gk_attn_mma_run(const gk_attn_args *p, int dt, int DK, int BM, int B
     }
 }
 
-/* The key splits' partials of every (b, row, h) merged, one warp a row: out = sum_s e^(lse_s -
-   lse) o_s, lse = ln sum_s e^lse_s. The lanes take the splits' lse 32 at a time (max and weights
-   in parallel, into shared memory); then each lane sums its 8 columns over the splits in split
-   order, the partials' loads independent of one another (no chain of round trips a split). */
+/* The key splits' partials of every (b, row, h) merged, a block of 8 warps a row: out = sum_s
+   e^(lse_s - lse) o_s, lse = ln sum_s e^lse_s. Each warp takes the splits' lse 32 at a time (max
+   and weights in parallel); the row's column groups of 8 times the splits go over the block's
+   lanes, so every partial a lane reads is in flight at once; sums across lanes and warps run in
+   a fixed order (deterministic). */
 #define GK_ATTN_COMBINE_MAX 256
 static __global__ void __launch_bounds__(256) gk_attn_combine(const gk_attn_args p)
 {
     __shared__ float wsm[8][GK_ATTN_COMBINE_MAX];
-    const int64_t rows = (int64_t)p.batch * p.sq * p.hq;
-    const int64_t w = ((int64_t)blockIdx.x * blockDim.x + threadIdx.x) >> 5;
+    __shared__ float4 osm[8][32][2];
+    const int64_t rows = (int64_t)p.batch * p.sq * p.hq, w = blockIdx.x;
     const int lane = threadIdx.x & 31, wi = threadIdx.x >> 5;
-    if (w >= rows) return;
     const int h = (int)(w % p.hq), row = (int)(w / p.hq % p.sq), b = (int)(w / p.hq / p.sq);
     int sq_len = p.sq;
     int64_t qrow0 = 0;
@@ -616,7 +616,8 @@ static __global__ void __launch_bounds__(256) gk_attn_combine(const gk_attn_args
         qrow0 = p.cu_q[b];
         sq_len = p.cu_q[b + 1] - (int)qrow0;
     }
-    if (row >= sq_len) return;
+    if (row >= sq_len) return; /* the whole block */
+    gk_grid_dependency_wait(); /* launched dependent on the split kernel: its partials are in */
     const int64_t stride = rows;
     float m = -INFINITY;
     for (int s = lane; s < p.splits; s += 32) m = fmaxf(m, p.part_lse[s * stride + w]);
@@ -630,23 +631,42 @@ static __global__ void __launch_bounds__(256) gk_attn_combine(const gk_attn_args
     }
     const float total = gk_warp_sum(part);
     __syncwarp();
+    /* lane: column group cg (8 columns), phase ph; warp wi and phase pick the splits */
+    const int groups = (p.d + 7) / 8, gp = groups <= 8 ? 8 : groups <= 16 ? 16 : 32, phases = 32 / gp;
+    const int cg = lane % gp, ph = lane / gp, c0 = cg * 8;
     float acc[8] = {0, 0, 0, 0, 0, 0, 0, 0};
-    const int c0 = lane * 8; /* 8 columns a lane: D <= 256 */
-    if (c0 < p.d) {
+    if (cg < groups) {
         const float *po = p.part_o + w * p.d_kernel + c0;
         const int64_t step = stride * p.d_kernel;
-#pragma unroll 4
-        for (int s = 0; s < p.splits; s++) {
+#pragma unroll 2
+        for (int s = wi * phases + ph; s < p.splits; s += 8 * phases) {
             const float wgt = wsm[wi][s];
             const float4 x0 = *(const float4 *)(po + s * step), x1 = *(const float4 *)(po + s * step + 4);
             acc[0] += wgt * x0.x; acc[1] += wgt * x0.y; acc[2] += wgt * x0.z; acc[3] += wgt * x0.w;
             acc[4] += wgt * x1.x; acc[5] += wgt * x1.y; acc[6] += wgt * x1.z; acc[7] += wgt * x1.w;
         }
     }
-    const float inv = total > 0.0f ? 1.0f / total : 0.0f;
-    for (int e = 0; e < 8; e++) acc[e] *= inv;
-    const int64_t orow = p.cu_q ? (qrow0 + row) * p.o_rs : (int64_t)b * p.o_bs + (int64_t)row * p.o_rs;
-    if (c0 < p.d) gk_st16((char *)p.out + 2 * (orow + (int64_t)h * p.o_hs + c0), gk_pack_f32(acc, p.dt, 8));
+    for (int o = gp; o < 32; o *= 2)
+#pragma unroll
+        for (int e = 0; e < 8; e++) acc[e] += __shfl_xor_sync(0xffffffffu, acc[e], o);
+    if (ph == 0) {
+        osm[wi][cg][0] = make_float4(acc[0], acc[1], acc[2], acc[3]);
+        osm[wi][cg][1] = make_float4(acc[4], acc[5], acc[6], acc[7]);
+    }
+    __syncthreads();
+    if (wi != 0) return;
+    if (lane < groups) {
+        float r[8] = {0, 0, 0, 0, 0, 0, 0, 0};
+        for (int k = 0; k < 8; k++) { /* warps in order */
+            const float4 a0 = osm[k][lane][0], a1 = osm[k][lane][1];
+            r[0] += a0.x; r[1] += a0.y; r[2] += a0.z; r[3] += a0.w;
+            r[4] += a1.x; r[5] += a1.y; r[6] += a1.z; r[7] += a1.w;
+        }
+        const float inv = total > 0.0f ? 1.0f / total : 0.0f;
+        for (int e = 0; e < 8; e++) r[e] *= inv;
+        const int64_t orow = p.cu_q ? (qrow0 + row) * p.o_rs : (int64_t)b * p.o_bs + (int64_t)row * p.o_rs;
+        gk_st16((char *)p.out + 2 * (orow + (int64_t)h * p.o_hs + lane * 8), gk_pack_f32(r, p.dt, 8));
+    }
     if (p.lse && lane == 0) {
         const int64_t li = p.cu_q ? (qrow0 + row) * p.hq + h : ((int64_t)b * p.hq + h) * p.sq + row;
         p.lse[li] = total > 0.0f || total != total ? m + logf(total) : -INFINITY;
@@ -782,31 +802,6 @@ static cudaError_t gk_attn_span(const char *fn, const char *arg, const int64_t *
     return cudaSuccess;
 }
 
-/* out's rows must not share an address: the strides sorted by size, each at least the span of
-   the dimensions under it. */
-static cudaError_t gk_attn_check_injective(const char *fn, const int64_t *counts, const int64_t *strides)
-{
-    int order[3] = {0, 1, 2};
-    for (int i = 0; i < 3; i++)
-        for (int j = i + 1; j < 3; j++)
-            if (strides[order[j]] < strides[order[i]]) {
-                const int t = order[i];
-                order[i] = order[j];
-                order[j] = t;
-            }
-    int64_t span = counts[3]; /* D contiguous elements */
-    for (int i = 0; i < 3; i++) {
-        const int d = order[i];
-        if (counts[d] <= 1) continue;
-        if (strides[d] < span)
-            return gk__fail(cudaErrorInvalidValue, fn,
-                            "out's strides alias: a stride of %lld elements under a span of %lld (rows would share "
-                            "an address)", (long long)strides[d], (long long)span);
-        span = strides[d] * (counts[d] - 1) + span;
-    }
-    return cudaSuccess;
-}
-
 static int gk_attn_kernel_dim(int d) { return d <= 64 ? 64 : d <= 96 ? 96 : d <= 128 ? 128 : 256; }
 
 /* The checks every entry point runs; fills *a (its pointers and splits are set by the caller).
@@ -916,7 +911,7 @@ static cudaError_t gk_attn_check_tensors(const char *fn, void *out, const void *
     /* varlen: the packed rows' count is not known here; two rows at least are checked against
        the heads (B Sq would refuse a valid head-major out of fewer tokens) */
     const int64_t ci[4] = {cq[0], varlen ? (cq[1] > 1 ? 2 : 1) : cq[1], cq[2], cq[3]};
-    GK_TRY(gk_attn_check_injective(fn, ci, so_));
+    GK_TRY(gk_check_injective(fn, "out", ci, so_));
     if (!varlen) {
         /* with varlen the packed extents are unknown here: only the strides are checked */
         const int64_t nl = (int64_t)p.batch * p.heads_q * p.seqlen_q * 4;
@@ -1002,8 +997,8 @@ static cudaError_t gk_attn_launch_mma(const char *fn, int config, gk_attn_args a
     ((gk_attn_kernel)kern)<<<grid, cfg->threads, cfg->smem_bytes, stream>>>(a);
     GK_TRY(gk_check_launch(fn));
     if (splits > 1) {
-        const int64_t warps = (int64_t)a.batch * a.sq * a.hq;
-        gk_attn_combine<<<(unsigned)gk_ceil_div(warps, 8), 256, 0, stream>>>(a);
+        const int64_t rows = (int64_t)a.batch * a.sq * a.hq;
+        gk_attn_combine<<<(unsigned)rows, 256, 0, stream>>>(a);
         GK_TRY(gk_check_launch(fn));
     }
     return cudaSuccess;

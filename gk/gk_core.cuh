@@ -18,6 +18,7 @@
                   gk_check_overlap (same range or disjoint), gk_check_disjoint, gk_check_fits_i32,
                   gk_check_span (bytes of a strided operand, int64 overflow refused),
                   gk_check_stride (non-negative, a multiple of a vector's elements),
+                  gk_check_injective (a strided output's rows on distinct addresses),
                   gk_check_mnk (a GEMM's sizes);
                   GK_TRY(expr) returns the first error.
      memory       gk_ld16 / gk_st16, gk_ld8 / gk_st8: one 128- or 64-bit access each, aligned to
@@ -25,6 +26,8 @@
      cp.async     gk_cp_async_16(dst, src, bytes) (cp.async.cg, 16 bytes; bytes < 16 zero-fills),
                   gk_cp_async_4 (cp.async.ca, 4 bytes; bytes 0 zero-fills), gk_cp_async_commit,
                   gk_cp_async_wait_0..3 (cp.async.wait_group N), gk_cp_async_wait_all; gk_smem_addr.
+     grid deps    gk_grid_dependency_wait, gk_grid_launch_dependents (programmatic dependent
+                  launch, sm_90 and later; no-ops before).
      elements     gk_load1_f32 / gk_store1_f32 (one element of any float dtype as fp32),
                   gk_unpack_f32 / gk_pack_f32 (a 16- or 8-byte vector of a dtype <-> fp32 values),
                   gk_pack_e4m3 (4 or 8 fp32 values to saturated e4m3 codes).
@@ -325,6 +328,32 @@ GK_HOST cudaError_t gk_check_span(const char *fn, const char *arg, int64_t rows,
     return cudaSuccess;
 }
 
+/* An output of three strided dimensions (counts[0..2] with strides[0..2], elements) over rows of
+   counts[3] contiguous elements must not put two rows on one address: the strides sorted by
+   size, each at least the span of the dimensions under it (a dimension of count 1 is free). */
+GK_HOST cudaError_t gk_check_injective(const char *fn, const char *arg, const int64_t *counts, const int64_t *strides)
+{
+    int order[3] = {0, 1, 2};
+    for (int i = 0; i < 3; i++)
+        for (int j = i + 1; j < 3; j++)
+            if (strides[order[j]] < strides[order[i]]) {
+                const int t = order[i];
+                order[i] = order[j];
+                order[j] = t;
+            }
+    int64_t span = counts[3];
+    for (int i = 0; i < 3; i++) {
+        const int d = order[i];
+        if (counts[d] <= 1) continue;
+        if (strides[d] < span)
+            return gk__fail(cudaErrorInvalidValue, fn,
+                            "%s's strides alias: a stride of %lld elements under a span of %lld (rows would share "
+                            "an address)", arg, (long long)strides[d], (long long)span);
+        span = strides[d] * (counts[d] - 1) + span;
+    }
+    return cudaSuccess;
+}
+
 /* After a launch: turns a launch error into a recorded failure. */
 GK_HOST cudaError_t gk_check_launch(const char *fn)
 {
@@ -556,6 +585,24 @@ GK_DEV uint2 gk_pack_e4m3(const float *s, int n)
 /* ---------------------------------------------------------------- reductions */
 
 /* Butterfly (xor) shuffles: every lane ends with the result, in the same order every time. */
+/* Programmatic dependent launch (sm_90 and later; nothing before): a kernel launched with
+   cudaLaunchAttributeProgrammaticStreamSerialization waits in gk_grid_dependency_wait until the
+   grid before it has finished and its writes are visible; that grid lets it start its blocks
+   early with gk_grid_launch_dependents. Without such a launch both return at once. */
+GK_DEV void gk_grid_dependency_wait(void)
+{
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+    asm volatile("griddepcontrol.wait;" ::: "memory");
+#endif
+}
+
+GK_DEV void gk_grid_launch_dependents(void)
+{
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+    asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
+#endif
+}
+
 GK_DEV float gk_warp_sum(float v)
 {
 #pragma unroll

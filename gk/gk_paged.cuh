@@ -81,20 +81,35 @@
      How it runs: a block takes one (sequence, kv head, 16 rows, key split): its rows are the nq
      query tokens times the Hq / Hkv heads of the kv head (more than 16 take more blocks), so
      each k and v byte of a split is read once for the whole group. Key tiles go by cp.async,
-     gathered slot by slot through the block table, into a ring of STAGES buffers; each warp
-     takes 16 keys of a tile (S = Q K^T and O += P V on m16n8k16, the online softmax of
-     gk_attention.cuh), and the warps' partials merge through shared memory at the end. An fp8
+     gathered key by key through the block table (a warp access takes whole key rows, so the L2
+     sees full lines), into a ring of STAGES buffers in which each warp loads and reads its own
+     16 keys of every tile and waits for no other warp; S = Q K^T and O += P V run on m16n8k16
+     with the online softmax of gk_attention.cuh, and the warps' partials merge through shared
+     memory at the end. Key splits are chosen from a model of the schedule (rounds of resident
+     blocks times the tiles a block streams; with host_seq_lens, from the real lengths); their
+     combine is launched dependent (sm_90) so that it starts as the split blocks finish. An fp8
      cache is converted in registers (e4m3 pairs to fp16 pairs after ldmatrix) and multiplied in
      fp16: q must stay within fp16's range there.
 
    ARGUMENTS AND ERRORS
-     tokens == 0 is a no-op. Null pointers, Hq not a multiple of Hkv, D not a multiple of 8 or
-     past 256, rotary_dim odd, past D, or not a multiple of 16 (NeoX) or 8 (GPT-J), a cache dtype
-     other than T's or e4m3, strides or pointers off 16 bytes (8 for an fp8 cache), q_out aliasing
-     k, v or the cache, a non-positive theta or fp8 scale return cudaErrorInvalidValue before
-     anything launches; gk_failure_reason() says which.
+     RoPE + append: tokens == 0 is a no-op. Null pointers, Hq not a multiple of Hkv, D not a
+     multiple of 8 or past 256, rotary_dim odd, past D, or not a multiple of 16 (NeoX) or 8
+     (GPT-J), a cache dtype other than T's or e4m3, strides or pointers off 16 bytes (8 for an
+     fp8 cache), q_out aliasing k, v or the cache, a non-positive theta or fp8 scale return
+     cudaErrorInvalidValue before anything launches; gk_failure_reason() says which.
+     Decode: B == 0 is a no-op. Null out, q, cache, params, block_table or seq_lens; B past
+     65535; Hq not a multiple of Hkv; D not a multiple of 8 (16 with an fp8 cache) from 8 to 256;
+     queries outside 1..16; a cache whose heads, D or dtype (q's or e4m3) differ, fp8 scales not
+     > 0, block_size not a power of two up to 256; max_seq_len < 0 or block_table_stride under
+     ceil(max_seq_len / block_size); q, out or cache pointers or strides off 16 bytes; out's
+     strides putting two rows on one address, out overlapping q or lse; scale negative or not
+     finite, softcap negative; a workspace off 256 bytes; in gk_paged_decode_ex an unknown
+     configuration, one built for a smaller D or the other cache type, or splits outside
+     0..GK_PAGED_MAX_SPLITS: cudaErrorInvalidValue before anything launches. Checked on the
+     device (error_flag): a length outside [0, max_seq_len] (taken as clamped) and a block id
+     outside the cache (its keys read as zeros). A plan for B == 0 reports config -1.
 
-   HOW IT RUNS
+   HOW THE APPEND RUNS
      A block a token (grid-stride): the token's cos and sin, formed once into shared memory, then
      the threads share the token's units of 16-byte chunks (8 values): per q head and per k head
      the rotary units (NeoX: a chunk of the first half with its partner in the second, so both of
@@ -439,15 +454,20 @@ GK_DEV void gk_pd_run(const gk_pd_args *p, int dt, int F8, int DK, int NW, int S
     const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31, g = lane >> 2, t4 = lane & 3;
     const int qchunks = DK / 8, kchunks = DK * es / 16, tile_bytes = BN * DK * es;
     char *sq = (char *)gk_pd_smem, *ring = sq + 16 * DK * 2;
-    const int split = blockIdx.x, hk = blockIdx.y / p->rchunks, r0 = (blockIdx.y % p->rchunks) * 16, b = blockIdx.z;
+    const int split = blockIdx.y, hk = blockIdx.x / p->rchunks, r0 = (blockIdx.x % p->rchunks) * 16, b = blockIdx.z;
     const int nq = p->a.sq, group = p->a.group, R = nq * group;
+    /* without a window the split's first keys are known before its length: their block ids
+       load beside the length (entries below max_len are in the table), one round trip less */
+    const int *bt = p->block_table + b * p->bt_stride;
+    const int lo0 = split * p->split_keys, wk0 = lo0 + 16 * warp + (lane & 15);
+    const int pg0 = p->window_left < 0 && wk0 < p->max_len ? __ldg(bt + (wk0 >> p->lbs)) : INT_MIN;
     int L = p->seq_lens[b];
     if (L < 0 || L > p->max_len) {
         if (p->error_flag && threadIdx.x == 0) *p->error_flag = 1;
         L = L < 0 ? 0 : p->max_len;
     }
     /* the split's keys, cut to what the rows see: up to L - 1, from the first query's window */
-    int lo = split * p->split_keys, hi = min(L, lo + p->split_keys);
+    int lo = lo0, hi = min(L, lo + p->split_keys);
     if (p->window_left >= 0) lo = max(lo, L - nq - p->window_left);
     const int ntiles = hi > lo ? (hi - lo + BN - 1) / BN : 0;
 
@@ -464,11 +484,10 @@ GK_DEV void gk_pd_run(const gk_pd_args *p, int dt, int F8, int DK, int NW, int S
        tile (whose group carries Q) the warps never wait for each other. Tiles 0 .. STAGES - 2
        now, each later one as the warp's oldest buffer frees; a lane's block id (key lane % 16 of
        the warp's slice) is loaded a tile ahead. */
-    const int *bt = p->block_table + b * p->bt_stride;
     const int wk = lo + 16 * warp + (lane & 15); /* this lane's key in tile 0 */
     const char *kb = (const char *)p->c.k_cache + ((int64_t)hk * p->c.k_head_stride * es + (lane % kchunks) * 16);
     const char *vb = (const char *)p->c.v_cache + ((int64_t)hk * p->c.v_head_stride * es + (lane % kchunks) * 16);
-    int pg = gk_pd_page(bt, wk, hi, p->lbs);
+    int pg = p->window_left < 0 ? (wk < hi ? pg0 : INT_MIN) : gk_pd_page(bt, wk, hi, p->lbs);
 #pragma unroll
     for (int s = 0; s < STAGES - 1; s++) {
         if (s < ntiles) {
@@ -618,6 +637,7 @@ GK_DEV void gk_pd_run(const gk_pd_args *p, int dt, int F8, int DK, int NW, int S
     /* the warps' partials through shared memory (the ring is free): per warp and row its max and
        sum (log2 units), and O unnormalized, rows DK + 4 floats apart */
     gk_cp_async_wait_0();
+    gk_grid_launch_dependents(); /* the combine (launched dependent) may start its blocks */
     __syncthreads();
     const int ld = DK + 4;
     float *so = (float *)ring, *sm = so + NW * 16 * ld, *sl = sm + NW * 16;
@@ -985,7 +1005,7 @@ static cudaError_t gk_pd_check(const char *fn, int dt, void *out, float *lse, co
     if (c->heads_kv != p->heads_kv || c->head_dim != D)
         return gk__fail(cudaErrorInvalidValue, fn, "the cache holds %d heads of %d, the problem %d heads of %d",
                         c->heads_kv, c->head_dim, p->heads_kv, D);
-    if (c->dtype != dt && !f8)
+    if ((dt != GK_BF16 && dt != GK_F16) || (c->dtype != dt && !f8))
         return gk__fail(cudaErrorInvalidValue, fn, "cache dtype %s: it must be q's (%s) or e4m3", gk_dtype_name(c->dtype),
                         gk_dtype_name(dt));
     if (f8 && (!(c->k_scale > 0.0f) || !(c->v_scale > 0.0f)))
@@ -999,7 +1019,8 @@ static cudaError_t gk_pd_check(const char *fn, int dt, void *out, float *lse, co
                         (long long)p->block_table_stride, (long long)gk_ceil_div(p->max_seq_len, c->block_size));
     if (p->softcap < 0.0f || p->softcap != p->softcap)
         return gk__fail(cudaErrorInvalidValue, fn, "softcap %g must be >= 0", (double)p->softcap);
-    if (p->scale != p->scale) return gk__fail(cudaErrorInvalidValue, fn, "scale is NaN");
+    if (!(p->scale >= 0.0f) || p->scale == INFINITY)
+        return gk__fail(cudaErrorInvalidValue, fn, "scale %g is not finite and >= 0 (0: 1/sqrt(D))", (double)p->scale);
     GK_TRY(gk_check_ptr(fn, "out", out));
     GK_TRY(gk_check_ptr(fn, "q", q));
     GK_TRY(gk_check_ptr(fn, "k_cache", c->k_cache));
@@ -1031,15 +1052,10 @@ static cudaError_t gk_pd_check(const char *fn, int dt, void *out, float *lse, co
     GK_TRY(gk_check_stride(fn, "v_head_stride (cache)", c->v_head_stride, cm));
     /* out: rows must not alias, and must not touch q or lse */
     const int B = p->batch, nq = p->queries, Hq = p->heads_q;
-    if (Hq > 1 && p->out_head_stride < D)
-        return gk__fail(cudaErrorInvalidValue, fn, "out_head_stride %lld is under head_dim: heads would alias",
-                        (long long)p->out_head_stride);
-    if (nq > 1 && p->out_row_stride < (Hq - 1) * p->out_head_stride + D)
-        return gk__fail(cudaErrorInvalidValue, fn, "out_row_stride %lld is under a row's heads: rows would alias",
-                        (long long)p->out_row_stride);
-    if (B > 1 && p->out_batch_stride < (nq - 1) * p->out_row_stride + (Hq - 1) * p->out_head_stride + D)
-        return gk__fail(cudaErrorInvalidValue, fn, "out_batch_stride %lld is under a sequence's rows: they would alias",
-                        (long long)p->out_batch_stride);
+    {
+        const int64_t counts[4] = {B, nq, Hq, D}, strides[3] = {p->out_batch_stride, p->out_row_stride, p->out_head_stride};
+        GK_TRY(gk_check_injective(fn, "out", counts, strides));
+    }
     const int64_t ob = ((B - 1) * p->out_batch_stride + (nq - 1) * p->out_row_stride + (Hq - 1) * p->out_head_stride + D) * 2;
     const int64_t qb = ((B - 1) * p->q_batch_stride + (nq - 1) * p->q_row_stride + (Hq - 1) * p->q_head_stride + D) * 2;
     GK_TRY(gk_check_disjoint(fn, "out", out, ob, "q", q, qb));
@@ -1088,8 +1104,8 @@ static cudaError_t gk_pd_check(const char *fn, int dt, void *out, float *lse, co
     int lbs = 0;
     while ((1 << lbs) < c->block_size) lbs++;
     a->lbs = lbs;
-    if ((int64_t)p->heads_kv * a->rchunks > 65535)
-        return gk__fail(cudaErrorInvalidValue, fn, "heads_kv x ceil(queries x group / 16) = %lld is past 65535",
+    if ((int64_t)p->heads_kv * a->rchunks > 2147483647)
+        return gk__fail(cudaErrorInvalidValue, fn, "heads_kv x ceil(queries x group / 16) = %lld is past 2^31 - 1",
                         (long long)p->heads_kv * a->rchunks);
     return cudaSuccess;
 }
@@ -1125,7 +1141,6 @@ static int gk_pd_splits_for(const gk_pd_args *a, const int *host_lens, int confi
     const int64_t conc = (int64_t)sms * per_sm, heads = (int64_t)a->a.hkv * a->rchunks;
     int64_t smax = tiles / 8;
     if (smax > GK_PAGED_MAX_SPLITS) smax = GK_PAGED_MAX_SPLITS;
-    if (smax * a->a.batch > 65535 * 8) smax = 65535 * 8 / a->a.batch;
     int best = 1;
     double best_cost = 0.0;
     for (int64_t s = 1; s <= (smax > 1 ? smax : 1); s++) {
@@ -1177,6 +1192,7 @@ static cudaError_t gk_pd_run_host(const char *fn, int config, int splits, int dt
     }
     const int64_t tiles = gk_ceil_div(a.max_len, cfg->keys);
     if (splits > tiles) splits = tiles > 1 ? (int)tiles : 1;
+    if ((int64_t)a.a.batch * a.a.sq * a.a.hq > 2147483647) splits = 1; /* the combine's grid: a block a row */
     if (!plan_only)
         while (splits > 1 && gk_pd_split_bytes(&a, splits, cfg->head_dim) > workspace_bytes) splits--;
     const int64_t per = gk_ceil_div(tiles > 0 ? tiles : 1, splits);
@@ -1198,13 +1214,32 @@ static cudaError_t gk_pd_run_host(const char *fn, int config, int splits, int dt
     const void *kern = (const void *)gk_pd_kernels[dt == GK_F16][config];
     static unsigned attr_set[2][32];
     GK_TRY(gk_smem_opt_in(fn, kern, cfg->smem_bytes, &attr_set[dt == GK_F16][config]));
-    const dim3 grid((unsigned)splits, (unsigned)(a.a.hkv * a.rchunks), (unsigned)a.a.batch);
+    /* the kv heads of one split adjacent in launch order: they run together and read the same
+       cache rows (NHD keeps a token's heads side by side) */
+    const dim3 grid((unsigned)(a.a.hkv * a.rchunks), (unsigned)splits, (unsigned)a.a.batch);
     ((gk_pd_kernel)kern)<<<grid, cfg->threads, cfg->smem_bytes, stream>>>(a);
     GK_TRY(gk_check_launch(fn));
     if (splits > 1) {
-        const int64_t warps = (int64_t)a.a.batch * a.a.sq * a.a.hq;
-        gk_attn_combine<<<(unsigned)gk_ceil_div(warps, 8), 256, 0, stream>>>(a.a);
-        GK_TRY(gk_check_launch(fn));
+        /* a programmatic dependent launch on 9.0 and later: the combine's blocks start while the
+           decode blocks finish, and wait for them (griddepcontrol.wait) */
+        const int64_t rows = (int64_t)a.a.batch * a.a.sq * a.a.hq;
+        cudaLaunchConfig_t lc; /* every field set below */
+        lc.dynamicSmemBytes = 0;
+        lc.gridDim = dim3((unsigned)rows);
+        lc.blockDim = dim3(256);
+        lc.stream = stream;
+        cudaLaunchAttribute at;
+        memset(&at, 0, sizeof at);
+        at.id = cudaLaunchAttributeProgrammaticStreamSerialization;
+        at.val.programmaticStreamSerializationAllowed = 1;
+        int major = 0, dev = 0;
+        GK_TRY(cudaGetDevice(&dev));
+        GK_TRY(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev));
+        lc.attrs = &at;
+        lc.numAttrs = major >= 9 ? 1 : 0;
+        void *args[1] = {&a.a};
+        const cudaError_t e = cudaLaunchKernelExC(&lc, (const void *)gk_attn_combine, args);
+        if (e != cudaSuccess) return gk__fail(e, fn, "combine launch failed: %s", cudaGetErrorString(e));
     }
     return cudaSuccess;
 }

@@ -1252,7 +1252,6 @@ TEST_P(PagedDecodeValidation, ValidArgumentsPass)
     a = valid(); a.p.host_seq_lens = (const int *)&a; accepted(a, "host lengths");
     a = valid(); a.p.softcap = 50.0f; a.p.scale = 0.01f; a.p.window_left = 0; accepted(a, "softcap 50, scale 0.01, window 0");
     a = valid(); a.p.window_left = 1 << 30; accepted(a, "window 2^30");
-    a = valid(); a.p.scale = -0.5f; accepted(a, "scale -0.5 (taken as given: only 0 means 1 / sqrt(D))");
     a = fp8(); accepted(a, "e4m3 cache");
     a = valid(); a.c.k_scale = 0.0f; a.c.v_scale = -1.0f; accepted(a, "16-bit cache, scales 0 and -1 ignored");
     for (int d : {8, 16, 40, 64, 72, 96, 128, 200, 248, 256}) {
@@ -1373,7 +1372,7 @@ TEST_P(PagedDecodeValidation, Sizes)
         rejected(a, "block_size " + std::to_string(bs) + " is not a power of two from 1 to 256", "block_size " + std::to_string(bs));
     }
     // the grid's y extent: kv heads times blocks of 16 rows
-    a = valid(); a.shape(1, 70000, 70000, 64, 1); rejected(a, "past 65535", "Hkv 70000");
+    a = valid(); a.shape(1, 70000, 70000, 64, 1); accepted(a, "Hkv 70000 (the grid takes the kv heads in x)");
     a = valid(); a.shape(1, 65535, 65535, 64, 1); accepted(a, "Hkv 65535");
 }
 
@@ -1410,6 +1409,8 @@ TEST_P(PagedDecodeValidation, Flags)
     DecodeArgs a = valid();
     a = valid(); a.p.softcap = -30.0f; rejected(a, "softcap", "softcap -30");
     a = valid(); a.p.softcap = NAN; rejected(a, "softcap", "softcap NaN");
+    a = valid(); a.p.scale = -0.5f; rejected(a, "scale -0.5 is not finite and >= 0", "scale -0.5");
+    a = valid(); a.p.scale = INFINITY; rejected(a, "is not finite and >= 0", "scale inf");
     a = valid(); a.p.scale = NAN; rejected(a, "scale", "scale NaN");
     a = valid(); a.ws = kFake + (400 << 20) + 16; a.ws_bytes = 1 << 20; rejected(a, "workspace", "workspace + 16 bytes");
     a = valid(); a.ws = kFake + (400 << 20) + 128; a.ws_bytes = 1 << 20; rejected(a, "256-byte aligned", "workspace + 128 bytes");
@@ -1500,10 +1501,13 @@ TEST_P(PagedDecodeValidation, Aliasing)
 {
     DecodeArgs a = valid();
     // out's rows on one address
-    a = valid(); a.p.out_head_stride = 0; rejected(a, "heads would alias", "out head stride 0");
-    a = valid(); a.p.out_head_stride = 64; rejected(a, "heads would alias", "out head stride 64 < D");
-    a = valid(); a.p.out_row_stride = 7 * 128; rejected(a, "rows would alias", "out row stride under Hq D");
-    a = valid(); a.p.out_batch_stride = 128 * 8; rejected(a, "would alias", "out batch stride under nq Hq D");
+    a = valid(); a.p.out_head_stride = 0; rejected(a, "out's strides alias", "out head stride 0");
+    a = valid(); a.p.out_head_stride = 64; rejected(a, "out's strides alias", "out head stride 64 < D");
+    a = valid(); a.p.out_row_stride = 7 * 128; rejected(a, "out's strides alias", "out row stride under Hq D");
+    a = valid(); a.p.out_batch_stride = 128 * 8; rejected(a, "out's strides alias", "out batch stride under nq Hq D");
+    // [B][Hq][nq][D] is a layout of distinct rows: accepted
+    a = valid(); a.p.out_head_stride = 2 * 128; a.p.out_row_stride = 128; a.p.out_batch_stride = 8 * 2 * 128;
+    accepted(a, "out as [B][Hq][nq][D]");
     // out overlapping q or lse
     a = valid(); a.out = (void *)a.q; rejected(a, "'out' and 'q' overlap", "out = q");
     a = valid(); a.out = (char *)a.q + 4096; rejected(a, "'out' and 'q' overlap", "out inside q");

@@ -133,8 +133,10 @@ if [ $sanitize -eq 1 ]; then
             # 1000 keys) and the key splits with their combine; racecheck follows the mma.sync
             # kernels' tiles and the wgmma epilogue through shared memory, not TMA or wgmma reads
             attention_gpu_test) rc_filter='AttentionGpu.EveryConfig:AttentionGpu.KeySplits' extra_tools='synccheck initcheck' ;;
-            # paged: the whole test (its kernel shares a token's cos and sin through shared memory)
-            paged_gpu_test) rc_filter='-*Huge*' ;;
+            # paged: the whole test (the append shares a token's cos and sin through shared memory;
+            # decode's warps each own rows of the ring, waited on a warp at a time, and merge
+            # through shared memory after a block barrier)
+            paged_gpu_test) rc_filter='-*Huge*' extra_tools='synccheck' ;;
             esac
             [ -n "$rc_filter" ] || continue
             for tool in racecheck $extra_tools; do

@@ -505,7 +505,7 @@ def _check_decode_layouts(lib):
                                  ("block_table_stride", 2, "block_table_stride 2 is under"),
                                  ("max_seq_len", 49, "block_table_stride 3 is under ceil(max_seq_len / block_size) = 4"),
                                  ("softcap", -1.0, "softcap -1 must be >= 0"),
-                                 ("scale", float("nan"), "scale is NaN")):
+                                 ("scale", float("nan"), "scale nan is not finite")):
         bad = GkPagedDecodeParams.from_buffer_copy(p)
         setattr(bad, field, value)
         expect("%s %r" % (field, value), needle, bad)
