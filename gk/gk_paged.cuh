@@ -110,11 +110,11 @@
      outside the cache (its keys read as zeros). A plan for B == 0 reports config -1.
 
    HOW THE APPEND RUNS
-     A warp a token (grid-stride). Each lane takes one rotary unit of 16-byte chunks (NeoX: a
-     chunk of the first half with its partner in the second, so both of a pair's values are in
-     registers; GPT-J: a chunk of 4 pairs) across several q and k heads, so it forms that unit's
-     cos and sin once, in registers; then the lanes share the chunks past rotary_dim and the v
-     chunks. No shared memory and no barrier: every token's loads are in flight at once.
+     A block a token (grid-stride): the token's cos and sin, formed once into shared memory, then
+     the threads share the token's units of 16-byte chunks (8 values): per q head and per k head
+     the rotary units (NeoX: a chunk of the first half with its partner in the second, so both of
+     a pair's values are in registers; GPT-J: a chunk of 4 pairs) and the chunks past
+     rotary_dim, per v head its chunks, stored into the slot.
 
    MEASURED   gk_bench/RESULTS.md.
 */
@@ -279,50 +279,51 @@ GK_DEV void gk_rope_store8(void *p, int dt, const float *x, float scale)
     gk_st8(p, gk_pack_e4m3(y, 8));
 }
 
-/* A warp a token (grid-stride over tokens; 8 a block). Lane l takes rotary unit c = l % ru (ru
-   units a head: NeoX, chunk c of the first half with its partner in the second; GPT-J, a chunk
-   of 4 pairs) of heads l / ru, l / ru + G, ... (G = 32 / ru), so the unit's cos and sin are
-   formed once a lane and token, in registers (from the table, or the angle in double reduced
-   to [-pi, pi] and finished by __sincosf: 2^-21 absolute there, no stack), and serve all its
-   heads; then the lanes share the copies (chunks past rotary_dim, and v). No shared memory, no
-   barrier: a warp's token waits for nothing but its own loads. */
+/* A block a token (grid-stride). The token's cos and sin (rotary_dim / 2 pairs) go to shared
+   memory once: from the table, or formed in double (pos freq reduced to [-pi, pi]) and finished
+   in fp32 (__sincosf: 2^-21 absolute there, no stack). Then every thread takes units of the
+   token's work: per q head and per kv head's k, the rotary units (a NeoX unit is a chunk of 8
+   of the first half and its partner in the second; a GPT-J unit a chunk of 4 pairs) and the
+   pass-through chunks past rotary_dim, and per kv head the v chunks. */
 static __global__ void __launch_bounds__(256) gk_rope_append_kernel(const __grid_constant__ gk_rope_args a)
 {
+    __shared__ float cs[2][128];
     const int D = a.p.head_dim, rot = a.r.rotary_dim, chunks = D / 8, neox = a.r.style == GK_ROPE_NEOX;
-    const int ru = neox ? rot / 16 : rot / 8, pc = (D - rot) / 8, heads = a.p.heads_q + a.p.heads_kv;
-    const int lane = threadIdx.x & 31, G = ru > 0 ? 32 / ru : 0, c = ru > 0 ? lane % ru : 0, g0 = ru > 0 ? lane / ru : 0;
-    const int np = neox ? 8 : 4, es = gk_dtype_size(a.c.dtype);
-    const int64_t warps = (int64_t)gridDim.x * (blockDim.x >> 5);
-    for (int64_t t = (int64_t)blockIdx.x * (blockDim.x >> 5) + (threadIdx.x >> 5); t < a.p.tokens; t += warps) {
+    const int ru = neox ? rot / 16 : rot / 8, pu = (D - rot) / 8, hu = ru + pu; /* units a rotated head */
+    const int units = (a.p.heads_q + a.p.heads_kv) * hu + a.p.heads_kv * chunks;
+    const int es = gk_dtype_size(a.c.dtype);
+    for (int t = blockIdx.x; t < a.p.tokens; t += gridDim.x) {
         const int64_t pos = a.p.positions_int64 ? ((const int64_t *)a.p.positions)[t] : ((const int *)a.p.positions)[t];
         const int64_t slot = a.p.slot_mapping[t];
         if ((a.r.cos_sin && (pos < 0 || pos >= a.r.max_position)) || slot < -1 || slot >= a.slots) {
-            if (lane == 0 && a.p.error_flag) *a.p.error_flag = 1; /* the token is left alone */
+            if (threadIdx.x == 0 && a.p.error_flag) *a.p.error_flag = 1; /* the token is left alone */
             continue;
         }
-        const int64_t blk = slot >= 0 ? slot / a.c.block_size : 0, in_blk = slot >= 0 ? slot % a.c.block_size : 0;
-        if (g0 < G) {
-            float co[8], si[8];
-#pragma unroll
-            for (int e = 0; e < 8; e++) {
-                if (e >= np) break;
-                const int j = c * np + e;
-                if (a.r.cos_sin) {
-                    co[e] = a.r.cos_sin[pos * rot + j];
-                    si[e] = a.r.cos_sin[pos * rot + rot / 2 + j];
-                } else {
-                    const double pi2 = 6.283185307179586, inv_pi2 = 0.15915494309189535;
-                    double ang = (double)pos * a.freq[j];
-                    ang -= rint(ang * inv_pi2) * pi2;
-                    __sincosf((float)ang, &si[e], &co[e]);
-                }
+        __syncthreads(); /* the last token's readers of cs are done */
+        for (int j = threadIdx.x; j < rot / 2; j += blockDim.x) {
+            float c, s;
+            if (a.r.cos_sin) {
+                c = a.r.cos_sin[pos * rot + j];
+                s = a.r.cos_sin[pos * rot + rot / 2 + j];
+            } else {
+                const double pi2 = 6.283185307179586, inv_pi2 = 0.15915494309189535;
+                double ang = (double)pos * a.freq[j];
+                ang -= rint(ang * inv_pi2) * pi2;
+                __sincosf((float)ang, &s, &c);
             }
-#pragma unroll 2
-            for (int item = g0; item < heads; item += G) {
-                const char *src;
-                char *dst;
-                int dst_dt = a.dt;
-                float scale = 1.0f;
+            cs[0][j] = c;
+            cs[1][j] = s;
+        }
+        __syncthreads();
+        const int64_t blk = slot >= 0 ? slot / a.c.block_size : 0, in_blk = slot >= 0 ? slot % a.c.block_size : 0;
+        for (int u = threadIdx.x; u < units; u += blockDim.x) {
+            const char *src;
+            char *dst;
+            int dst_dt = a.dt, c;
+            float scale = 1.0f;
+            if (u < (a.p.heads_q + a.p.heads_kv) * hu) {
+                const int item = u / hu;
+                c = u % hu;
                 if (item < a.p.heads_q) {
                     src = (const char *)a.q + 2 * (t * a.p.q_token_stride + item * a.p.q_head_stride);
                     dst = (char *)a.q_out + 2 * (t * a.p.q_out_token_stride + item * a.p.q_out_head_stride);
@@ -334,66 +335,50 @@ static __global__ void __launch_bounds__(256) gk_rope_append_kernel(const __grid
                     dst_dt = a.c.dtype;
                     scale = a.c.k_scale;
                 }
-                const int ob = gk_dtype_size(dst_dt); /* bytes a value at dst */
-                float x[8], y[8];
-                gk_rope_load8(src + c * 16, a.dt, x);
-                if (!neox) { /* pairs (2j, 2j + 1) within the chunk */
-#pragma unroll
-                    for (int e = 0; e < 8; e += 2) {
-                        y[e] = x[e] * co[e / 2] - x[e + 1] * si[e / 2];
-                        y[e + 1] = x[e + 1] * co[e / 2] + x[e] * si[e / 2];
-                    }
-                    gk_rope_store8(dst + c * 8 * ob, dst_dt, y, scale);
-                } else { /* NeoX: chunk c of the first half and its partner c + rot / 16 */
-                    const int pcn = c + rot / 16;
-                    float x2[8], y2[8];
-                    gk_rope_load8(src + pcn * 16, a.dt, x2);
-#pragma unroll
-                    for (int e = 0; e < 8; e++) {
-                        y[e] = x[e] * co[e] - x2[e] * si[e];
-                        y2[e] = x2[e] * co[e] + x[e] * si[e];
-                    }
-                    gk_rope_store8(dst + c * 8 * ob, dst_dt, y, scale);
-                    gk_rope_store8(dst + pcn * 8 * ob, dst_dt, y2, scale);
-                }
-            }
-        }
-        /* the copies: chunks past rotary_dim of every q and k head, then every v chunk */
-        const int copies = heads * pc + a.p.heads_kv * chunks;
-        for (int u = lane; u < copies; u += 32) {
-            const char *src;
-            char *dst;
-            int dst_dt = a.dt, cc;
-            float scale = 1.0f;
-            if (u < heads * pc) {
-                const int item = u / pc;
-                cc = rot / 8 + u % pc;
-                if (item < a.p.heads_q) {
-                    src = (const char *)a.q + 2 * (t * a.p.q_token_stride + item * a.p.q_head_stride);
-                    dst = (char *)a.q_out + 2 * (t * a.p.q_out_token_stride + item * a.p.q_out_head_stride);
-                } else {
-                    if (slot < 0) continue;
-                    const int h = item - a.p.heads_q;
-                    src = (const char *)a.k + 2 * (t * a.p.k_token_stride + h * a.p.k_head_stride);
-                    dst = (char *)a.c.k_cache + es * (blk * a.c.k_block_stride + in_blk * a.c.k_slot_stride + h * a.c.k_head_stride);
-                    dst_dt = a.c.dtype;
-                    scale = a.c.k_scale;
-                }
+                if (c >= ru) c = c - ru + rot / 8; /* a pass-through chunk */
             } else {
                 if (slot < 0) continue;
-                const int v = u - heads * pc, h = v / chunks;
-                cc = v % chunks;
+                const int v = u - (a.p.heads_q + a.p.heads_kv) * hu, h = v / chunks;
+                c = v % chunks;
                 src = (const char *)a.v + 2 * (t * a.p.v_token_stride + h * a.p.v_head_stride);
                 dst = (char *)a.c.v_cache + es * (blk * a.c.v_block_stride + in_blk * a.c.v_slot_stride + h * a.c.v_head_stride);
                 dst_dt = a.c.dtype;
                 scale = a.c.v_scale;
+                float x[8];
+                gk_rope_load8(src + c * 16, a.dt, x);
+                gk_rope_store8(dst + c * 8 * es, dst_dt, x, scale);
+                continue;
             }
-            float x[8];
-            gk_rope_load8(src + cc * 16, a.dt, x);
-            gk_rope_store8(dst + cc * 8 * gk_dtype_size(dst_dt), dst_dt, x, scale);
+            const int ob = gk_dtype_size(dst_dt); /* bytes a value at dst */
+            float x[8], y[8];
+            gk_rope_load8(src + c * 16, a.dt, x);
+            if (c * 8 >= rot) { /* past the rotary dims */
+                gk_rope_store8(dst + c * 8 * ob, dst_dt, x, scale);
+            } else if (!neox) { /* pairs (2j, 2j + 1) within the chunk */
+#pragma unroll
+                for (int e = 0; e < 8; e += 2) {
+                    const float co = cs[0][c * 4 + e / 2], si = cs[1][c * 4 + e / 2];
+                    y[e] = x[e] * co - x[e + 1] * si;
+                    y[e + 1] = x[e + 1] * co + x[e] * si;
+                }
+                gk_rope_store8(dst + c * 8 * ob, dst_dt, y, scale);
+            } else { /* NeoX: chunk c of the first half and its partner c + rot / 16 */
+                const int pc = c + rot / 16;
+                float x2[8], y2[8];
+                gk_rope_load8(src + pc * 16, a.dt, x2);
+#pragma unroll
+                for (int e = 0; e < 8; e++) {
+                    const float co = cs[0][c * 8 + e], si = cs[1][c * 8 + e];
+                    y[e] = x[e] * co - x2[e] * si;
+                    y2[e] = x2[e] * co + x[e] * si;
+                }
+                gk_rope_store8(dst + c * 8 * ob, dst_dt, y, scale);
+                gk_rope_store8(dst + pc * 8 * ob, dst_dt, y2, scale);
+            }
         }
     }
 }
+
 
 /* ---------------------------------------------------------------- decode attention */
 
@@ -967,7 +952,7 @@ static cudaError_t gk_rope_append_run(const char *fn, int dt, void *q_out, const
     for (int j = 0; j < r / 2; j++) a.freq[j] = gk_rope_freq(&a.r, j);
     if (a.c.dtype != GK_E4M3) a.c.k_scale = a.c.v_scale = 1.0f;
     int grid = 0;
-    GK_TRY(gk_grid_size(p->tokens, 8, 8, &grid)); /* a warp a token, 8 a block; at most 8 blocks an SM */
+    GK_TRY(gk_grid_size(p->tokens, 1, 4, &grid)); /* 4 blocks of 256 threads an SM at its ~60 registers */
     gk_rope_append_kernel<<<grid, 256, 0, stream>>>(a);
     return gk_check_launch(fn);
 }
