@@ -83,7 +83,7 @@
      each k and v byte of a split is read once for the whole group. Key tiles go by cp.async,
      gathered key by key through the block table (a warp access takes whole key rows, so the L2
      sees full lines), into a ring of STAGES buffers in which each warp loads and reads its own
-     16 keys of every tile and waits for no other warp; S = Q K^T and O += P V run on m16n8k16
+     16 keys (32 with an fp8 cache) of every tile and waits for no other warp; S = Q K^T and O += P V run on m16n8k16
      with the online softmax of gk_attention.cuh, and the warps' partials merge through shared
      memory at the end. Key splits are chosen from a model of the schedule (rounds of resident
      blocks times the tiles a block streams; with host_seq_lens, from the real lengths); their
@@ -422,25 +422,25 @@ GK_DEV void gk_e4m3x4_to_f16x2(unsigned w, unsigned *lo, unsigned *hi)
    waits for the load in between. */
 GK_DEV int gk_pd_page(const int *bt, int j, int hi, int lbs) { return j < hi ? __ldg(bt + (j >> lbs)) : INT_MIN; }
 
-/* A warp's 16 keys of one tile (rows row0 .. row0 + 15 of the K and V tiles), k and v of kv head
-   hk. Lane l < 16 turns the block id of key k0 + l (pg, loaded a tile ahead; INT_MIN past the
+/* A warp's KW keys (16 or 32) of one tile (rows row0 .. row0 + KW - 1 of the K and V tiles), k
+   and v of kv head hk. Lane l < KW turns the block id of key k0 + l (pg, loaded a tile ahead; INT_MIN past the
    split) into the byte offset of that key's rows, -1 for none (a block id outside the cache
    sets the flag and reads as zeros); each access then takes whole key rows of cpr 16-byte
    chunks (32 / cpr keys), so the L2 sees full 128-byte lines, the lanes of a key getting its
    offset by shuffle. kb, vb: the lane's chunk (lane % cpr) of kv head hk in block 0. */
-GK_DEV void gk_pd_issue(const gk_pd_args *p, char *skt, char *svt, int row0, int pg, int k0, int cpr, int es,
-                        const char *kb, const char *vb, int lane)
+GK_DEV void gk_pd_issue(const gk_pd_args *p, char *skt, char *svt, int row0, int pg, int k0, int KW, int cpr,
+                        int es, const char *kb, const char *vb, int lane)
 {
     const int kpi = 32 / cpr, c = lane % cpr, kl = lane / cpr, valid = c < (p->a.d * es + 15) / 16;
     if (pg != INT_MIN && (unsigned)pg >= (unsigned)p->c.num_blocks) {
         if (p->error_flag) *p->error_flag = 1;
         pg = INT_MIN;
     }
-    const int64_t slot = (k0 + (lane & 15)) & ((1 << p->lbs) - 1);
+    const int64_t slot = (k0 + lane % KW) & ((1 << p->lbs) - 1);
     const int64_t ko = pg == INT_MIN ? -1 : ((int64_t)pg * p->c.k_block_stride + slot * p->c.k_slot_stride) * es;
     const int64_t vo = pg == INT_MIN ? -1 : ((int64_t)pg * p->c.v_block_stride + slot * p->c.v_slot_stride) * es;
 #pragma unroll
-    for (int i = 0; i < 16 / kpi; i++) {
+    for (int i = 0; i < KW / kpi; i++) {
         const int key = kl + kpi * i;
         const int64_t k = __shfl_sync(0xffffffffu, ko, key), v = p->kv_same ? k : __shfl_sync(0xffffffffu, vo, key);
         const int ok = k >= 0 && valid;
@@ -451,16 +451,16 @@ GK_DEV void gk_pd_issue(const gk_pd_args *p, char *skt, char *svt, int row0, int
 
 /* One (kv head, 16 rows, sequence, key split) a block; see "How it runs" above. Row r of the
    block's 16 is query i = (r0 + r) / group, head hk group + (r0 + r) % group. K and V tiles of
-   BN = 16 NW keys in a ring of STAGES buffers; warp w takes keys [16 w, 16 w + 16) of each. Per
+   BN = KW NW keys in a ring of STAGES buffers; warp w takes keys [KW w, KW w + KW) of each. Per
    thread: qf (the Q fragments, DK / 4 registers), o (DK / 2 accumulators). An fp8 cache (F8)
    multiplies in fp16: its K fragments take the four e4m3 codes a lane's ldmatrix brings (key g,
    dims 4 t4 .. 4 t4 + 3 of a 16-dim chunk) as the k positions 2 t4, 2 t4 + 1, 2 t4 + 8,
    2 t4 + 9 of a k16 step, and Q's fragments are gathered in the same order; V's ldmatrix .trans
    brings two keys of dims 2 g and 2 g + 1, which feed two n8 tiles (even and odd dims). */
-GK_DEV void gk_pd_run(const gk_pd_args *p, int dt, int F8, int DK, int NW, int STAGES, unsigned *qf, float *o)
+GK_DEV void gk_pd_run(const gk_pd_args *p, int dt, int F8, int DK, int NW, int KW, int STAGES, unsigned *qf, float *o)
 {
     extern __shared__ uint4 gk_pd_smem[];
-    const int BN = 16 * NW, threads = 32 * NW, es = F8 ? 1 : 2, mdt = F8 ? GK_F16 : dt;
+    const int BN = KW * NW, threads = 32 * NW, es = F8 ? 1 : 2, mdt = F8 ? GK_F16 : dt;
     const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31, g = lane >> 2, t4 = lane & 3;
     const int qchunks = DK / 8, kchunks = DK * es / 16, tile_bytes = BN * DK * es;
     char *sq = (char *)gk_pd_smem, *ring = sq + 16 * DK * 2;
@@ -469,7 +469,7 @@ GK_DEV void gk_pd_run(const gk_pd_args *p, int dt, int F8, int DK, int NW, int S
     /* without a window the split's first keys are known before its length: their block ids
        load beside the length (entries below max_len are in the table), one round trip less */
     const int *bt = p->block_table + b * p->bt_stride;
-    const int lo0 = split * p->split_keys, wk0 = lo0 + 16 * warp + (lane & 15);
+    const int lo0 = split * p->split_keys, wk0 = lo0 + KW * warp + lane % KW;
     const int pg0 = p->window_left < 0 && wk0 < p->max_len ? __ldg(bt + (wk0 >> p->lbs)) : INT_MIN;
     int L = p->seq_lens[b];
     if (L < 0 || L > p->max_len) {
@@ -494,7 +494,7 @@ GK_DEV void gk_pd_run(const gk_pd_args *p, int dt, int F8, int DK, int NW, int S
        tile (whose group carries Q) the warps never wait for each other. Tiles 0 .. STAGES - 2
        now, each later one as the warp's oldest buffer frees; a lane's block id (key lane % 16 of
        the warp's slice) is loaded a tile ahead. */
-    const int wk = lo + 16 * warp + (lane & 15); /* this lane's key in tile 0 */
+    const int wk = lo + KW * warp + lane % KW; /* this lane's key in tile 0 */
     const char *kb = (const char *)p->c.k_cache + ((int64_t)hk * p->c.k_head_stride * es + (lane % kchunks) * 16);
     const char *vb = (const char *)p->c.v_cache + ((int64_t)hk * p->c.v_head_stride * es + (lane % kchunks) * 16);
     int pg = p->window_left < 0 ? (wk < hi ? pg0 : INT_MIN) : gk_pd_page(bt, wk, hi, p->lbs);
@@ -502,7 +502,7 @@ GK_DEV void gk_pd_run(const gk_pd_args *p, int dt, int F8, int DK, int NW, int S
     for (int s = 0; s < STAGES - 1; s++) {
         if (s < ntiles) {
             char *st = ring + s * 2 * tile_bytes;
-            gk_pd_issue(p, st, st + tile_bytes, 16 * warp, pg, wk - (lane & 15) + s * BN, kchunks, es, kb, vb, lane);
+            gk_pd_issue(p, st, st + tile_bytes, KW * warp, pg, wk - lane % KW + s * BN, KW, kchunks, es, kb, vb, lane);
             pg = gk_pd_page(bt, wk + (s + 1) * BN, hi, p->lbs);
         }
         gk_cp_async_commit();
@@ -562,63 +562,70 @@ GK_DEV void gk_pd_run(const gk_pd_args *p, int dt, int F8, int DK, int NW, int S
             const int nx = it + STAGES - 1;
             if (nx < ntiles) {
                 char *st = ring + (nx % STAGES) * 2 * tile_bytes;
-                gk_pd_issue(p, st, st + tile_bytes, 16 * warp, pg, wk - (lane & 15) + nx * BN, kchunks, es, kb, vb, lane);
+                gk_pd_issue(p, st, st + tile_bytes, KW * warp, pg, wk - lane % KW + nx * BN, KW, kchunks, es, kb, vb, lane);
                 pg = gk_pd_page(bt, wk + (nx + 1) * BN, hi, p->lbs);
             }
             gk_cp_async_commit();
         }
-        const int k0 = lo + it * BN + 16 * warp; /* this warp's first key */
+        const int k0 = lo + it * BN + KW * warp; /* this warp's first key */
         if (k0 >= hi) continue;
         const char *skt = ring + (it % STAGES) * 2 * tile_bytes, *svt = skt + tile_bytes;
 
-        /* S = Q K^T over the warp's 16 keys */
-        float s[8];
+        /* S = Q K^T over the warp's KW keys, 16 at a time (s + 8 g for keys 16 g ..) */
+        float s[16];
 #pragma unroll
-        for (int i = 0; i < 8; i++) s[i] = 0.0f;
-        if (!F8) {
+        for (int i = 0; i < KW / 2; i++) s[i] = 0.0f;
 #pragma unroll
-            for (int kk = 0; kk < DK / 16; kk++) {
-                unsigned kb[4];
-                gk_ldmatrix_x4(kb, gk_attn_lane_at((char *)skt, offk, 16 * warp, kk, kchunks));
-                gk_attn_mma(s, qf + kk * 4, kb, dt);
-                gk_attn_mma(s + 4, qf + kk * 4, kb + 2, dt);
-            }
-        } else {
+        for (int kg = 0; kg < KW / 16; kg++) {
+            const int rw = KW * warp + 16 * kg;
+            if (!F8) {
 #pragma unroll
-            for (int u = 0; u < DK / 32; u++) {
-                unsigned kb[4];
-                gk_ldmatrix_x4(kb, gk_attn_lane_at((char *)skt, offk, 16 * warp, u, kchunks));
+                for (int kk = 0; kk < DK / 16; kk++) {
+                    unsigned kb[4];
+                    gk_ldmatrix_x4(kb, gk_attn_lane_at((char *)skt, offk, rw, kk, kchunks));
+                    gk_attn_mma(s + 8 * kg, qf + kk * 4, kb, dt);
+                    gk_attn_mma(s + 8 * kg + 4, qf + kk * 4, kb + 2, dt);
+                }
+            } else {
 #pragma unroll
-                for (int m = 0; m < 4; m++) { /* keys 8 (m / 2) .., k16 step 2 u + m % 2 */
-                    unsigned bb[2];
-                    gk_e4m3x4_to_f16x2(kb[m], bb, bb + 1);
-                    gk_attn_mma(s + 4 * (m >> 1), qf + (2 * u + (m & 1)) * 4, bb, GK_F16);
+                for (int u = 0; u < DK / 32; u++) {
+                    unsigned kb[4];
+                    gk_ldmatrix_x4(kb, gk_attn_lane_at((char *)skt, offk, rw, u, kchunks));
+#pragma unroll
+                    for (int m = 0; m < 4; m++) { /* keys 8 (m / 2) .., k16 step 2 u + m % 2 */
+                        unsigned bb[2];
+                        gk_e4m3x4_to_f16x2(kb[m], bb, bb + 1);
+                        gk_attn_mma(s + 8 * kg + 4 * (m >> 1), qf + (2 * u + (m & 1)) * 4, bb, GK_F16);
+                    }
                 }
             }
         }
 
         /* logits (log2 units), the rows' masks and ALiBi, the online softmax */
-        gk_attn_logits(&p->a, s, 8, 0, 0, 0, 0, 0);
+        gk_attn_logits(&p->a, s, KW / 2, 0, 0, 0, 0, 0);
         const int kc = k0 + 2 * t4;
-        if (k0 + 15 >= hi || k0 + 15 > min_pos || k0 < max_wlo || p->alibi) {
+        if (k0 + KW - 1 >= hi || k0 + KW - 1 > min_pos || k0 < max_wlo || p->alibi) {
 #pragma unroll
-            for (int i = 0; i < 8; i++) {
+            for (int i = 0; i < KW / 2; i++) {
                 const int j = kc + (i >> 2) * 8 + (i & 1), r = (i >> 1) & 1;
                 const float x = s[i] + slope[r] * (float)(j - pos[r]);
                 s[i] = j < hi && j <= pos[r] && j >= wlo[r] ? x : -INFINITY;
             }
         }
         float alpha[2];
-        if (gk_attn_softmax(s, 8, row_max, row_sum, alpha)) gk_attn_rescale(o, DK / 2, alpha);
+        if (gk_attn_softmax(s, KW / 2, row_max, row_sum, alpha)) gk_attn_rescale(o, DK / 2, alpha);
 
-        /* O += P V */
+        /* O += P V, a k16 step a 16 keys */
+#pragma unroll
+        for (int kg = 0; kg < KW / 16; kg++) {
+        const int rw = KW * warp + 16 * kg;
         unsigned pa[4];
-        gk_attn_pack_p(s, mdt, pa);
+        gk_attn_pack_p(s + 8 * kg, mdt, pa);
         if (!F8) {
 #pragma unroll
             for (int jj = 0; jj < DK / 16; jj++) {
                 unsigned vb[4];
-                gk_ldmatrix_x4_trans(vb, gk_attn_lane_at((char *)svt, offv, 16 * warp, jj, kchunks));
+                gk_ldmatrix_x4_trans(vb, gk_attn_lane_at((char *)svt, offv, rw, jj, kchunks));
                 gk_attn_mma(o + 8 * jj, pa, vb, dt);
                 gk_attn_mma(o + 8 * jj + 4, pa, vb + 2, dt);
             }
@@ -626,7 +633,7 @@ GK_DEV void gk_pd_run(const gk_pd_args *p, int dt, int F8, int DK, int NW, int S
 #pragma unroll
             for (int u = 0; u < DK / 32; u++) {
                 unsigned vb[4];
-                gk_ldmatrix_x4_trans(vb, gk_attn_lane_at((char *)svt, offv, 16 * warp, u, kchunks));
+                gk_ldmatrix_x4_trans(vb, gk_attn_lane_at((char *)svt, offv, rw, u, kchunks));
 #pragma unroll
                 for (int cc = 0; cc < 2; cc++) { /* chunk 2 u + cc: keys 0-7 in vb[2 cc], 8-15 in vb[2 cc + 1] */
                     /* even dims (2 g) to the low pair, odd (2 g + 1) to the high one */
@@ -638,6 +645,7 @@ GK_DEV void gk_pd_run(const gk_pd_args *p, int dt, int F8, int DK, int NW, int S
                     gk_attn_mma(o + (2 * c + 1) * 4, pa, bo, GK_F16);
                 }
             }
+        }
         }
     }
 
@@ -715,23 +723,24 @@ GK_DEV void gk_pd_run(const gk_pd_args *p, int dt, int F8, int DK, int NW, int S
 typedef void (*gk_pd_kernel)(gk_pd_args);
 
 /* shared memory: the Q tile (16-bit), STAGES K and V tiles; the warps' merge reuses the ring */
-#define gk_pd_smem_c(D, F8, NW, STAGES) (16 * (D) * 2 + (STAGES) * 2 * 16 * (NW) * (D) * ((F8) ? 1 : 2))
+#define gk_pd_smem_c(D, F8, NW, KW, STAGES) (16 * (D) * 2 + (STAGES) * 2 * (KW) * (NW) * (D) * ((F8) ? 1 : 2))
 
-#define GK_DEFINE_PAGED_DECODE(name, dt, F8, D, NW, STAGES, MINB)                                                 \
+#define GK_DEFINE_PAGED_DECODE(name, dt, F8, D, NW, KW, STAGES, MINB)                                             \
     static_assert((D) % 32 == 0 && (D) <= 256, #name ": D is a multiple of 32, at most 256");                   \
     static_assert((NW) == 2 || (NW) == 4 || (NW) == 8, #name ": 2, 4 or 8 warps");                             \
+    static_assert((KW) == 16 || (KW) == 32, #name ": 16 or 32 keys a warp");                                    \
     static_assert((STAGES) >= 2 && (STAGES) <= 4, #name ": 2 to 4 stages");                                      \
-    static_assert((STAGES) * 2 * 16 * (NW) * (D) * ((F8) ? 1 : 2) >= (NW) * 16 * ((D) + 4) * 4 + (NW) * 128,    \
+    static_assert((STAGES) * 2 * (KW) * (NW) * (D) * ((F8) ? 1 : 2) >= (NW) * 16 * ((D) + 4) * 4 + (NW) * 128,  \
                   #name ": the ring holds the warps' merge");                                                    \
-    static_assert(gk_pd_smem_c(D, F8, NW, STAGES) <= 227 * 1024, #name ": over 227 KB of shared memory");       \
+    static_assert(gk_pd_smem_c(D, F8, NW, KW, STAGES) <= 227 * 1024, #name ": over 227 KB of shared memory");   \
     static __global__ void __launch_bounds__((NW) * 32, MINB) name(const __grid_constant__ gk_pd_args p)      \
     {                                                                                                            \
         unsigned qf[(D) / 4];                                                                                    \
         float o[(D) / 2];                                                                                        \
-        gk_pd_run(&p, dt, F8, D, NW, STAGES, qf, o);                                                             \
+        gk_pd_run(&p, dt, F8, D, NW, KW, STAGES, qf, o);                                                         \
     }                                                                                                            \
-    static const gk_paged_decode_config name##_config = {#name, D, F8, 16 * (NW), STAGES, (NW) * 32,              \
-                                                         gk_pd_smem_c(D, F8, NW, STAGES)};
+    static const gk_paged_decode_config name##_config = {#name, D, F8, (KW) * (NW), STAGES, (NW) * 32,            \
+                                                         gk_pd_smem_c(D, F8, NW, KW, STAGES)};
 
 #endif /* __CUDACC__ */
 
@@ -744,28 +753,30 @@ typedef void (*gk_pd_kernel)(gk_pd_args);
 
 #ifdef __CUDACC__
 
-/* The shipped decode configurations, as X(tile, D, F8, NW, STAGES, MINB): 4 warps (64 keys a
-   tile), the ring as deep as two or three blocks an SM leave room for. */
+/* The shipped decode configurations, as X(tile, D, F8, NW, KW, STAGES, MINB): 4 warps of KW keys
+   (a tile of 4 KW keys), the ring as deep as two or three blocks an SM leave room for. fp8 caches
+   take 32 keys a warp: half the softmax and copy-issue work a byte, their conversions making
+   them instruction-bound where 16-bit caches are memory-bound. */
 #ifndef GK_PAGED_DECODE_CONFIGS
-#define GK_PAGED_DECODE_CONFIGS(X) \
-    X(d64, 64, 0, 4, 4, 3)         \
-    X(d128, 128, 0, 4, 3, 2)       \
-    X(d256, 256, 0, 4, 2, 1)       \
-    X(d64_fp8, 64, 1, 4, 4, 4)     \
-    X(d128_fp8, 128, 1, 4, 4, 3)   \
-    X(d256_fp8, 256, 1, 4, 3, 2)
+#define GK_PAGED_DECODE_CONFIGS(X)   \
+    X(d64, 64, 0, 4, 16, 4, 3)       \
+    X(d128, 128, 0, 4, 16, 3, 2)     \
+    X(d256, 256, 0, 4, 16, 2, 1)     \
+    X(d64_fp8, 64, 1, 4, 32, 4, 3)   \
+    X(d128_fp8, 128, 1, 4, 32, 3, 2) \
+    X(d256_fp8, 256, 1, 4, 16, 3, 2)
 #endif
 #ifndef GK_PAGED_MAX_SPLITS
 #define GK_PAGED_MAX_SPLITS 256
 #endif
 static_assert(GK_PAGED_MAX_SPLITS <= GK_ATTN_COMBINE_MAX, "the combine merges at most GK_ATTN_COMBINE_MAX splits");
-#define GK_PD_X_DEFINE(tile, D, F8, NW, STAGES, MINB)                                     \
-    GK_DEFINE_PAGED_DECODE(gk_paged_decode_bf16_##tile, GK_BF16, F8, D, NW, STAGES, MINB) \
-    GK_DEFINE_PAGED_DECODE(gk_paged_decode_f16_##tile, GK_F16, F8, D, NW, STAGES, MINB)
-#define GK_PD_X_BF16(tile, D, F8, NW, STAGES, MINB) gk_paged_decode_bf16_##tile,
-#define GK_PD_X_F16(tile, D, F8, NW, STAGES, MINB) gk_paged_decode_f16_##tile,
-#define GK_PD_X_CONFIG(tile, D, F8, NW, STAGES, MINB) &gk_paged_decode_bf16_##tile##_config,
-#define GK_PD_X_MINB(tile, D, F8, NW, STAGES, MINB) MINB,
+#define GK_PD_X_DEFINE(tile, D, F8, NW, KW, STAGES, MINB)                                     \
+    GK_DEFINE_PAGED_DECODE(gk_paged_decode_bf16_##tile, GK_BF16, F8, D, NW, KW, STAGES, MINB) \
+    GK_DEFINE_PAGED_DECODE(gk_paged_decode_f16_##tile, GK_F16, F8, D, NW, KW, STAGES, MINB)
+#define GK_PD_X_BF16(tile, D, F8, NW, KW, STAGES, MINB) gk_paged_decode_bf16_##tile,
+#define GK_PD_X_F16(tile, D, F8, NW, KW, STAGES, MINB) gk_paged_decode_f16_##tile,
+#define GK_PD_X_CONFIG(tile, D, F8, NW, KW, STAGES, MINB) &gk_paged_decode_bf16_##tile##_config,
+#define GK_PD_X_MINB(tile, D, F8, NW, KW, STAGES, MINB) MINB,
 GK_PAGED_DECODE_CONFIGS(GK_PD_X_DEFINE)
 
 static const gk_pd_kernel gk_pd_kernels[2][32] = {{GK_PAGED_DECODE_CONFIGS(GK_PD_X_BF16)},
