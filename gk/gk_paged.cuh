@@ -110,10 +110,11 @@
      outside the cache (its keys read as zeros). A plan for B == 0 reports config -1.
 
    HOW THE APPEND RUNS
-     A block a token (grid-stride): the token's cos and sin, formed once into shared memory, then
-     the threads share the token's units of 16-byte chunks (8 values): per q head and per k head
-     the rotary units (NeoX: a chunk of the first half with its partner in the second, so both of
-     a pair's values are in registers; GPT-J: a chunk of 4 pairs) and the chunks past
+     A block a token (grid-stride): each thread's first unit of the token's rows loads as soon as
+     the token is known, under the token's cos and sin, which are formed once into shared memory;
+     then the threads share the token's units of 16-byte chunks (8 values): per q head and per k
+     head the rotary units (NeoX: a chunk of the first half with its partner in the second, so
+     both of a pair's values are in registers; GPT-J: a chunk of 4 pairs) and the chunks past
      rotary_dim, per v head its chunks, stored into the slot.
 
    MEASURED   gk_bench/RESULTS.md.
@@ -264,8 +265,7 @@ typedef struct gk_rope_args {
     double freq[128];             /* gk_rope_freq of each pair, from the host */
 } gk_rope_args;
 
-/* 8 values of a chunk, widened to fp32, and back (to dt: bf16, f16, or e4m3 / scale). */
-GK_DEV void gk_rope_load8(const void *p, int dt, float *x) { gk_unpack_f32(gk_ld16(p), dt, 8, x); }
+/* 8 values of a chunk (fp32) stored as dt: bf16, f16, or e4m3 / scale. */
 
 GK_DEV void gk_rope_store8(void *p, int dt, const float *x, float scale)
 {
@@ -279,13 +279,50 @@ GK_DEV void gk_rope_store8(void *p, int dt, const float *x, float scale)
     gk_st8(p, gk_pack_e4m3(y, 8));
 }
 
-/* A block a token (grid-stride). The token's cos and sin (rotary_dim / 2 pairs) go to shared
-   memory once: from the table, or formed in double (pos freq reduced to [-pi, pi]) and finished
-   in fp32 (__sincosf: 2^-21 absolute there, no stack). Then every thread takes units of the
-   token's work: per q head and per kv head's k, the rotary units (a NeoX unit is a chunk of 8
-   of the first half and its partner in the second; a GPT-J unit a chunk of 4 pairs) and the
-   pass-through chunks past rotary_dim, and per kv head the v chunks. */
-static __global__ void __launch_bounds__(256) gk_rope_append_kernel(const __grid_constant__ gk_rope_args a)
+/* Unit u of token t (see the kernel): its kind (0 a q head, 1 a k head, 2 a v head), head, the
+   chunk it reads and writes first and, for a NeoX rotary unit, its partner chunk (else -1); the
+   source row is returned. */
+GK_DEV const char *gk_rope_unit(const gk_rope_args *a, int64_t t, int u, int hu, int ru, int chunks, int *kind,
+                                int *head, int *c0, int *c1)
+{
+    const int qk = (a->p.heads_q + a->p.heads_kv) * hu, rot = a->r.rotary_dim;
+    *c1 = -1;
+    if (u >= qk) {
+        const int v = u - qk;
+        *kind = 2;
+        *head = v / chunks;
+        *c0 = v % chunks;
+        return (const char *)a->v + 2 * (t * a->p.v_token_stride + *head * a->p.v_head_stride);
+    }
+    const int item = u / hu, c = u % hu;
+    *c0 = c < ru ? c : c - ru + rot / 8; /* past ru: a pass-through chunk */
+    if (c < ru && a->r.style == GK_ROPE_NEOX) *c1 = c + rot / 16;
+    if (item < a->p.heads_q) {
+        *kind = 0;
+        *head = item;
+        return (const char *)a->q + 2 * (t * a->p.q_token_stride + item * a->p.q_head_stride);
+    }
+    *kind = 1;
+    *head = item - a->p.heads_q;
+    return (const char *)a->k + 2 * (t * a->p.k_token_stride + *head * a->p.k_head_stride);
+}
+
+/* A block a token (grid-stride). Every thread takes units of the token's work: per q head and per
+   kv head's k, the rotary units (a NeoX unit is a chunk of 8 of the first half and its partner
+   in the second; a GPT-J unit a chunk of 4 pairs) and the pass-through chunks past rotary_dim,
+   and per kv head the v chunks. A thread's first unit loads as soon as the token is known,
+   beside its position and slot (their addresses depend on the token alone), so that their
+   latency passes under the angles and the barrier; the token's cos and sin (rotary_dim / 2
+   pairs) go to shared memory once: from the table, or formed in double (pos freq reduced to
+   [-pi, pi]) and finished in fp32 (__sincosf: 2^-21 absolute there, no stack). */
+/* 4 blocks an SM (64 registers) where that compiles with no stack (sm_90); sm_80's code needs a
+   stack frame at 64, so 3 there */
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 900
+#define GK_ROPE_MINB 3
+#else
+#define GK_ROPE_MINB 4
+#endif
+static __global__ void __launch_bounds__(256, GK_ROPE_MINB) gk_rope_append_kernel(const __grid_constant__ gk_rope_args a)
 {
     __shared__ float cs[2][128];
     const int D = a.p.head_dim, rot = a.r.rotary_dim, chunks = D / 8, neox = a.r.style == GK_ROPE_NEOX;
@@ -295,6 +332,13 @@ static __global__ void __launch_bounds__(256) gk_rope_append_kernel(const __grid
     for (int t = blockIdx.x; t < a.p.tokens; t += gridDim.x) {
         const int64_t pos = a.p.positions_int64 ? ((const int64_t *)a.p.positions)[t] : ((const int *)a.p.positions)[t];
         const int64_t slot = a.p.slot_mapping[t];
+        uint4 pre0 = make_uint4(0, 0, 0, 0), pre1 = make_uint4(0, 0, 0, 0);
+        if ((int)threadIdx.x < units) {
+            int kind, head, c0, c1;
+            const char *src = gk_rope_unit(&a, t, threadIdx.x, hu, ru, chunks, &kind, &head, &c0, &c1);
+            pre0 = gk_ld16(src + c0 * 16);
+            if (c1 >= 0) pre1 = gk_ld16(src + c1 * 16);
+        }
         if ((a.r.cos_sin && (pos < 0 || pos >= a.r.max_position)) || slot < -1 || slot >= a.slots) {
             if (threadIdx.x == 0 && a.p.error_flag) *a.p.error_flag = 1; /* the token is left alone */
             continue;
@@ -316,69 +360,56 @@ static __global__ void __launch_bounds__(256) gk_rope_append_kernel(const __grid
         }
         __syncthreads();
         const int64_t blk = slot >= 0 ? slot / a.c.block_size : 0, in_blk = slot >= 0 ? slot % a.c.block_size : 0;
-        for (int u = threadIdx.x; u < units; u += blockDim.x) {
-            const char *src;
+        int i = 0;
+        for (int u = threadIdx.x; u < units; u += blockDim.x, i++) {
+            int kind, head, c0, c1;
+            const char *src = gk_rope_unit(&a, t, u, hu, ru, chunks, &kind, &head, &c0, &c1);
+            uint4 r0 = pre0, r1 = pre1;
+            if (i >= 1) {
+                r0 = gk_ld16(src + c0 * 16);
+                if (c1 >= 0) r1 = gk_ld16(src + c1 * 16);
+            }
+            if (kind > 0 && slot < 0) continue; /* padding: no cache write */
             char *dst;
-            int dst_dt = a.dt, c;
-            float scale = 1.0f;
-            if (u < (a.p.heads_q + a.p.heads_kv) * hu) {
-                const int item = u / hu;
-                c = u % hu;
-                if (item < a.p.heads_q) {
-                    src = (const char *)a.q + 2 * (t * a.p.q_token_stride + item * a.p.q_head_stride);
-                    dst = (char *)a.q_out + 2 * (t * a.p.q_out_token_stride + item * a.p.q_out_head_stride);
-                } else {
-                    if (slot < 0) continue; /* padding: no cache write */
-                    const int h = item - a.p.heads_q;
-                    src = (const char *)a.k + 2 * (t * a.p.k_token_stride + h * a.p.k_head_stride);
-                    dst = (char *)a.c.k_cache + es * (blk * a.c.k_block_stride + in_blk * a.c.k_slot_stride + h * a.c.k_head_stride);
-                    dst_dt = a.c.dtype;
-                    scale = a.c.k_scale;
-                }
-                if (c >= ru) c = c - ru + rot / 8; /* a pass-through chunk */
+            int dst_dt = a.c.dtype;
+            float scale = kind == 2 ? a.c.v_scale : a.c.k_scale;
+            if (kind == 0) {
+                dst = (char *)a.q_out + 2 * (t * a.p.q_out_token_stride + head * a.p.q_out_head_stride);
+                dst_dt = a.dt;
+                scale = 1.0f;
+            } else if (kind == 1) {
+                dst = (char *)a.c.k_cache + es * (blk * a.c.k_block_stride + in_blk * a.c.k_slot_stride + head * a.c.k_head_stride);
             } else {
-                if (slot < 0) continue;
-                const int v = u - (a.p.heads_q + a.p.heads_kv) * hu, h = v / chunks;
-                c = v % chunks;
-                src = (const char *)a.v + 2 * (t * a.p.v_token_stride + h * a.p.v_head_stride);
-                dst = (char *)a.c.v_cache + es * (blk * a.c.v_block_stride + in_blk * a.c.v_slot_stride + h * a.c.v_head_stride);
-                dst_dt = a.c.dtype;
-                scale = a.c.v_scale;
-                float x[8];
-                gk_rope_load8(src + c * 16, a.dt, x);
-                gk_rope_store8(dst + c * 8 * es, dst_dt, x, scale);
-                continue;
+                dst = (char *)a.c.v_cache + es * (blk * a.c.v_block_stride + in_blk * a.c.v_slot_stride + head * a.c.v_head_stride);
             }
             const int ob = gk_dtype_size(dst_dt); /* bytes a value at dst */
             float x[8], y[8];
-            gk_rope_load8(src + c * 16, a.dt, x);
-            if (c * 8 >= rot) { /* past the rotary dims */
-                gk_rope_store8(dst + c * 8 * ob, dst_dt, x, scale);
+            gk_unpack_f32(r0, a.dt, 8, x);
+            if (kind == 2 || c0 * 8 >= rot) { /* v, or past the rotary dims */
+                gk_rope_store8(dst + c0 * 8 * ob, dst_dt, x, scale);
             } else if (!neox) { /* pairs (2j, 2j + 1) within the chunk */
 #pragma unroll
                 for (int e = 0; e < 8; e += 2) {
-                    const float co = cs[0][c * 4 + e / 2], si = cs[1][c * 4 + e / 2];
+                    const float co = cs[0][c0 * 4 + e / 2], si = cs[1][c0 * 4 + e / 2];
                     y[e] = x[e] * co - x[e + 1] * si;
                     y[e + 1] = x[e + 1] * co + x[e] * si;
                 }
-                gk_rope_store8(dst + c * 8 * ob, dst_dt, y, scale);
-            } else { /* NeoX: chunk c of the first half and its partner c + rot / 16 */
-                const int pc = c + rot / 16;
+                gk_rope_store8(dst + c0 * 8 * ob, dst_dt, y, scale);
+            } else { /* NeoX: chunk c0 of the first half and its partner c1 = c0 + rot / 16 */
                 float x2[8], y2[8];
-                gk_rope_load8(src + pc * 16, a.dt, x2);
+                gk_unpack_f32(r1, a.dt, 8, x2);
 #pragma unroll
                 for (int e = 0; e < 8; e++) {
-                    const float co = cs[0][c * 8 + e], si = cs[1][c * 8 + e];
+                    const float co = cs[0][c0 * 8 + e], si = cs[1][c0 * 8 + e];
                     y[e] = x[e] * co - x2[e] * si;
                     y2[e] = x2[e] * co + x[e] * si;
                 }
-                gk_rope_store8(dst + c * 8 * ob, dst_dt, y, scale);
-                gk_rope_store8(dst + pc * 8 * ob, dst_dt, y2, scale);
+                gk_rope_store8(dst + c0 * 8 * ob, dst_dt, y, scale);
+                gk_rope_store8(dst + c1 * 8 * ob, dst_dt, y2, scale);
             }
         }
     }
 }
-
 
 /* ---------------------------------------------------------------- decode attention */
 
@@ -963,7 +994,7 @@ static cudaError_t gk_rope_append_run(const char *fn, int dt, void *q_out, const
     for (int j = 0; j < r / 2; j++) a.freq[j] = gk_rope_freq(&a.r, j);
     if (a.c.dtype != GK_E4M3) a.c.k_scale = a.c.v_scale = 1.0f;
     int grid = 0;
-    GK_TRY(gk_grid_size(p->tokens, 1, 4, &grid)); /* 4 blocks of 256 threads an SM at its ~60 registers */
+    GK_TRY(gk_grid_size(p->tokens, 1, 4, &grid)); /* 4 blocks of 256 threads an SM at 64 registers */
     gk_rope_append_kernel<<<grid, 256, 0, stream>>>(a);
     return gk_check_launch(fn);
 }
