@@ -1025,9 +1025,10 @@ GK_EXTERN_C_END
 
 static int gk_pd_kernel_dim(int d) { return d <= 64 ? 64 : d <= 128 ? 128 : 256; }
 
-/* The checked problem. *empty: B == 0, nothing to do. */
+/* The checked problem. *empty: B == 0, nothing to do. shapes_only (a plan): the pointers may be
+   NULL, and q's and out's strides and aliasing go unchecked. */
 static cudaError_t gk_pd_check(const char *fn, int dt, void *out, float *lse, const void *q, const gk_paged_kv *cp,
-                               const gk_paged_decode_params *pp, gk_pd_args *a, int *empty)
+                               const gk_paged_decode_params *pp, int shapes_only, gk_pd_args *a, int *empty)
 {
     GK_TRY(gk_check_ptr(fn, "params", pp));
     GK_TRY(gk_check_ptr(fn, "cache", cp));
@@ -1070,12 +1071,14 @@ static cudaError_t gk_pd_check(const char *fn, int dt, void *out, float *lse, co
         return gk__fail(cudaErrorInvalidValue, fn, "softcap %g must be >= 0", (double)p->softcap);
     if (!(p->scale >= 0.0f) || p->scale == INFINITY)
         return gk__fail(cudaErrorInvalidValue, fn, "scale %g is not finite and >= 0 (0: 1/sqrt(D))", (double)p->scale);
-    GK_TRY(gk_check_ptr(fn, "out", out));
-    GK_TRY(gk_check_ptr(fn, "q", q));
-    GK_TRY(gk_check_ptr(fn, "k_cache", c->k_cache));
-    GK_TRY(gk_check_ptr(fn, "v_cache", c->v_cache));
-    GK_TRY(gk_check_ptr(fn, "block_table", p->block_table));
-    GK_TRY(gk_check_ptr(fn, "seq_lens", p->seq_lens));
+    if (!shapes_only) {
+        GK_TRY(gk_check_ptr(fn, "out", out));
+        GK_TRY(gk_check_ptr(fn, "q", q));
+        GK_TRY(gk_check_ptr(fn, "k_cache", c->k_cache));
+        GK_TRY(gk_check_ptr(fn, "v_cache", c->v_cache));
+        GK_TRY(gk_check_ptr(fn, "block_table", p->block_table));
+        GK_TRY(gk_check_ptr(fn, "seq_lens", p->seq_lens));
+    }
     GK_TRY(gk_check_elem_aligned(fn, "block_table", p->block_table, 4));
     GK_TRY(gk_check_elem_aligned(fn, "seq_lens", p->seq_lens, 4));
     if (lse) GK_TRY(gk_check_elem_aligned(fn, "lse", lse, 4));
@@ -1086,12 +1089,14 @@ static cudaError_t gk_pd_check(const char *fn, int dt, void *out, float *lse, co
     for (int i = 0; i < 4; i++)
         if (!gk_is_aligned(ptrs[i], 16))
             return gk__fail(cudaErrorInvalidValue, fn, "'%s' (%p) is not 16-byte aligned", names[i], ptrs[i]);
-    GK_TRY(gk_check_stride(fn, "q_batch_stride", p->q_batch_stride, 8));
-    GK_TRY(gk_check_stride(fn, "q_row_stride", p->q_row_stride, 8));
-    GK_TRY(gk_check_stride(fn, "q_head_stride", p->q_head_stride, 8));
-    GK_TRY(gk_check_stride(fn, "out_batch_stride", p->out_batch_stride, 8));
-    GK_TRY(gk_check_stride(fn, "out_row_stride", p->out_row_stride, 8));
-    GK_TRY(gk_check_stride(fn, "out_head_stride", p->out_head_stride, 8));
+    if (!shapes_only) {
+        GK_TRY(gk_check_stride(fn, "q_batch_stride", p->q_batch_stride, 8));
+        GK_TRY(gk_check_stride(fn, "q_row_stride", p->q_row_stride, 8));
+        GK_TRY(gk_check_stride(fn, "q_head_stride", p->q_head_stride, 8));
+        GK_TRY(gk_check_stride(fn, "out_batch_stride", p->out_batch_stride, 8));
+        GK_TRY(gk_check_stride(fn, "out_row_stride", p->out_row_stride, 8));
+        GK_TRY(gk_check_stride(fn, "out_head_stride", p->out_head_stride, 8));
+    }
     const int cm = f8 ? 16 : 8; /* 16 bytes */
     GK_TRY(gk_check_stride(fn, "k_block_stride", c->k_block_stride, cm));
     GK_TRY(gk_check_stride(fn, "k_slot_stride", c->k_slot_stride, cm));
@@ -1101,15 +1106,15 @@ static cudaError_t gk_pd_check(const char *fn, int dt, void *out, float *lse, co
     GK_TRY(gk_check_stride(fn, "v_head_stride (cache)", c->v_head_stride, cm));
     /* out: rows must not alias, and must not touch q or lse */
     const int B = p->batch, nq = p->queries, Hq = p->heads_q;
-    {
+    if (!shapes_only) {
         const int64_t counts[4] = {B, nq, Hq, D}, strides[3] = {p->out_batch_stride, p->out_row_stride, p->out_head_stride};
         GK_TRY(gk_check_injective(fn, "out", counts, strides));
+        const int64_t ob = ((B - 1) * p->out_batch_stride + (nq - 1) * p->out_row_stride + (Hq - 1) * p->out_head_stride + D) * 2;
+        const int64_t qb = ((B - 1) * p->q_batch_stride + (nq - 1) * p->q_row_stride + (Hq - 1) * p->q_head_stride + D) * 2;
+        GK_TRY(gk_check_disjoint(fn, "out", out, ob, "q", q, qb));
+        if (lse) GK_TRY(gk_check_disjoint(fn, "out", out, ob, "lse", lse, (int64_t)B * Hq * nq * 4));
+        if (lse) GK_TRY(gk_check_disjoint(fn, "lse", lse, (int64_t)B * Hq * nq * 4, "q", q, qb));
     }
-    const int64_t ob = ((B - 1) * p->out_batch_stride + (nq - 1) * p->out_row_stride + (Hq - 1) * p->out_head_stride + D) * 2;
-    const int64_t qb = ((B - 1) * p->q_batch_stride + (nq - 1) * p->q_row_stride + (Hq - 1) * p->q_head_stride + D) * 2;
-    GK_TRY(gk_check_disjoint(fn, "out", out, ob, "q", q, qb));
-    if (lse) GK_TRY(gk_check_disjoint(fn, "out", out, ob, "lse", lse, (int64_t)B * Hq * nq * 4));
-    if (lse) GK_TRY(gk_check_disjoint(fn, "lse", lse, (int64_t)B * Hq * nq * 4, "q", q, qb));
 
     gk_attn_args *t = &a->a;
     t->out = out;
@@ -1220,7 +1225,7 @@ static cudaError_t gk_pd_run_host(const char *fn, int config, int splits, int dt
 {
     gk_pd_args a;
     int empty = 0;
-    GK_TRY(gk_pd_check(fn, dt, out, lse, q, cache, params, &a, &empty));
+    GK_TRY(gk_pd_check(fn, dt, out, lse, q, cache, params, plan_only != NULL, &a, &empty));
     if (empty) return cudaSuccess;
     if (config < -1 || config >= GK_PD_N)
         return gk__fail(cudaErrorInvalidValue, fn, "configuration %d is not one of 0 .. %d (or -1)", config, GK_PD_N - 1);
@@ -1324,29 +1329,10 @@ GK_IMPL gk_paged_decode_plan gk_paged_decode_plan_for(const gk_paged_decode_para
     memset(&pl, 0, sizeof pl);
     pl.config = -1;
     gk__begin();
-    /* placeholders for the pointers: the plan needs shapes only */
-    static const uint4 fake[1] = {{0, 0, 0, 0}};
-    gk_paged_decode_params p;
-    gk_paged_kv c;
-    if (!params || !cache) {
-        gk__end("gk_paged_decode_plan_for", gk__fail(cudaErrorInvalidValue, "gk_paged_decode_plan_for", "null params or cache"));
-        return pl;
-    }
-    p = *params;
-    c = *cache;
-    if (!p.block_table) p.block_table = (const int *)fake;
-    if (!p.seq_lens) p.seq_lens = (const int *)fake;
-    if (!c.k_cache) c.k_cache = (void *)fake;
-    if (!c.v_cache) c.v_cache = (void *)fake;
-    const int dt = c.dtype == GK_E4M3 ? GK_BF16 : c.dtype;
-    /* out and q: two disjoint fake ranges are not needed for the shape checks; use the real
-       check with out placed past q */
-    gk_paged_decode_params pc = p;
-    pc.out_batch_stride = pc.q_batch_stride = (int64_t)p.queries * p.heads_q * p.head_dim;
-    pc.out_row_stride = pc.q_row_stride = (int64_t)p.heads_q * p.head_dim;
-    pc.out_head_stride = pc.q_head_stride = p.head_dim;
-    const cudaError_t e = gk_pd_run_host("gk_paged_decode_plan_for", -1, 0, dt, (void *)((uintptr_t)1 << 40), NULL,
-                                         (const void *)((uintptr_t)1 << 20), &c, &pc, NULL, 0, 0, &pl);
+    /* shapes only: q's dtype is the cache's (bf16 for an fp8 cache, which either q dtype plans alike) */
+    const int dt = cache && cache->dtype != GK_E4M3 ? cache->dtype : GK_BF16;
+    const cudaError_t e = gk_pd_run_host("gk_paged_decode_plan_for", -1, 0, dt, NULL, NULL, NULL, cache, params, NULL, 0,
+                                         0, &pl);
     gk__end("gk_paged_decode_plan_for", e);
     if (e != cudaSuccess) pl.config = -1;
     return pl;
