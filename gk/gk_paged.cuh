@@ -1184,7 +1184,9 @@ static size_t gk_pd_split_bytes(const gk_pd_args *a, int splits, int dk)
    B Hkv rchunks (b, kv head, rows) and the SMs' resident blocks; the cost of s is the rounds of
    blocks times the tiles a block streams. With host lengths the blocks a sequence needs are
    counted from its own length. Among equal costs the fewer splits win (no partials to merge),
-   and a split keeps at least 8 tiles. */
+   and a split keeps at least 8 tiles. The counts that give a split the same tiles cost the
+   same, so only the fewest of each is tried (about 2 sqrt(tiles) models, not smax: this runs
+   on every call). */
 static int gk_pd_splits_for(const gk_pd_args *a, const int *host_lens, int config, int sms)
 {
     const gk_paged_decode_config *cfg = gk_pd_configs[config];
@@ -1198,8 +1200,9 @@ static int gk_pd_splits_for(const gk_pd_args *a, const int *host_lens, int confi
     if (smax > GK_PAGED_MAX_SPLITS) smax = GK_PAGED_MAX_SPLITS;
     int best = 1;
     double best_cost = 0.0;
-    for (int64_t s = 1; s <= (smax > 1 ? smax : 1); s++) {
+    for (int64_t s = 1, next; s <= (smax > 1 ? smax : 1); s = next) {
         const int64_t per = gk_ceil_div(tiles, s); /* tiles a split */
+        next = per > 1 ? gk_ceil_div(tiles, per - 1) : s + 1; /* the fewest splits of fewer tiles */
         int64_t blocks = 0;
         if (host_lens) {
             for (int b = 0; b < a->a.batch; b++) {
