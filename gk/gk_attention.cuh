@@ -603,6 +603,7 @@ GK_DEV void gk_attn_mma_run(const gk_attn_args *p, int dt, int DK, int BM, int B
    lanes, so every partial a lane reads is in flight at once; sums across lanes and warps run in
    a fixed order (deterministic). */
 #define GK_ATTN_COMBINE_MAX 256
+static_assert(GK_ATTENTION_MAX_SPLITS <= GK_ATTN_COMBINE_MAX, "the combine merges at most GK_ATTN_COMBINE_MAX splits");
 static __global__ void __launch_bounds__(256) gk_attn_combine(const gk_attn_args p)
 {
     __shared__ float wsm[8][GK_ATTN_COMBINE_MAX];
