@@ -27,7 +27,8 @@
                   gk_cp_async_4 (cp.async.ca, 4 bytes; bytes 0 zero-fills), gk_cp_async_commit,
                   gk_cp_async_wait_0..3 (cp.async.wait_group N), gk_cp_async_wait_all; gk_smem_addr.
      grid deps    gk_grid_dependency_wait, gk_grid_launch_dependents (programmatic dependent
-                  launch, sm_90 and later; no-ops before).
+                  launch, sm_90 and later; no-ops before); gk_launch_dependent launches a
+                  kernel that way (host).
      elements     gk_load1_f32 / gk_store1_f32 (one element of any float dtype as fp32),
                   gk_unpack_f32 / gk_pack_f32 (a 16- or 8-byte vector of a dtype <-> fp32 values),
                   gk_pack_e4m3 (4 or 8 fp32 values to saturated e4m3 codes).
@@ -402,6 +403,32 @@ GK_HOST cudaError_t gk_smem_opt_in(const char *fn, const void *kern, int bytes, 
     const cudaError_t e = cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes);
     if (e != cudaSuccess) return gk__fail(e, fn, "cannot set %d bytes of shared memory: %s", bytes, cudaGetErrorString(e));
     if (dev < 32) *set |= 1u << dev;
+    return cudaSuccess;
+}
+
+/* kern (its arguments as cudaLaunchKernel takes them) launched dependent on the grid before it in
+   the stream (programmatic stream serialization) on compute capability 9.0 and later: its blocks
+   may start while that grid finishes, and gk_grid_dependency_wait in it waits for that grid's
+   writes. A plain stream-ordered launch before 9.0. */
+GK_HOST cudaError_t gk_launch_dependent(const char *fn, const void *kern, dim3 grid, dim3 block, void **args,
+                                        cudaStream_t stream)
+{
+    int major = 0, dev = 0;
+    GK_TRY(cudaGetDevice(&dev));
+    GK_TRY(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev));
+    cudaLaunchConfig_t lc; /* every field set below */
+    lc.dynamicSmemBytes = 0;
+    lc.gridDim = grid;
+    lc.blockDim = block;
+    lc.stream = stream;
+    cudaLaunchAttribute at;
+    memset(&at, 0, sizeof at);
+    at.id = cudaLaunchAttributeProgrammaticStreamSerialization;
+    at.val.programmaticStreamSerializationAllowed = 1;
+    lc.attrs = &at;
+    lc.numAttrs = major >= 9 ? 1 : 0;
+    const cudaError_t e = cudaLaunchKernelExC(&lc, kern, args);
+    if (e != cudaSuccess) return gk__fail(e, fn, "dependent launch failed: %s", cudaGetErrorString(e));
     return cudaSuccess;
 }
 

@@ -385,13 +385,18 @@ GK_DEV void gk_gemm_mma_tile(float *acc, const unsigned *af, const unsigned *bf,
         }
 }
 
+/* cp.async.wait_group pending (0..7; more waits as 7) */
 GK_DEV void gk_gemm_cp_wait(int pending)
 {
     switch (pending) {
     case 0: gk_cp_async_wait_0(); break;
     case 1: gk_cp_async_wait_1(); break;
     case 2: gk_cp_async_wait_2(); break;
-    default: gk_cp_async_wait_3(); break;
+    case 3: gk_cp_async_wait_3(); break;
+    case 4: asm volatile("cp.async.wait_group 4;" ::: "memory"); break;
+    case 5: asm volatile("cp.async.wait_group 5;" ::: "memory"); break;
+    case 6: asm volatile("cp.async.wait_group 6;" ::: "memory"); break;
+    default: asm volatile("cp.async.wait_group 7;" ::: "memory"); break;
     }
 }
 
@@ -543,6 +548,19 @@ typedef void (*gk_gemm_kernel)(gk_gemm_args);
         gk_gemm_mma_run(&p, dt, TA, TB, BM, BN, BK, WM, WN, STAGES, DBUF, VEC, acc);                                   \
     }
 
+/* Split-K: sums the splits' partials in split order and applies the epilogue (gk_quant.cuh's
+   split kernels end with it too). */
+static __global__ void __launch_bounds__(256) gk_gemm_splitk_reduce(gk_gemm_args p, int splits)
+{
+    const int64_t total = (int64_t)p.m * p.n;
+    for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < total; i += (int64_t)gridDim.x * blockDim.x) {
+        float s = 0.0f;
+        for (int z = 0; z < splits; z++) s += p.partial[z * total + i];
+        const int row = (int)(i / p.n), col = (int)(i % p.n);
+        gk_store1_f32(p.d, (int64_t)row * p.ldd + col, p.d_dtype, gk_gemm_epilogue(&p, s, row, col));
+    }
+}
+
 #if GK_GEMM_SM90
 #include "gk_gemm_sm90.cuh"
 #endif
@@ -555,18 +573,6 @@ typedef void (*gk_gemm_kernel)(gk_gemm_args);
 
 #if (defined(GK_IMPLEMENTATION) || defined(GK_GEMM_IMPLEMENTATION)) && !defined(GK_GEMM_IMPLEMENTED)
 #define GK_GEMM_IMPLEMENTED
-
-/* Split-K: sums the splits' partials in split order and applies the epilogue. */
-static __global__ void __launch_bounds__(256) gk_gemm_splitk_reduce(gk_gemm_args p, int splits)
-{
-    const int64_t total = (int64_t)p.m * p.n;
-    for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < total; i += (int64_t)gridDim.x * blockDim.x) {
-        float s = 0.0f;
-        for (int z = 0; z < splits; z++) s += p.partial[z * total + i];
-        const int row = (int)(i / p.n), col = (int)(i % p.n);
-        gk_store1_f32(p.d, (int64_t)row * p.ldd + col, p.d_dtype, gk_gemm_epilogue(&p, s, row, col));
-    }
-}
 
 #if GK_GEMM_SM90
 #include "gk_gemm_sm90.cuh"

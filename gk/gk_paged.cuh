@@ -1281,23 +1281,8 @@ static cudaError_t gk_pd_run_host(const char *fn, int config, int splits, int dt
         /* a programmatic dependent launch on 9.0 and later: the combine's blocks start while the
            decode blocks finish, and wait for them (griddepcontrol.wait) */
         const int64_t rows = (int64_t)a.a.batch * a.a.sq * a.a.hq;
-        cudaLaunchConfig_t lc; /* every field set below */
-        lc.dynamicSmemBytes = 0;
-        lc.gridDim = dim3((unsigned)rows);
-        lc.blockDim = dim3(256);
-        lc.stream = stream;
-        cudaLaunchAttribute at;
-        memset(&at, 0, sizeof at);
-        at.id = cudaLaunchAttributeProgrammaticStreamSerialization;
-        at.val.programmaticStreamSerializationAllowed = 1;
-        int major = 0, dev = 0;
-        GK_TRY(cudaGetDevice(&dev));
-        GK_TRY(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev));
-        lc.attrs = &at;
-        lc.numAttrs = major >= 9 ? 1 : 0;
         void *args[1] = {&a.a};
-        const cudaError_t e = cudaLaunchKernelExC(&lc, (const void *)gk_attn_combine, args);
-        if (e != cudaSuccess) return gk__fail(e, fn, "combine launch failed: %s", cudaGetErrorString(e));
+        GK_TRY(gk_launch_dependent(fn, (const void *)gk_attn_combine, dim3((unsigned)rows), dim3(256), args, stream));
     }
     return cudaSuccess;
 }

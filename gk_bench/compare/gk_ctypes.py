@@ -12,10 +12,11 @@ no GPU.
 
 import ctypes
 
-# gk_dtype (gk_core.cuh), gk_act (gk_gemm.cuh) and gk_rope_style (gk_paged.cuh)
+# gk_dtype (gk_core.cuh), gk_act (gk_gemm.cuh), gk_rope_style (gk_paged.cuh) and gk_w4_zeros (gk_quant.cuh)
 GK_F32, GK_BF16, GK_F16, GK_E4M3 = 0, 1, 2, 3
 GK_ACT_NONE = 0
 GK_ROPE_NEOX, GK_ROPE_GPTJ = 0, 1
+GK_W4_SYMMETRIC, GK_W4_ZEROS_INT4, GK_W4_ZEROS_FLOAT = 0, 1, 2
 
 _ptr = ctypes.c_void_p
 _i64 = ctypes.c_int64
@@ -154,10 +155,52 @@ DECODE_LAYOUTS = {
     "GkPagedDecodePlan": (24, {"split_keys": 8, "workspace_bytes": 16}),
 }
 
+class GkW4Weight(ctypes.Structure):
+    """gk_w4_weight (gk_quant.cuh): a prepacked int4 weight, the arguments gk_w4_prepack was called
+    with: the packed buffer (a device pointer, 256-byte aligned), n, k (int64), group, zero_mode (a
+    gk_w4_zeros) and dtype (GK_BF16 or GK_F16: the activations' dtype). The launchers take a pointer
+    (ctypes.byref)."""
+    _fields_ = [
+        ("packed", _ptr),
+        ("n", _i64), ("k", _i64),
+        ("group", _int),
+        ("zero_mode", _int),
+        ("dtype", _int),
+    ]
+
+
+class GkW4Plan(ctypes.Structure):
+    """gk_w4_plan (gk_quant.cuh), returned by value by gk_w4_plan_for: the fused configuration (-1:
+    refused; gk_w4_config_count() with dequant 1: the dequantize + gk_gemm path), its working warps,
+    the partials a (row group, token tile) pair may have (1: warps store whole pairs), dequant, and
+    the workspace bytes it uses."""
+    _fields_ = [("config", _int), ("warps", _int), ("slots", _int), ("dequant", _int),
+                ("workspace_bytes", ctypes.c_size_t)]
+
+
+class GkW4Config(ctypes.Structure):
+    """gk_w4_config (gk_quant.cuh), returned by value by gk_w4_config_info (name None for an unknown
+    index): a fused kernel's 16-row weight tiles and 8-token tiles a position, independent warps a
+    block, ring slots a warp (prefetch), the blocks an SM its registers are budgeted for, threads
+    and shared bytes."""
+    _fields_ = [("name", ctypes.c_char_p), ("row_tiles", _int), ("token_tiles", _int), ("warps", _int),
+                ("prefetch", _int), ("min_blocks", _int), ("threads", _int), ("smem_bytes", _int)]
+
+
+# The x86-64 (LP64) layouts of gk_quant.cuh's structs, as gcc -std=c11 lays them out (sizeof and
+# offsetof of the C structs): (size, {field: offset}).
+W4_LAYOUTS = {
+    "GkW4Weight": (40, {"packed": 0, "n": 8, "k": 16, "group": 24, "zero_mode": 28, "dtype": 32}),
+    "GkW4Plan": (24, {"config": 0, "warps": 4, "slots": 8, "dequant": 12, "workspace_bytes": 16}),
+    "GkW4Config": (40, {"name": 0, "row_tiles": 8, "token_tiles": 12, "warps": 16, "prefetch": 20, "min_blocks": 24,
+                        "threads": 28, "smem_bytes": 32}),
+}
+
 _kv_p = ctypes.POINTER(GkPagedKv)
 _rope_p = ctypes.POINTER(GkRope)
 _rope_params_p = ctypes.POINTER(GkRopeAppendParams)
 _decode_params_p = ctypes.POINTER(GkPagedDecodeParams)
+_w4_p = ctypes.POINTER(GkW4Weight)
 
 # name: (return type, argument types), in the order of the C declarations.
 SIGNATURES = {
@@ -224,6 +267,38 @@ SIGNATURES = {
     # gk_paged_decode_ledger(params, dtype, cache_dtype, host_seq_lens): by value; host_seq_lens a
     # host int32 array of B lengths or None (max_seq_len for every sequence)
     "gk_paged_decode_ledger": (GkLedger, [_decode_params_p, _int, _int, ctypes.POINTER(ctypes.c_int)]),
+    # gk_quant.cuh
+    # gk_w4_packed_bytes(n, k, group, zero_mode): 0 for a refused shape
+    "gk_w4_packed_bytes": (ctypes.c_size_t, [_i64, _i64, _int, _int]),
+    # gk_w4_prepack(packed, dtype, q, scales, scale_dtype, zeros, n, k, group, zero_mode, stream)
+    "gk_w4_prepack": (_err, [_ptr, _int, _ptr, _ptr, _int, _ptr, _i64, _i64, _int, _int, _ptr]),
+    # gk_w4_from_gptq(q, zeros, qweight, qzeros, host_g_idx, n, k, group, zero_offset, stream); host_g_idx
+    # a HOST int32 array of k entries or None
+    "gk_w4_from_gptq": (_err, [_ptr, _ptr, _ptr, _ptr, ctypes.POINTER(ctypes.c_int32), _i64, _i64, _int, _int, _ptr]),
+    # gk_w4_from_awq(q, zeros, qweight, qzeros, n, k, group, stream)
+    "gk_w4_from_awq": (_err, [_ptr, _ptr, _ptr, _ptr, _i64, _i64, _int, _ptr]),
+    # gk_w4_dequant(dst, lddst, w, stream)
+    "gk_w4_dequant": (_err, [_ptr, _i64, _w4_p, _ptr]),
+    # gk_w4_gemm_bf16(d, d_dtype, ldd, x, ldx, w, c, ldc, bias, m, alpha, beta, act, workspace,
+    #                 workspace_bytes, stream)
+    "gk_w4_gemm_bf16": (_err, [_ptr, _int, _i64, _ptr, _i64, _w4_p, _ptr, _i64, _ptr, _i64, _f32, _f32, _int, _ptr,
+                               ctypes.c_size_t, _ptr]),
+    "gk_w4_gemm_f16": (_err, [_ptr, _int, _i64, _ptr, _i64, _w4_p, _ptr, _i64, _ptr, _i64, _f32, _f32, _int, _ptr,
+                              ctypes.c_size_t, _ptr]),
+    # gk_w4_gemm_ex(config, warps, d, d_dtype, ldd, x, ldx, w, c, ldc, bias, m, alpha, beta, act,
+    #               workspace, workspace_bytes, stream): x of w->dtype; config -1 and warps 0: the
+    #               dispatcher's
+    "gk_w4_gemm_ex": (_err, [_int, _int, _ptr, _int, _i64, _ptr, _i64, _w4_p, _ptr, _i64, _ptr, _i64, _f32, _f32,
+                             _int, _ptr, ctypes.c_size_t, _ptr]),
+    # gk_w4_plan_for(m, n, k, group, zero_mode, workspace_bytes): by value
+    "gk_w4_plan_for": (GkW4Plan, [_i64, _i64, _i64, _int, _int, ctypes.c_size_t]),
+    # gk_w4_workspace_bytes(m, n, k): what the dispatcher uses on the current device (0 without one)
+    "gk_w4_workspace_bytes": (ctypes.c_size_t, [_i64, _i64, _i64]),
+    # gk_w4_config_count(), gk_w4_config_info(config): by value
+    "gk_w4_config_count": (ctypes.c_uint, []),  # not _int: that restype is taken for a cudaError_t
+    "gk_w4_config_info": (GkW4Config, [_int]),
+    # gk_w4_ledger(m, n, k, group, zero_mode, x_dtype, d_dtype, has_bias): by value
+    "gk_w4_ledger": (GkLedger, [_i64, _i64, _i64, _int, _int, _int, _int, _int]),
     # gk_core.cuh
     "gk_failure_reason": (ctypes.c_char_p, []),
 }
@@ -271,6 +346,7 @@ def check_layouts(path):
                         (got.flops, got.bytes, flops, nbytes))
     problems += _check_paged_layouts(lib)
     problems += _check_decode_layouts(lib)
+    problems += _check_w4(lib)
     return problems
 
 
@@ -514,6 +590,178 @@ def _check_decode_layouts(lib):
     e, r = reason_of(bad, kv)
     if e != 0:
         problems.append("gk_paged_decode_bf16 with batch 0: returned %d (%s), want 0" % (e, r))
+    return problems
+
+
+def w4_packed_bytes_expected(n, k, group, zero_mode):
+    """gk_w4_packed_bytes as the manual lays the prepacked form out: the codes in 16-row tiles (n / 2
+    bytes... k / 2 bytes a row, rows past n padded to the tile), then the scale records (2 bytes a
+    group and row of the padded tiles, rounded up to 256 bytes), and as many zero records again for
+    the zero-point modes."""
+    tiles = -(-n // 16)
+    codes = tiles * 16 * (k // 2)
+    records = -(-(tiles * (k // group) * 16 * 2) // 256) * 256
+    return codes + records * (1 if zero_mode == GK_W4_SYMMETRIC else 2)
+
+
+def _check_w4(lib):
+    """gk_quant.cuh's mirrors and argument orders: the structs' sizes and offsets (W4_LAYOUTS), the
+    configurations (gk_w4_config_info), gk_w4_ledger, gk_w4_packed_bytes and gk_w4_workspace_bytes
+    against the manual's formulas, a refused plan, and the refusals each launcher gives when one
+    argument (or one field of gk_w4_weight) is made bad, the rest valid: all before any CUDA call."""
+    problems = []
+    for cls in (GkW4Weight, GkW4Plan, GkW4Config):
+        size, offsets = W4_LAYOUTS[cls.__name__]
+        if ctypes.sizeof(cls) != size:
+            problems.append("%s: %d bytes, want %d (gcc's sizeof)" % (cls.__name__, ctypes.sizeof(cls), size))
+        for name, offset in offsets.items():
+            if getattr(cls, name).offset != offset:
+                problems.append("%s.%s at offset %d, want %d (gcc's offsetof)" %
+                                (cls.__name__, name, getattr(cls, name).offset, offset))
+    names = [n for n in SIGNATURES if n.startswith("gk_w4_")] + ["gk_failure_reason"]
+    fns = {}
+    for name in names:
+        fn = getattr(lib, name)
+        fn.restype, fn.argtypes = SIGNATURES[name]
+        fns[name] = fn
+
+    def reason():
+        return (fns["gk_failure_reason"]() or b"").decode(errors="replace")
+
+    # the configurations: the generator's derived fields
+    count = fns["gk_w4_config_count"]()
+    if count < 1 or fns["gk_w4_config_info"](count).name is not None or fns["gk_w4_config_info"](-1).name is not None:
+        problems.append("gk_w4_config_count() is %d, or gk_w4_config_info names an unknown index" % count)
+    for i in range(count):
+        c = fns["gk_w4_config_info"](i)
+        rings = c.warps * c.prefetch * c.row_tiles * 1024  # the warps' rings: PF slots of RW 1 KB each
+        if not (c.name and c.name.startswith(b"gk_w4_bf16_") and 1 <= c.row_tiles <= 4 and c.token_tiles >= 1 and
+                1 <= c.warps <= 32 and 2 <= c.prefetch <= 8 and c.min_blocks >= 1 and c.threads == 32 * c.warps and
+                rings <= c.smem_bytes <= 232448):
+            problems.append("gk_w4_config_info(%d): %r, RW %d NT %d, %d warps, PF %d, %d blocks, %d threads, %d bytes "
+                            "(the rings alone take %d): gk_w4_config's mirror?" %
+                            (i, c.name, c.row_tiles, c.token_tiles, c.warps, c.prefetch, c.min_blocks, c.threads,
+                             c.smem_bytes, rings))
+
+    # the ledger: FLOPs 2 M N K; codes N K / 2, 2 bytes a group and row (twice with zero points), X, D, bias
+    for m, n, k, group, zm, xdt, ddt, bias in ((3, 40, 256, 64, GK_W4_SYMMETRIC, GK_BF16, GK_F32, 0),
+                                               (5, 24, 128, 32, GK_W4_ZEROS_INT4, GK_F16, GK_BF16, 1)):
+        got = fns["gk_w4_ledger"](m, n, k, group, zm, xdt, ddt, bias)
+        size = {GK_F32: 4, GK_BF16: 2, GK_F16: 2}
+        nbytes = (n * k / 2 + (k / group) * n * 2 * (1 if zm == GK_W4_SYMMETRIC else 2) + m * k * size[xdt] +
+                  m * n * size[ddt] + (4.0 * n if bias else 0.0))
+        if got.flops != 2.0 * m * n * k or got.bytes != nbytes:
+            problems.append("gk_w4_ledger(%d, %d, %d, %d, %d, %d, %d, %d): %g FLOPs and %g bytes, want %g and %g" %
+                            (m, n, k, group, zm, xdt, ddt, bias, got.flops, got.bytes, 2.0 * m * n * k, nbytes))
+    for n, k, group, zm in ((200, 256, 64, GK_W4_ZEROS_INT4), (40, 128, 128, GK_W4_SYMMETRIC),
+                            (8, 192, 192, GK_W4_ZEROS_FLOAT)):
+        got, want = fns["gk_w4_packed_bytes"](n, k, group, zm), w4_packed_bytes_expected(n, k, group, zm)
+        if got != want:
+            problems.append("gk_w4_packed_bytes(%d, %d, %d, %d) = %d, want %d" % (n, k, group, zm, got, want))
+    if fns["gk_w4_packed_bytes"](12, 128, 64, GK_W4_SYMMETRIC) != 0 or "n = 12 is not a multiple of 8" not in reason():
+        problems.append("gk_w4_packed_bytes(n = 12): not refused, or the reason %r does not name n" % reason())
+    # gk_w4_workspace_bytes asks the device (0 without one): only m = 0 has a value known here
+    if fns["gk_w4_workspace_bytes"](0, 40, 128) != 0:
+        problems.append("gk_w4_workspace_bytes(m = 0) is %d, want 0" % fns["gk_w4_workspace_bytes"](0, 40, 128))
+    plan = fns["gk_w4_plan_for"](4, 12, 128, 64, GK_W4_SYMMETRIC, 1 << 20)
+    r = reason()
+    if plan.config != -1 or plan.workspace_bytes != 0 or not r.startswith("gk_w4_plan_for: ") or "n = 12" not in r:
+        problems.append("gk_w4_plan_for (n = 12): config %d, %d workspace bytes, reason %r; want -1, 0 and n named" %
+                        (plan.config, plan.workspace_bytes, r))
+
+    # the launchers: a valid call but for one argument, refused before any CUDA call
+    base = 0x50000000
+    n, k, group, m = 64, 256, 64, 4
+    packed = base  # 256-byte aligned, gk_w4_packed_bytes(64, 256, 64, int4 zeros) < 1 << 20
+    d, x, c_ptr, bias = base + (1 << 20), base + (2 << 20), base + (3 << 20), base + (4 << 20)
+    ws_bad = base + (5 << 20) + 16  # not 256-byte aligned: the last check before the launch
+    w = GkW4Weight(packed=packed, n=n, k=k, group=group, zero_mode=GK_W4_ZEROS_INT4, dtype=GK_BF16)
+
+    def expect(what, needle, call, fn_name):
+        e = call()
+        r = reason()
+        if e != 1 or not r.startswith(fn_name + ": ") or needle not in r:
+            problems.append("%s (%s): returned %d, reason %r, want 1 and %r (the argument order or gk_w4_weight's "
+                            "mirror differs from the C declaration?)" % (fn_name, what, e, r, needle))
+
+    def gemm(wt, fn_name="gk_w4_gemm_bf16", **over):
+        a = dict(d=d, d_dtype=GK_BF16, ldd=n, x=x, ldx=k, c=c_ptr, ldc=n, bias=bias, m=m, alpha=1.0, beta=0.5, act=0,
+                 ws=ws_bad, ws_bytes=1 << 20)
+        a.update(over)
+        return lambda: fns[fn_name](a["d"], a["d_dtype"], a["ldd"], a["x"], a["ldx"], ctypes.byref(wt), a["c"],
+                                    a["ldc"], a["bias"], a["m"], a["alpha"], a["beta"], a["act"], a["ws"],
+                                    a["ws_bytes"], None)
+
+    last = "workspace is not 256-byte aligned"
+    expect("valid arguments", last, gemm(w), "gk_w4_gemm_bf16")
+    wf = GkW4Weight.from_buffer_copy(w)
+    wf.dtype = GK_F16
+    expect("valid f16 arguments", last, gemm(wf, "gk_w4_gemm_f16"), "gk_w4_gemm_f16")
+    expect("an f16 weight", "prepacked for f16 activations, x is bf16", gemm(wf), "gk_w4_gemm_bf16")
+    for field, value, needle in (("packed", packed + 16, "w->packed is not 256-byte aligned"),
+                                 ("n", 12, "n = 12 is not a multiple of 8"),
+                                 ("k", 100, "k = 100 is not a multiple of 64"),
+                                 ("group", 96, "group = 96 is not 32, 64, 128 or k"),
+                                 ("zero_mode", 5, "zero_mode 5 is not a gk_w4_zeros"),
+                                 ("dtype", GK_F32, "w->dtype 0 is not GK_BF16 or GK_F16")):
+        bad = GkW4Weight.from_buffer_copy(w)
+        setattr(bad, field, value)
+        expect("w->%s %r" % (field, value), needle, gemm(bad), "gk_w4_gemm_bf16")
+    for arg, value, needle in (("d", None, "'d' is a null pointer"), ("x", None, "'x' is a null pointer"),
+                               ("d_dtype", 9, "d_dtype 9 is not"), ("ldd", n - 8, "ldd = %d is smaller than n" % (n - 8)),
+                               ("ldx", k + 4, "ldx = %d a multiple of 8" % (k + 4)),
+                               ("ldc", n - 8, "ldc = %d is smaller than n" % (n - 8)),
+                               ("bias", bias + 2, "'bias'"), ("act", 9, "act 9 is not a gk_act"),
+                               ("m", -1, "'m' is -1")):
+        expect("%s %r" % (arg, value), needle, gemm(w, **{arg: value}), "gk_w4_gemm_bf16")
+
+    def ex(config, warps):
+        return lambda: fns["gk_w4_gemm_ex"](config, warps, d, GK_BF16, n, x, k, ctypes.byref(w), c_ptr, n, bias, m,
+                                            1.0, 0.5, 0, ws_bad, 1 << 20, None)
+
+    expect("valid arguments", last, ex(-1, 0), "gk_w4_gemm_ex")
+    expect("config", "config %d is not -1 or 0..%d" % (count + 1, count), ex(count + 1, 0), "gk_w4_gemm_ex")
+    expect("warps", "warps = -3 is negative", ex(-1, -3), "gk_w4_gemm_ex")
+
+    def dequant(dst, ld, wt=w):
+        return lambda: fns["gk_w4_dequant"](dst, ld, ctypes.byref(wt), None)
+
+    expect("dst on the packed weight (the last check)", "'dst' and 'w->packed' overlap", dequant(packed + 256, k),
+           "gk_w4_dequant")
+    expect("lddst", "lddst = %d is smaller than k = %d" % (k - 64, k), dequant(d, k - 64), "gk_w4_dequant")
+    expect("dst NULL", "'dst' is a null pointer", dequant(None, k), "gk_w4_dequant")
+
+    q, scales, zeros = base + (6 << 20), base + (7 << 20), base + (8 << 20)
+
+    def prepack(**over):
+        a = dict(packed=packed, dtype=GK_BF16, q=q, scales=scales, scale_dtype=GK_F16, zeros=zeros, n=n, k=k,
+                 group=group, zero_mode=GK_W4_ZEROS_INT4)
+        a.update(over)
+        return lambda: fns["gk_w4_prepack"](a["packed"], a["dtype"], a["q"], a["scales"], a["scale_dtype"], a["zeros"],
+                                            a["n"], a["k"], a["group"], a["zero_mode"], None)
+
+    expect("q inside packed (the last check)", "'packed' and 'q' overlap", prepack(q=packed + 512), "gk_w4_prepack")
+    expect("zeros inside packed", "'packed' and 'zeros' overlap", prepack(zeros=packed + 512), "gk_w4_prepack")
+    expect("dtype", "dtype 0 is not GK_BF16 or GK_F16", prepack(dtype=GK_F32), "gk_w4_prepack")
+    expect("scale_dtype", "scale_dtype 3 is not GK_BF16, GK_F16 or GK_F32", prepack(scale_dtype=GK_E4M3),
+           "gk_w4_prepack")
+    expect("scales NULL", "'scales' is a null pointer", prepack(scales=None), "gk_w4_prepack")
+    expect("zeros with GK_W4_SYMMETRIC", "zeros is given but zero_mode is GK_W4_SYMMETRIC",
+           prepack(zero_mode=GK_W4_SYMMETRIC), "gk_w4_prepack")
+    expect("group", "group = 48 is not", prepack(group=48), "gk_w4_prepack")
+
+    qw, qz = base + (9 << 20), base + (10 << 20)
+    order = (ctypes.c_int32 * k)(*[(i // group) ^ 1 if i < 2 * group else i // group for i in range(k)])
+    expect("act-order g_idx", "act-order checkpoints are not supported",
+           lambda: fns["gk_w4_from_gptq"](q, zeros, qw, qz, order, n, k, group, 1, None), "gk_w4_from_gptq")
+    expect("zero_offset", "zero_offset = 2 is not 0",
+           lambda: fns["gk_w4_from_gptq"](q, zeros, qw, qz, None, n, k, group, 2, None), "gk_w4_from_gptq")
+    expect("q on qweight (the last check)", "'q' and 'qweight' overlap",
+           lambda: fns["gk_w4_from_gptq"](q, zeros, q + 16, qz, None, n, k, group, 1, None), "gk_w4_from_gptq")
+    expect("q on qweight (the last check)", "'q' and 'qweight' overlap",
+           lambda: fns["gk_w4_from_awq"](q, zeros, q + 16, qz, n, k, group, None), "gk_w4_from_awq")
+    expect("qzeros NULL", "'qzeros' is a null pointer",
+           lambda: fns["gk_w4_from_awq"](q, zeros, qw, None, n, k, group, None), "gk_w4_from_awq")
     return problems
 
 

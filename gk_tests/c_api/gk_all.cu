@@ -7,3 +7,4 @@
 #include "gk/gk_gemm.cuh"
 #include "gk/gk_attention.cuh"
 #include "gk/gk_paged.cuh"
+#include "gk/gk_quant.cuh"

@@ -1,0 +1,1257 @@
+/* gk_quant.cuh - gk quantized-weight GEMM v0.1: W4A16, bf16 or f16 activations times int4
+   weights with group scales (symmetric, int4 zero points or float zero points), the weight
+   formats real checkpoints use (GPTQ, AWQ) converted once into one prepacked layout, and a
+   kernel that streams that layout with one 16-byte load a lane, dequantizes in registers by bit
+   tricks (no per-value cvt, no shared-memory round trip) and feeds mma.sync directly.
+
+   Needs gk_core.cuh, gk_mma.cuh and gk_gemm.cuh (with gk_gemm_sm90.cuh; same folder: the
+   epilogue, the split-K sum and, for large M, the bf16 / f16 GEMM). In ONE .cu file:
+       #define GK_IMPLEMENTATION      (or GK_QUANT_IMPLEMENTATION with GK_GEMM_IMPLEMENTATION and
+       #include "gk_quant.cuh"         GK_CORE_IMPLEMENTATION where no other file defines them)
+
+   THE MATH
+     D[M, N] = act(alpha X[M, K] W^T + beta C + bias), W[n, k] = (u - z) s: u the 4-bit code of
+     (n, k) read as unsigned (0..15), s the scale of (group, n), z its zero point; group g covers
+     k in [g G, (g + 1) G), G = 32, 64, 128 or K (one scale an output channel).
+       GK_W4_SYMMETRIC    z = 8: the code is the signed int4 q = u - 8, W = q s
+       GK_W4_ZEROS_INT4   z is a 4-bit code (0..15) of each (group, n)              (GPTQ, AWQ)
+       GK_W4_ZEROS_FLOAT  z is a bf16 / f16 value of each (group, n) (HQQ style): W = u s - z s
+     fp32 accumulation. With 4-bit zero points the kernel multiplies exact integer codes
+     (u - z) with X and applies s to each group's fp32 sum; with float zero points it forms
+     u s - z s in the activations' dtype (one rounding a weight), as Marlin-class kernels do.
+
+   CANONICAL FORM (what gk_w4_prepack reads; strides are the packed widths)
+     q       gk_int4x2 [N][K / 2], k even in the low nibble. GK_W4_SYMMETRIC: signed nibbles
+             (gk_int4x2's reading, -8..7); the zero-point modes: unsigned codes 0..15.
+     scales  [K / G][N], bf16, f16 or f32 (scale_dtype), converted to the activations' dtype
+     zeros   GK_W4_ZEROS_INT4: gk_int4x2 [K / G][N / 2], unsigned codes, n even in the low
+             nibble; GK_W4_ZEROS_FLOAT: [K / G][N] of scale_dtype; NULL when symmetric.
+     GPTQ and AWQ checkpoints keep scales [K / G][N] too: pass them straight to the prepack.
+
+   PREPACKED FORM (gk_w4_prepack's output; gk_w4_packed_bytes says its size)
+     Codes in 16-row tiles (rows past N are zeros) and 64-k units: for tile r and unit u, 32 lanes
+     of 16 bytes, lane 4 i + j holding the 32 codes of its mma.m16n8k16 A fragments (rows i and
+     i + 8) for the unit's four k16 steps, one 32-bit word a step, nibbles (e, e + 4) the two
+     values of fragment register e, so that a dequantization takes a pair in one mask. The MMA's
+     k order inside a unit is permuted (a sum does not care): lane j's fragment columns 2j, 2j + 1,
+     2j + 8, 2j + 9 of step s are the unit's k 32 (s / 2) + 8 j + 4 (s % 2) + 0..3, so steps 0-1
+     hold k 0-31 and steps 2-3 k 32-63 (a group of 32 is two steps), and a lane's X fragments
+     for the unit are 2 x 16 contiguous bytes of a row of X (two 16-byte loads a token).
+     Then the scales, [tile][group][i][row i, row i + 8] in the activations' dtype, one 32-bit
+     load a lane a group; then, for the zero-point modes, the same records of 128 + z (bf16) /
+     1024 + z (f16) for 4-bit zero points, of -z s for float ones. A 4-bit code becomes a bf16 by
+     one mask and OR: (w >> 4 e) & 0x000F000F | 0x43004300 is the pair 128 + u (0x64006400,
+     1024 + u for f16); one fma.x2 subtracts 128 + z exactly.
+
+   PUBLIC FUNCTIONS (T in bf16, f16: the activations' dtype)
+     gk_w4_packed_bytes(n, k, group, zero_mode)     bytes of the prepacked form
+     gk_w4_prepack(packed, dtype, q, scales, scale_dtype, zeros, n, k, group, zero_mode, stream)
+         canonical -> prepacked, on the GPU (run once, at load time)
+     gk_w4_from_gptq(q, zeros, qweight, qzeros, host_g_idx, n, k, group, zero_offset, stream)
+         GPTQ int32 qweight [K / 8][N] (k 8 i + e in bits 4 e of row i) and qzeros [K / G][N / 8]
+         (n 8 j + e in bits 4 e) to the canonical q and 4-bit zeros; zero = stored + zero_offset
+         (1 for the GPTQ v1 checkpoints most tools write, which store z - 1; 0 for v2), modulo 16.
+         qzeros NULL (and zeros NULL): symmetric, q written as signed nibbles (u - 8). host_g_idx
+         (int32 [K] on the host, or NULL) must be the identity order k / G: act-order
+         checkpoints are refused (reorder K of the weight and the activations first).
+     gk_w4_from_awq(q, zeros, qweight, qzeros, n, k, group, stream)
+         AWQ int32 qweight [K][N / 8] and qzeros [K / G][N / 8], nibble e of a word holding column
+         8 j + {0, 2, 4, 6, 1, 3, 5, 7}[e], to the canonical q (unsigned) and 4-bit zeros.
+     gk_w4_dequant(dst, lddst, w, stream)   the prepacked weight as a [N][K] matrix of w's dtype,
+         W = (u - z) s in fp32 rounded once (float zero points: u s + (-z s), in fp32)
+     gk_w4_gemm_T(d, d_dtype, ldd, x, ldx, w, c, ldc, bias, m, alpha, beta, act, workspace,
+                  workspace_bytes, stream)
+         the GEMM above; x [M][K] rows 16-byte aligned (ldx a multiple of 8); d, c [M][N] of
+         d_dtype (GK_BF16, GK_F16, GK_F32) with gk_gemm's epilogue rules (c may be d; c is not
+         read when beta == 0; bias fp32 [N] or NULL; act a gk_act). The workspace (NULL or
+         256-byte aligned) holds the partials of pairs that warps share (summed in a fixed order:
+         results are deterministic; without it warps take whole pairs) and, for large M, W
+         dequantized for gk_gemm.
+     gk_w4_plan_for(m, n, k, group, zero_mode, workspace_bytes)   the dispatcher's choice
+     gk_w4_workspace_bytes(m, n, k)         the workspace the dispatcher would use (it asks the
+                                            current device, as gk_w4_plan_for does); 0 with
+                                            gk_failure_reason() set on an error (m <= 0 included)
+     gk_w4_gemm_ex(config, warps, ...)      one configuration (-1: the dispatcher's; config
+                                            gk_w4_config_count() is the dequantize + GEMM path)
+                                            on a given number of working warps (0: the
+                                            dispatcher's), for tuning and tests
+     gk_w4_config_count(), gk_w4_config_info(config)
+     gk_w4_ledger(m, n, k, group, zero_mode, x_dtype, d_dtype, has_bias)
+         FLOPs 2 M N K; bytes: the codes (N K / 2), the scale records (2 bytes a group and row,
+         twice with zero points), X, bias and D once (m = 0: the weight's bytes alone).
+
+   WEIGHT DESCRIPTOR
+     gk_w4_weight {packed, n, k, group, zero_mode, dtype}: what the prepack was called with.
+
+   HOW IT RUNS
+     The work is a line of positions (16 RW weight rows, 8 NT tokens, 64 k), row group outermost,
+     then token tile, then k, cut into one contiguous range for each working warp of a grid that
+     fills the GPU once (so no tail of blocks, and the ranges differ by one position at most).
+     A warp streams its range through its own cp.async ring of PF slots (PF - 1 units of weights
+     and scale records in flight), X fragments (16-byte loads, L2-resident) a position ahead in
+     registers; it waits on no other warp. Where a range starts or ends inside a (row group,
+     token tile) pair, the warp stores its part as a partial; a second kernel, launched dependent
+     (PDL), adds each pair's partials in warp order and applies the epilogue (deterministic).
+     Warps that get whole pairs store through the epilogue directly. The MMA computes D^T (weight
+     rows as the 16-row operand), so M = 1 uses 1 / 8 of each MMA instead of 1 / 16; outputs
+     leave as pairs along N (a shuffle).
+
+   ARGUMENTS AND ERRORS
+     m == 0 is a no-op. Refused before launch (cudaErrorInvalidValue, gk_failure_reason()
+     names it): null pointers, n not a positive multiple of 8, k not a positive multiple of 64
+     and of the group, a group other than 32, 64, 128 or k, an unknown zero mode or dtype, x
+     rows not 16-byte aligned, a weight of another dtype than x, d overlapping x, the packed
+     weight or bias, d partially overlapping c, sizes past 32-bit indexing, an act-order g_idx.
+     A zero point of GK_W4_ZEROS_FLOAT must be finite; NaN or inf in a scale reaches only the
+     outputs of its row n.
+
+   CONFIGURATION MACROS
+     GK_W4_DEQUANT_M (512)    from this M on, with workspace for it, the dispatcher dequantizes W
+                              and runs gk_gemm (its wgmma kernels) instead of the fused kernel
+
+   GENERATOR
+     GK_DEFINE_W4(name, dt, RW, NT, WARPS, PF, MINB) writes the fused kernel of 16 RW x 8 NT
+     positions (weight rows x tokens), WARPS independent warps a block, a PF-slot ring a warp,
+     registers for MINB blocks an SM: name_int (symmetric and 4-bit zero points) and name_flt
+     (float zero points), and its gk_w4_config.
+
+   MEASURED   gk_bench/RESULTS.md, "Quantized GEMM".
+
+   EXAMPLE
+       #define GK_IMPLEMENTATION
+       #include "gk_quant.cuh"
+       // GPTQ 4-bit, group 128, v1 zeros, fp16 scales; a Linear of N = 11008, K = 4096, bf16 x
+       gk_w4_from_gptq(q, z, qweight, qzeros, NULL, 11008, 4096, 128, 1, stream);
+       gk_w4_prepack(packed, GK_BF16, q, gptq_scales, GK_F16, z, 11008, 4096, 128, GK_W4_ZEROS_INT4, stream);
+       gk_w4_weight w = {packed, 11008, 4096, 128, GK_W4_ZEROS_INT4, GK_BF16};
+       cudaError_t e = gk_w4_gemm_bf16(y, GK_BF16, 11008, x, 4096, &w, NULL, 0, NULL, tokens, 1.0f,
+                                       0.0f, GK_ACT_NONE, ws, ws_bytes, stream);
+       if (e != cudaSuccess) fprintf(stderr, "%s\n", gk_failure_reason());
+*/
+#include "gk_core.cuh"
+#include "gk_mma.cuh"
+#include "gk_gemm.cuh"
+
+#ifndef GK_QUANT_CUH
+#define GK_QUANT_CUH
+
+#ifndef GK_W4_DEQUANT_M
+#define GK_W4_DEQUANT_M 512
+#endif
+
+typedef enum gk_w4_zeros { GK_W4_SYMMETRIC = 0, GK_W4_ZEROS_INT4 = 1, GK_W4_ZEROS_FLOAT = 2 } gk_w4_zeros;
+
+/* A prepacked int4 weight: the arguments gk_w4_prepack was called with. */
+typedef struct gk_w4_weight {
+    const void *packed;
+    int64_t n, k;
+    int group;     /* 32, 64, 128 or k */
+    int zero_mode; /* gk_w4_zeros */
+    int dtype;     /* GK_BF16 or GK_F16: the activations' dtype, that of the prepacked scales */
+} gk_w4_weight;
+
+/* The dispatcher's choice: a fused configuration and its schedule, or the dequantize + GEMM
+   path; the workspace bytes it uses. */
+typedef struct gk_w4_plan {
+    int config;  /* a fused configuration, or gk_w4_config_count(): dequantize + GEMM */
+    int warps;   /* the fused kernel's working warps */
+    int slots;   /* partials a (row group, token tile) pair may have: 1 when warps store whole pairs */
+    int dequant; /* 1: dequantize + GEMM */
+    size_t workspace_bytes;
+} gk_w4_plan;
+
+typedef struct gk_w4_config {
+    const char *name;
+    int row_tiles;   /* RW: 16-row weight tiles a position */
+    int token_tiles; /* NT: 8-token tiles a position */
+    int warps;       /* independent warps a block */
+    int prefetch;    /* PF: ring slots a warp (PF - 1 units of weights in flight) */
+    int min_blocks;  /* blocks an SM the registers are budgeted for */
+    int threads;
+    int smem_bytes;  /* the warps' rings, PF RW 1 KB each */
+} gk_w4_config;
+
+GK_EXTERN_C_BEGIN
+GK_DECL size_t gk_w4_packed_bytes(int64_t n, int64_t k, int group, int zero_mode);
+GK_DECL cudaError_t gk_w4_prepack(void *packed, int dtype, const gk_int4x2 *q, const void *scales, int scale_dtype,
+                                  const void *zeros, int64_t n, int64_t k, int group, int zero_mode, cudaStream_t stream);
+GK_DECL cudaError_t gk_w4_from_gptq(gk_int4x2 *q, gk_int4x2 *zeros, const int32_t *qweight, const int32_t *qzeros,
+                                    const int32_t *host_g_idx, int64_t n, int64_t k, int group, int zero_offset,
+                                    cudaStream_t stream);
+GK_DECL cudaError_t gk_w4_from_awq(gk_int4x2 *q, gk_int4x2 *zeros, const int32_t *qweight, const int32_t *qzeros,
+                                   int64_t n, int64_t k, int group, cudaStream_t stream);
+GK_DECL cudaError_t gk_w4_dequant(void *dst, int64_t lddst, const gk_w4_weight *w, cudaStream_t stream);
+GK_DECL cudaError_t gk_w4_gemm_bf16(void *d, int d_dtype, int64_t ldd, const gk_bf16 *x, int64_t ldx,
+                                    const gk_w4_weight *w, const void *c, int64_t ldc, const float *bias, int64_t m,
+                                    float alpha, float beta, int act, void *workspace, size_t workspace_bytes,
+                                    cudaStream_t stream);
+GK_DECL cudaError_t gk_w4_gemm_f16(void *d, int d_dtype, int64_t ldd, const gk_f16 *x, int64_t ldx,
+                                   const gk_w4_weight *w, const void *c, int64_t ldc, const float *bias, int64_t m,
+                                   float alpha, float beta, int act, void *workspace, size_t workspace_bytes,
+                                   cudaStream_t stream);
+GK_DECL cudaError_t gk_w4_gemm_ex(int config, int warps, void *d, int d_dtype, int64_t ldd, const void *x,
+                                  int64_t ldx, const gk_w4_weight *w, const void *c, int64_t ldc, const float *bias,
+                                  int64_t m, float alpha, float beta, int act, void *workspace,
+                                  size_t workspace_bytes, cudaStream_t stream);
+GK_DECL gk_w4_plan gk_w4_plan_for(int64_t m, int64_t n, int64_t k, int group, int zero_mode,
+                                  size_t workspace_bytes);
+GK_DECL size_t gk_w4_workspace_bytes(int64_t m, int64_t n, int64_t k);
+GK_DECL int gk_w4_config_count(void);
+GK_DECL gk_w4_config gk_w4_config_info(int config); /* name NULL for an unknown index */
+GK_DECL gk_ledger gk_w4_ledger(int64_t m, int64_t n, int64_t k, int group, int zero_mode, int x_dtype, int d_dtype,
+                               int has_bias);
+GK_EXTERN_C_END
+
+/* k values of a unit: one 16-byte load a lane covers a 16-row tile's four k16 steps */
+#define GK_W4_UNIT 64
+
+/* The prepacked form's parts: codes, scale records, zero records (each 256-byte aligned). */
+GK_HD int64_t gk_w4_tiles(int64_t n) { return (n + 15) / 16; }
+GK_HD int64_t gk_w4_codes_bytes(int64_t n, int64_t k) { return gk_w4_tiles(n) * 16 * (k / 2); }
+GK_HD int64_t gk_w4_records_bytes(int64_t n, int64_t k, int group)
+{
+    return (gk_w4_tiles(n) * (k / group) * 16 * 2 + 255) / 256 * 256;
+}
+
+/* The nibble of an AWQ int32 that holds column 8 j + c: AWQ packs columns {0, 2, 4, 6, 1, 3, 5, 7}
+   in nibbles 0..7. */
+GK_HD int gk_w4_awq_nibble(int c) { return (c >> 1) | ((c & 1) << 2); }
+
+/* Where code (row, kk) of a tile's unit sits: lane, 32-bit word (the k16 step) and nibble; and
+   the MMA column (0..15) of its step it is multiplied as. The host tests check it against the
+   mma.m16n8k16 A-fragment table (gk_mma_a_pos). */
+GK_HD void gk_w4_code_pos(int row, int kk, int *lane, int *word, int *nibble, int *mma_col)
+{
+    const int half = kk / 32, j = (kk % 32) / 8, s = 2 * half + (kk % 8) / 4, h = (kk % 4) / 2, hi = kk % 2;
+    const int reg = (row >= 8) + 2 * h; /* a0: (i, 2j), a1: (i + 8, 2j), a2: (i, 2j + 8), a3: (i + 8, 2j + 8) */
+    *lane = (row % 8) * 4 + j;
+    *word = s;
+    *nibble = reg + 4 * hi;
+    *mma_col = 2 * j + 8 * h + hi;
+}
+
+/* Its inverse, which the prepack and the dequantization use: the tile row and unit k of nibble
+   `nibble` of word `word` of lane `lane`. */
+GK_HD void gk_w4_code_src(int lane, int word, int nibble, int *row, int *kk)
+{
+    const int e = nibble & 3, hi = nibble >> 2;
+    *row = lane / 4 + 8 * (e & 1);
+    *kk = 32 * (word / 2) + 8 * (lane % 4) + 4 * (word % 2) + 2 * (e >> 1) + hi;
+}
+
+/* The work of the fused kernel: positions x = (row group x token tiles + token tile) x units +
+   unit, cut into one contiguous range a warp, [start(w), start(w + 1)), at multiples of chunk.
+   A (row group, token tile) pair is summed by the warps whose ranges meet it, each storing its
+   segment's partial under slot w - (the pair's first warp). */
+GK_HD int64_t gk_w4_start(int64_t total, int64_t chunk, int64_t warps, int64_t w)
+{
+    return (total / chunk) * w / warps * chunk;
+}
+
+GK_HD int64_t gk_w4_warp_of(int64_t x, int64_t total, int64_t chunk, int64_t warps)
+{
+    int64_t w = (x / chunk) * warps / (total / chunk);
+    while (w + 1 < warps && gk_w4_start(total, chunk, warps, w + 1) <= x) w++;
+    while (w > 0 && gk_w4_start(total, chunk, warps, w) > x) w--;
+    return w;
+}
+
+#ifdef __CUDACC__
+
+/* ---------------------------------------------------------------- device building blocks */
+
+typedef struct gk_w4_args {
+    gk_gemm_args g; /* the epilogue: d, c, bias, partial, ldc, ldd, m, n, d_dtype, act, alpha, beta; a = x, lda = ldx */
+    const uint4 *codes;
+    const unsigned *scales, *zeros; /* 32-bit records: (row i, row i + 8) of a tile and group */
+    int tiles, units, groups;
+    int group_log2;  /* 5, 6, 7; 0: one group (G = K) */
+    int token_tiles; /* blocks of 8 NT tokens */
+    int warps;       /* the grid's working warps */
+    int chunk;       /* ranges cut at multiples of it: 1 (partials where g.partial is set) or units (whole pairs) */
+    int64_t total;   /* row groups x token tiles x units */
+} gk_w4_args;
+
+/* Pair (e, e + 4) of the nibbles of w as two values 128 + u (bf16) or 1024 + u (f16). */
+GK_DEV unsigned gk_w4_pair(unsigned w, int e, unsigned magic)
+{
+    unsigned d;
+    asm("lop3.b32 %0, %1, %2, %3, 0xEA;" : "=r"(d) : "r"(w >> (4 * e)), "n"(0x000F000F), "r"(magic)); /* (a & b) | c */
+    return d;
+}
+
+GK_DEV unsigned gk_w4_fma2(unsigned a, unsigned b, unsigned c, int dt)
+{
+    unsigned d;
+    if (dt == GK_BF16) asm("fma.rn.bf16x2 %0, %1, %2, %3;" : "=r"(d) : "r"(a), "r"(b), "r"(c));
+    else asm("fma.rn.f16x2 %0, %1, %2, %3;" : "=r"(d) : "r"(a), "r"(b), "r"(c));
+    return d;
+}
+
+GK_DEV float gk_w4_half_f32(unsigned h, int dt)
+{
+    return dt == GK_BF16 ? __uint_as_float(h << 16) : __half2float(__ushort_as_half((unsigned short)h));
+}
+
+/* (lo, lo) and (hi, hi) of a record word */
+GK_DEV unsigned gk_w4_dup_lo(unsigned w) { return __byte_perm(w, 0, 0x1010); }
+GK_DEV unsigned gk_w4_dup_hi(unsigned w) { return __byte_perm(w, 0, 0x3232); }
+
+/* Unit u of row group rg into a ring slot, by cp.async: a lane copies its own 16 bytes of codes
+   a row tile and the scale (and zero) records of the unit's first and last group (one group
+   unless G = 32), and reads back only what it copied, so no lane waits on another. Slot: per
+   tile, 32 lanes x 16 bytes of codes, then 32 x 16 of records (s first, s last, z first,
+   z last): lanes 16 bytes apart, conflict-free. Tiles past N are zero-filled. */
+GK_DEV void gk_w4_issue(const gk_w4_args *p, char *slot, int rg, int u, int rw, int lane)
+{
+    const int g_first = p->group_log2 ? (u * GK_W4_UNIT) >> p->group_log2 : 0;
+    const int two = p->group_log2 == 5;
+#pragma unroll
+    for (int r = 0; r < rw; r++) {
+        const int rt = rg * rw + r, in = rt < p->tiles, t = in ? rt : 0;
+        char *code = slot + r * 1024 + lane * 16, *rec = code + 512;
+        gk_cp_async_16(code, p->codes + ((t * p->units + u) * 32 + lane), in ? 16 : 0);
+        const int ri = (t * p->groups + g_first) * 8 + (lane >> 2);
+        gk_cp_async_4(rec, p->scales + ri, in ? 4 : 0);
+        if (two) gk_cp_async_4(rec + 4, p->scales + ri + 8, in ? 4 : 0);
+        if (p->zeros) {
+            gk_cp_async_4(rec + 8, p->zeros + ri, in ? 4 : 0);
+            if (two) gk_cp_async_4(rec + 12, p->zeros + ri + 8, in ? 4 : 0);
+        }
+    }
+}
+
+/* X's B fragments of unit u for the nt token tiles of tt: lane (i, j) takes token
+   tt 8 nt + 8 t + i's k 8 j .. 8 j + 7 and 32 + 8 j .. 32 + 8 j + 7 of the unit (two 16-byte
+   loads); word 2 s + h is register h of step s's fragment. Tokens past M are zeros. */
+GK_DEV void gk_w4_load_x(const gk_w4_args *p, int tt, int u, int nt, int lane, unsigned *xb)
+{
+#pragma unroll
+    for (int t = 0; t < nt; t++) {
+        const int tok = (tt * nt + t) * 8 + (lane >> 2);
+        uint4 lo = make_uint4(0u, 0u, 0u, 0u), hi = lo;
+        if (tok < p->g.m) {
+            const char *q = (const char *)p->g.a + ((int64_t)tok * p->g.lda + u * GK_W4_UNIT + (lane & 3) * 8) * 2;
+            lo = gk_ld16_nc(q);
+            hi = gk_ld16_nc(q + 64);
+        }
+        xb[t * 8 + 0] = lo.x;
+        xb[t * 8 + 1] = lo.y;
+        xb[t * 8 + 2] = lo.z;
+        xb[t * 8 + 3] = lo.w;
+        xb[t * 8 + 4] = hi.x;
+        xb[t * 8 + 5] = hi.y;
+        xb[t * 8 + 6] = hi.z;
+        xb[t * 8 + 7] = hi.w;
+    }
+}
+
+/* One unit: dequantize the four k16 steps of each row tile and run the MMAs. fzero 0 (symmetric,
+   4-bit zero points): exact codes u - z into tmp, whose sum scales into acc at a group's end
+   (after step 1 when G = 32, and after step 3 when the unit ends a group or the warp's run);
+   fzero 1: u s - z s in the dtype, straight into acc. */
+GK_DEV void gk_w4_unit(float *acc, float *tmp, const uint4 *wq, const unsigned *xb, const unsigned *rec, int dt,
+                       int fzero, int has_zeros, int rw, int nt, int flush_mid, int flush_end)
+{
+    const unsigned magic = dt == GK_BF16 ? 0x43004300u : 0x64006400u;
+    const unsigned one = dt == GK_BF16 ? 0x3F803F80u : 0x3C003C00u;
+    const unsigned neg_base = dt == GK_BF16 ? 0xC300C300u : 0xE400E400u;     /* -128, -1024 */
+    const unsigned neg_sym = dt == GK_BF16 ? 0xC308C308u : 0xE408E408u;      /* -(128 + 8), -(1024 + 8) */
+#pragma unroll
+    for (int s = 0; s < 4; s++) {
+        const int half = s >> 1;
+#pragma unroll
+        for (int r = 0; r < rw; r++) {
+            const unsigned w = s == 0 ? wq[r].x : s == 1 ? wq[r].y : s == 2 ? wq[r].z : wq[r].w;
+            const unsigned sr = rec[4 * r + half], zr = rec[4 * r + 2 + half];
+            unsigned a[4];
+            if (!fzero) {
+                const unsigned nz_lo = has_zeros ? gk_w4_dup_lo(zr) ^ 0x80008000u : neg_sym;
+                const unsigned nz_hi = has_zeros ? gk_w4_dup_hi(zr) ^ 0x80008000u : neg_sym;
+#pragma unroll
+                for (int e = 0; e < 4; e++) a[e] = gk_w4_fma2(gk_w4_pair(w, e, magic), one, (e & 1) ? nz_hi : nz_lo, dt);
+            } else {
+                const unsigned s_lo = gk_w4_dup_lo(sr), s_hi = gk_w4_dup_hi(sr);
+                const unsigned z_lo = gk_w4_dup_lo(zr), z_hi = gk_w4_dup_hi(zr);
+#pragma unroll
+                for (int e = 0; e < 4; e++) {
+                    const unsigned u = gk_w4_fma2(gk_w4_pair(w, e, magic), one, neg_base, dt);
+                    a[e] = gk_w4_fma2(u, (e & 1) ? s_hi : s_lo, (e & 1) ? z_hi : z_lo, dt);
+                }
+            }
+#pragma unroll
+            for (int t = 0; t < nt; t++) {
+                float *c = (fzero ? acc : tmp) + (r * nt + t) * 4;
+                if (dt == GK_BF16) gk_mma_m16n8k16_bf16(c, a, xb + t * 8 + s * 2, c);
+                else gk_mma_m16n8k16_f16(c, a, xb + t * 8 + s * 2, c);
+            }
+        }
+        if (!fzero && ((s == 1 && flush_mid) || (s == 3 && flush_end))) {
+#pragma unroll
+            for (int r = 0; r < rw; r++) {
+                const unsigned sr = rec[4 * r + half];
+                const float s_lo = gk_w4_half_f32(sr & 0xFFFFu, dt), s_hi = gk_w4_half_f32(sr >> 16, dt);
+#pragma unroll
+                for (int t = 0; t < nt; t++)
+#pragma unroll
+                    for (int e = 0; e < 4; e++) {
+                        const int q = (r * nt + t) * 4 + e;
+                        acc[q] = fmaf(tmp[q], e < 2 ? s_lo : s_hi, acc[q]);
+                        tmp[q] = 0.0f;
+                    }
+            }
+        }
+    }
+}
+
+/* A warp's sums of one (row group, token tile) pair out: to D through the epilogue when the warp
+   holds the whole pair, else as partial slot sl. Pairs along N (lanes i and i ^ 1 trade a value). */
+GK_DEV void gk_w4_store(const gk_w4_args *p, const float *acc, int rg, int tt, int sl, int rw, int nt, int lane)
+{
+    const int i = lane >> 2, j = lane & 3, odd = i & 1;
+#pragma unroll
+    for (int r = 0; r < rw; r++)
+#pragma unroll
+        for (int t = 0; t < nt; t++) {
+            const float *c = acc + (r * nt + t) * 4;
+            /* c: (row i, token 2j), (row i, 2j + 1), (row i + 8, 2j), (row i + 8, 2j + 1) */
+            const float r0 = __shfl_xor_sync(0xffffffffu, odd ? c[0] : c[1], 4);
+            const float r1 = __shfl_xor_sync(0xffffffffu, odd ? c[2] : c[3], 4);
+            const int n0 = (rg * rw + r) * 16 + (i & ~1), tok = (tt * nt + t) * 8 + 2 * j + odd;
+            gk_gemm_store2(&p->g, tok, n0, odd ? r0 : c[0], odd ? c[1] : r0, sl);
+            gk_gemm_store2(&p->g, tok, n0 + 8, odd ? r1 : c[2], odd ? c[3] : r1, sl);
+        }
+}
+
+/* A position's row group, token tile and unit. */
+GK_DEV void gk_w4_pos(const gk_w4_args *p, int64_t x, int *rg, int *tt, int *u)
+{
+    const int64_t pair = x / p->units;
+    *u = (int)(x - pair * p->units);
+    *rg = (int)(pair / p->token_tiles);
+    *tt = (int)(pair - (int64_t)*rg * p->token_tiles);
+}
+
+GK_DEV void gk_w4_next(const gk_w4_args *p, int *rg, int *tt, int *u)
+{
+    if (++*u < p->units) return;
+    *u = 0;
+    if (++*tt < p->token_tiles) return;
+    *tt = 0;
+    ++*rg;
+}
+
+/* One position of this warp's range: issue the position pf - 1 ahead into the ring, load the
+   next position's X fragments (xn), wait for this one, dequantize and multiply it (X in xb);
+   at a pair's end or the range's, store the pair's sums. */
+GK_DEV void gk_w4_step(const gk_w4_args *p, char *ring, int *slot, int64_t pos, int64_t end, int *ir, int *it, int *iu,
+                       int *rg, int *tt, int *u, int lane, int warp_id, int dt, int fzero, int rw, int nt, int pf,
+                       float *acc, float *tmp, const unsigned *xb, unsigned *xn)
+{
+    if (pos + pf - 1 < end) {
+        gk_w4_issue(p, ring + ((*slot + pf - 1) % pf) * rw * 1024, *ir, *iu, rw, lane);
+        gk_w4_next(p, ir, it, iu);
+    }
+    gk_cp_async_commit();
+    if (pos + 1 < end) {
+        int nr = *rg, ntt = *tt, nu = *u;
+        gk_w4_next(p, &nr, &ntt, &nu);
+        gk_w4_load_x(p, ntt, nu, nt, lane, xn);
+    }
+    gk_gemm_cp_wait(pf - 1);
+    const char *sp = ring + *slot * rw * 1024;
+    *slot = *slot + 1 == pf ? 0 : *slot + 1;
+    const int two = p->group_log2 == 5;
+    uint4 wq[4];
+    unsigned rec[16];
+#pragma unroll
+    for (int r = 0; r < rw; r++) {
+        wq[r] = *(const uint4 *)(sp + r * 1024 + lane * 16);
+        const uint4 q = *(const uint4 *)(sp + r * 1024 + 512 + lane * 16);
+        rec[4 * r + 0] = q.x;
+        rec[4 * r + 1] = two ? q.y : q.x;
+        rec[4 * r + 2] = q.z;
+        rec[4 * r + 3] = two ? q.w : q.z;
+    }
+    const int pair_end = *u == p->units - 1 || pos == end - 1;
+    /* a group ends with this unit (G = 32, 64: every unit; 128: odd units), or the segment does */
+    const int flush_end = (p->group_log2 && p->group_log2 < 7) || (p->group_log2 == 7 && (*u & 1)) || pair_end;
+    gk_w4_unit(acc, tmp, wq, xb, rec, dt, fzero, p->zeros != NULL, rw, nt, two, flush_end);
+    if (pair_end) {
+        int sl = 0;
+        if (p->g.partial) {
+            const int64_t first = ((int64_t)*rg * p->token_tiles + *tt) * p->units;
+            sl = warp_id - (int)gk_w4_warp_of(first, p->total, p->chunk, p->warps);
+        }
+        gk_w4_store(p, acc, *rg, *tt, sl, rw, nt, lane);
+#pragma unroll
+        for (int q = 0; q < rw * nt * 4; q++) acc[q] = 0.0f;
+    }
+    gk_w4_next(p, rg, tt, u);
+}
+
+/* A warp: its range of positions streamed through its own cp.async ring of pf slots (pf - 1
+   units in flight), X a position ahead in registers. Warps share nothing but the block's shared
+   memory, cut into their rings: no barrier. */
+GK_DEV void gk_w4_run(const gk_w4_args *p, int dt, int fzero, int rw, int nt, int warps, int pf, unsigned *xa,
+                      unsigned *xb, float *acc, float *tmp, char *smem)
+{
+    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+    const int w = blockIdx.x * warps + warp;
+    gk_grid_launch_dependents(); /* the partials' sum may start its blocks; it waits for this grid */
+    if (w >= p->warps) return;
+    const int64_t begin = gk_w4_start(p->total, p->chunk, p->warps, w);
+    const int64_t end = gk_w4_start(p->total, p->chunk, p->warps, w + 1);
+    char *ring = smem + warp * pf * rw * 1024;
+    int rg, tt, u, ir, it, iu, slot = 0;
+    gk_w4_pos(p, begin, &rg, &tt, &u);
+    ir = rg;
+    it = tt;
+    iu = u;
+#pragma unroll
+    for (int q = 0; q < rw * nt * 4; q++) acc[q] = tmp[q] = 0.0f;
+
+    for (int s = 0; s < pf - 1; s++) {
+        if (begin + s < end) {
+            gk_w4_issue(p, ring + s * rw * 1024, ir, iu, rw, lane);
+            gk_w4_next(p, &ir, &it, &iu);
+        }
+        gk_cp_async_commit();
+    }
+    if (begin < end) gk_w4_load_x(p, tt, u, nt, lane, xa);
+    for (int64_t pos = begin; pos < end; pos += 2) {
+        gk_w4_step(p, ring, &slot, pos, end, &ir, &it, &iu, &rg, &tt, &u, lane, w, dt, fzero, rw, nt, pf, acc, tmp,
+                   xa, xb);
+        if (pos + 1 < end)
+            gk_w4_step(p, ring, &slot, pos + 1, end, &ir, &it, &iu, &rg, &tt, &u, lane, w, dt, fzero, rw, nt, pf, acc,
+                       tmp, xb, xa);
+    }
+    gk_cp_async_wait_0();
+}
+
+/* The partials' sum: each output's pair, the warps that met it (slots 0 .. w1 - w0), added in
+   slot order, through the epilogue. Launched dependent on the GEMM grid (PDL). */
+static __global__ void __launch_bounds__(256) gk_w4_reduce(gk_w4_args p, int rw, int nt)
+{
+    gk_grid_dependency_wait();
+    const int64_t total = (int64_t)p.g.m * p.g.n;
+    for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < total; i += (int64_t)gridDim.x * blockDim.x) {
+        const int row = (int)(i / p.g.n), col = (int)(i % p.g.n);
+        const int64_t pair = (int64_t)(col / (16 * rw)) * p.token_tiles + row / (8 * nt);
+        const int64_t w0 = gk_w4_warp_of(pair * p.units, p.total, p.chunk, p.warps);
+        const int64_t w1 = gk_w4_warp_of(pair * p.units + p.units - 1, p.total, p.chunk, p.warps);
+        float s = 0.0f;
+        for (int64_t z = 0; z <= w1 - w0; z++) s += p.g.partial[z * total + i];
+        gk_store1_f32(p.g.d, (int64_t)row * p.g.ldd + col, p.g.d_dtype, gk_gemm_epilogue(&p.g, s, row, col));
+    }
+}
+
+typedef void (*gk_w4_kernel)(gk_w4_args);
+
+/* shared memory of a block: the warps' rings */
+#define gk_w4_smem_bytes_c(RW, NT, WARPS, PF) ((WARPS) * (PF) * (RW) * 1024)
+
+#define GK_W4_KERNEL(kname, dt, FZERO, RW, NT, WARPS, PF, MINB)                                             \
+    static __global__ void __launch_bounds__((WARPS) * 32, MINB) kname(gk_w4_args p)                       \
+    {                                                                                                      \
+        extern __shared__ __align__(16) char gk_w4_smem[];                                                 \
+        unsigned xa[(NT) * 8], xb[(NT) * 8];                                                               \
+        float acc[(RW) * (NT) * 4], tmp[(RW) * (NT) * 4];                                                  \
+        gk_w4_run(&p, dt, FZERO, RW, NT, WARPS, PF, xa, xb, acc, tmp, gk_w4_smem);                          \
+    }
+
+#define GK_DEFINE_W4(name, dt, RW, NT, WARPS, PF, MINB)                                                     \
+    static_assert((PF) >= 2 && (PF) <= 8, #name ": PF (ring slots) must be 2 to 8");                      \
+    static_assert((RW) >= 1 && (RW) <= 4, #name ": RW (row tiles) must be 1 to 4");                        \
+    static_assert((WARPS) >= 1 && (WARPS) <= 32, #name ": WARPS must be 1 to 32");                          \
+    GK_W4_KERNEL(name##_int, dt, 0, RW, NT, WARPS, PF, MINB)                                                \
+    GK_W4_KERNEL(name##_flt, dt, 1, RW, NT, WARPS, PF, MINB)                                                \
+    static const gk_w4_config name##_config = {#name, RW, NT, WARPS, PF, MINB, (WARPS) * 32,               \
+                                               gk_w4_smem_bytes_c(RW, NT, WARPS, PF)};
+
+/* Canonical -> prepacked codes: a thread a lane's 16 bytes. */
+static __global__ void __launch_bounds__(256) gk_w4_pack_codes(uint4 *dst, const gk_int4x2 *q, int n, int k,
+                                                                int flip, int64_t total)
+{
+    for (int64_t id = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; id < total; id += (int64_t)gridDim.x * blockDim.x) {
+        const int lane = (int)(id % 32), units = k / GK_W4_UNIT;
+        const int64_t tu = id / 32;
+        const int u = (int)(tu % units), rt = (int)(tu / units);
+        unsigned w[4] = {0u, 0u, 0u, 0u};
+#pragma unroll
+        for (int s = 0; s < 4; s++)
+#pragma unroll
+            for (int nib = 0; nib < 8; nib++) {
+                int tr, tk;
+                gk_w4_code_src(lane, s, nib, &tr, &tk);
+                const int row = rt * 16 + tr, kk = u * GK_W4_UNIT + tk;
+                unsigned v = 0u;
+                if (row < n) {
+                    const unsigned b = q[(int64_t)row * (k / 2) + kk / 2];
+                    v = ((kk & 1) ? b >> 4 : b) & 15u;
+                    if (flip) v ^= 8u; /* signed nibble -> offset binary u = q + 8 */
+                }
+                w[s] |= v << (4 * nib);
+            }
+        dst[id] = make_uint4(w[0], w[1], w[2], w[3]);
+    }
+}
+
+/* Canonical scales and zero points -> their records: a thread a (tile, group, row). */
+static __global__ void __launch_bounds__(256) gk_w4_pack_records(unsigned short *s_out, unsigned short *z_out, int dt,
+                                                                  const void *scales, int scale_dtype, const void *zeros,
+                                                                  int zero_mode, int n, int groups, int64_t total)
+{
+    for (int64_t id = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; id < total; id += (int64_t)gridDim.x * blockDim.x) {
+        const int h = (int)(id % 2), i = (int)(id / 2 % 8);
+        const int64_t tg = id / 16;
+        const int g = (int)(tg % groups), rt = (int)(tg / groups);
+        const int row = rt * 16 + i + 8 * h;
+        float s = 0.0f, z = 0.0f;
+        if (row < n) {
+            s = gk_load1_f32(scales, (int64_t)g * n + row, scale_dtype);
+            if (zero_mode == GK_W4_ZEROS_INT4) {
+                const unsigned b = ((const gk_int4x2 *)zeros)[((int64_t)g * n + row) / 2];
+                z = (float)(((row & 1) ? b >> 4 : b) & 15u);
+            } else if (zero_mode == GK_W4_ZEROS_FLOAT) {
+                z = gk_load1_f32(zeros, (int64_t)g * n + row, scale_dtype);
+            }
+        }
+        const float sd = gk_round_f32(s, dt); /* the scale as the kernel holds it */
+        unsigned short sb, zb = 0;
+        if (dt == GK_BF16) sb = __bfloat16_as_ushort(__float2bfloat16_rn(sd));
+        else sb = __half_as_ushort(__float2half_rn(sd));
+        if (zero_mode != GK_W4_SYMMETRIC) {
+            const float zv = zero_mode == GK_W4_ZEROS_INT4 ? (dt == GK_BF16 ? 128.0f : 1024.0f) + z : -(z * sd);
+            zb = dt == GK_BF16 ? __bfloat16_as_ushort(__float2bfloat16_rn(zv)) : __half_as_ushort(__float2half_rn(zv));
+        }
+        s_out[id] = sb;
+        if (z_out) z_out[id] = zb;
+    }
+}
+
+/* Prepacked -> [N][K] of dt: a thread a lane's 16 bytes, the k 8 j .. 8 j + 7 and 32 + 8 j ..
+   32 + 8 j + 7 of its two rows (gk_w4_code_pos), one group each chunk: a 16-byte store a chunk
+   where ld allows, else a value at a time. */
+static __global__ void __launch_bounds__(256) gk_w4_dequant_kernel(void *dst, int64_t ld, const uint4 *codes,
+                                                                    const unsigned short *s_rec,
+                                                                    const unsigned short *z_rec, int dt, int zero_mode,
+                                                                    int n, int k, int group, int64_t total)
+{
+    for (int64_t id = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; id < total; id += (int64_t)gridDim.x * blockDim.x) {
+        const int lane = (int)(id % 32), units = k / GK_W4_UNIT, groups = k / group;
+        const int64_t tu = id / 32;
+        const int u = (int)(tu % units), rt = (int)(tu / units);
+        const int i = lane >> 2, j = lane & 3;
+        const uint4 v = codes[id];
+        const float base = dt == GK_BF16 ? 128.0f : 1024.0f;
+#pragma unroll
+        for (int h = 0; h < 2; h++) {
+            const int row = rt * 16 + i + 8 * h;
+            if (row >= n) continue;
+#pragma unroll
+            for (int half = 0; half < 2; half++) {
+                const int k0 = u * GK_W4_UNIT + 32 * half + 8 * j;
+                const int64_t r = ((int64_t)rt * groups + k0 / group) * 16 + i * 2 + h;
+                const float sc = gk_w4_half_f32(s_rec[r], dt);
+                const float zr = zero_mode == GK_W4_SYMMETRIC ? 0.0f : gk_w4_half_f32(z_rec[r], dt);
+                float val[8];
+#pragma unroll
+                for (int c = 0; c < 8; c++) {
+                    int ln, word, nib, col;
+                    gk_w4_code_pos(i + 8 * h, 32 * half + 8 * j + c, &ln, &word, &nib, &col);
+                    const unsigned w = word == 0 ? v.x : word == 1 ? v.y : word == 2 ? v.z : v.w;
+                    const float uu = (float)((w >> (4 * nib)) & 15u);
+                    if (zero_mode == GK_W4_ZEROS_FLOAT) val[c] = fmaf(uu, sc, zr);
+                    else val[c] = (uu - (zero_mode == GK_W4_SYMMETRIC ? 8.0f : zr - base)) * sc;
+                }
+                char *out = (char *)dst + ((int64_t)row * ld + k0) * 2;
+                if (gk_is_aligned(out, 16)) gk_st16(out, gk_pack_f32(val, dt, 8));
+                else
+#pragma unroll
+                    for (int c = 0; c < 8; c++) gk_store1_f32(dst, (int64_t)row * ld + k0 + c, dt, val[c]);
+            }
+        }
+    }
+}
+
+/* GPTQ / AWQ int32 packings -> canonical codes (a thread an output byte: two k of a row) and
+   4-bit zero points (a thread an output byte: two n of a group). awq: AWQ's orders. */
+static __global__ void __launch_bounds__(256) gk_w4_convert_codes(gk_int4x2 *q, const int *qweight, int n, int k,
+                                                                   int awq, int flip, int64_t total)
+{
+    for (int64_t id = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; id < total; id += (int64_t)gridDim.x * blockDim.x) {
+        const int row = (int)(id / (k / 2)), k0 = (int)(id % (k / 2)) * 2;
+        unsigned v[2];
+#pragma unroll
+        for (int e = 0; e < 2; e++) {
+            const int kk = k0 + e;
+            unsigned word, shift;
+            if (awq) {
+                word = (unsigned)qweight[(int64_t)kk * (n / 8) + row / 8];
+                shift = 4 * gk_w4_awq_nibble(row % 8);
+            } else {
+                word = (unsigned)qweight[(int64_t)(kk / 8) * n + row];
+                shift = 4 * (kk % 8);
+            }
+            v[e] = ((word >> shift) & 15u) ^ (flip ? 8u : 0u);
+        }
+        q[id] = (gk_int4x2)(v[0] | (v[1] << 4));
+    }
+}
+
+static __global__ void __launch_bounds__(256) gk_w4_convert_zeros(gk_int4x2 *z, const int *qzeros, int n, int awq,
+                                                                   int offset, int64_t total)
+{
+    for (int64_t id = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; id < total; id += (int64_t)gridDim.x * blockDim.x) {
+        const int g = (int)(id / (n / 2)), c0 = (int)(id % (n / 2)) * 2;
+        unsigned v[2];
+#pragma unroll
+        for (int e = 0; e < 2; e++) {
+            const int c = c0 + e;
+            const unsigned word = (unsigned)qzeros[(int64_t)g * (n / 8) + c / 8];
+            v[e] = ((word >> (4 * (awq ? gk_w4_awq_nibble(c % 8) : c % 8))) + (unsigned)offset) & 15u;
+        }
+        z[id] = (gk_int4x2)(v[0] | (v[1] << 4));
+    }
+}
+
+#endif /* __CUDACC__ */
+
+#endif /* GK_QUANT_CUH */
+
+/* ================================================================ implementation */
+
+#if (defined(GK_IMPLEMENTATION) || defined(GK_QUANT_IMPLEMENTATION)) && !defined(GK_QUANT_IMPLEMENTED)
+#define GK_QUANT_IMPLEMENTED
+
+/* The shipped configurations: (tile, RW, NT, WARPS, PF, MINB). Decode-sized M takes one token
+   tile; larger M more token tiles a block (X fragments reused over the row tiles). */
+#define GK_W4_CONFIGS(X)                 \
+    X(r1t1, 1, 1, 4, 8, 6)               \
+    X(r2t1, 2, 1, 4, 4, 5)               \
+    X(r1t2, 1, 2, 4, 8, 5)               \
+    X(r2t2, 2, 2, 4, 4, 4)
+
+#define GK_W4_X_DEFINE(tile, RW, NT, WARPS, PF, MINB)                    \
+    GK_DEFINE_W4(gk_w4_bf16_##tile, GK_BF16, RW, NT, WARPS, PF, MINB) \
+    GK_DEFINE_W4(gk_w4_f16_##tile, GK_F16, RW, NT, WARPS, PF, MINB)
+GK_W4_CONFIGS(GK_W4_X_DEFINE)
+#define GK_W4_X_KERNELS(tile, RW, NT, WARPS, PF, MINB)                                  \
+    {{gk_w4_bf16_##tile##_int, gk_w4_bf16_##tile##_flt}, {gk_w4_f16_##tile##_int, gk_w4_f16_##tile##_flt}},
+#define GK_W4_X_CONFIG(tile, RW, NT, WARPS, PF, MINB) &gk_w4_bf16_##tile##_config,
+static const gk_w4_kernel gk_w4_kernel_table[][2][2] = {GK_W4_CONFIGS(GK_W4_X_KERNELS)};
+static const gk_w4_config *const gk_w4_config_table[] = {GK_W4_CONFIGS(GK_W4_X_CONFIG)};
+#define GK_W4_NCONFIG ((int)(sizeof gk_w4_config_table / sizeof gk_w4_config_table[0]))
+
+static cudaError_t gk_w4_check_shape(const char *fn, int64_t n, int64_t k, int group, int zero_mode)
+{
+    GK_TRY(gk_check_positive(fn, "n", n));
+    GK_TRY(gk_check_positive(fn, "k", k));
+    GK_TRY(gk_check_fits_i32(fn, "n", n));
+    GK_TRY(gk_check_fits_i32(fn, "k", k));
+    if (n % 8) return gk__fail(cudaErrorInvalidValue, fn, "n = %lld is not a multiple of 8", (long long)n);
+    if (k % GK_W4_UNIT) return gk__fail(cudaErrorInvalidValue, fn, "k = %lld is not a multiple of 64", (long long)k);
+    if (group != 32 && group != 64 && group != 128 && group != k)
+        return gk__fail(cudaErrorInvalidValue, fn, "group = %d is not 32, 64, 128 or k (%lld)", group, (long long)k);
+    if (k % group)
+        return gk__fail(cudaErrorInvalidValue, fn, "k = %lld is not a multiple of group = %d", (long long)k, group);
+    if (zero_mode < GK_W4_SYMMETRIC || zero_mode > GK_W4_ZEROS_FLOAT)
+        return gk__fail(cudaErrorInvalidValue, fn, "zero_mode %d is not a gk_w4_zeros", zero_mode);
+    /* codes and records are indexed in 32 bits of 16-byte lanes and 32-bit words */
+    if (gk_w4_codes_bytes(n, k) / 16 > 2147483647LL)
+        return gk__fail(cudaErrorInvalidValue, fn, "n x k = %lld x %lld is past the 32-bit indexing of the codes",
+                        (long long)n, (long long)k);
+    return cudaSuccess;
+}
+
+static size_t gk_w4_packed_bytes_of(int64_t n, int64_t k, int group, int zero_mode)
+{
+    return (size_t)(gk_w4_codes_bytes(n, k) + gk_w4_records_bytes(n, k, group) * (zero_mode == GK_W4_SYMMETRIC ? 1 : 2));
+}
+
+static cudaError_t gk_w4_launch_grid(int64_t items, int *blocks) { return gk_grid_size(items, 256, 8, blocks); }
+
+/* The blocks of a configuration an SM holds (occupancy), cached per configuration. */
+static cudaError_t gk_w4_blocks_per_sm(int config, int *out)
+{
+    static int cache[GK_W4_NCONFIG];
+    if (cache[config] > 0) {
+        *out = cache[config];
+        return cudaSuccess;
+    }
+    int b = 0;
+    GK_TRY(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&b, (const void *)gk_w4_kernel_table[config][0][0],
+                                                         gk_w4_config_table[config]->threads,
+                                                         gk_w4_config_table[config]->smem_bytes));
+    cache[config] = b > 0 ? b : 1;
+    *out = cache[config];
+    return cudaSuccess;
+}
+
+/* The fused path's schedule for a configuration (-1: by M) and a number of working warps (0: as
+   many as the GPU holds, each with at least 2 PF units): the positions cut evenly over the warps
+   (chunk 1, partials in the workspace, summed after) or, when every warp would get 8 or more
+   whole pairs anyway or the workspace is too small, at pair boundaries (stored directly). */
+typedef struct gk_w4_sched {
+    int config, warps, chunk, slots;
+    int64_t total;
+    size_t partial_bytes;
+} gk_w4_sched;
+
+static void gk_w4_schedule(int config, int warps, int64_t m, int64_t n, int64_t k, size_t ws, int sms,
+                           const int *bpsm_of, gk_w4_sched *sc)
+{
+    if (config < 0) config = m <= 8 ? 0 : m <= 16 ? 2 : 3;
+    const gk_w4_config *cfg = gk_w4_config_table[config];
+    const int64_t units = k / GK_W4_UNIT;
+    const int64_t pairs = gk_ceil_div(gk_w4_tiles(n), cfg->row_tiles) * gk_ceil_div(m, 8 * cfg->token_tiles);
+    const int64_t total = pairs * units;
+    int64_t w = warps;
+    if (w <= 0) {
+        w = (int64_t)bpsm_of[config] * sms * cfg->warps;
+        const int64_t most = gk_ceil_div(total, 2LL * cfg->prefetch);
+        if (w > most) w = most;
+    }
+    if (w > total) w = total;
+    if (w < 1) w = 1;
+    sc->config = config;
+    sc->total = total;
+    const int64_t per = total / w; /* the shortest range */
+    const int64_t slots = (units - 1) / per + 2;
+    const size_t pb = (size_t)(slots * m * n * 4);
+    if (pairs >= 8 * w || pb > ws) { /* whole pairs a warp */
+        if (w > pairs) w = pairs;
+        sc->chunk = (int)units;
+        sc->slots = 1;
+        sc->partial_bytes = 0;
+    } else {
+        sc->chunk = 1;
+        sc->slots = (int)slots;
+        sc->partial_bytes = pb;
+    }
+    sc->warps = (int)w;
+}
+
+static size_t gk_w4_dequant_ws(int64_t m, int64_t n, int64_t k)
+{
+    return (size_t)gk_round_up(n * k * 2, 256) + gk_gemm_workspace_bytes(m, n, k, 0, k, 1, k);
+}
+
+static void gk_w4_plan_impl(int64_t m, int64_t n, int64_t k, size_t ws, int sms, const int *bpsm_of, gk_w4_plan *pl)
+{
+    memset(pl, 0, sizeof *pl);
+    if (m >= GK_W4_DEQUANT_M && ws >= gk_w4_dequant_ws(m, n, k)) {
+        pl->config = GK_W4_NCONFIG;
+        pl->dequant = 1;
+        pl->workspace_bytes = gk_w4_dequant_ws(m, n, k);
+        return;
+    }
+    gk_w4_sched sc;
+    gk_w4_schedule(-1, 0, m, n, k, ws, sms, bpsm_of, &sc);
+    pl->config = sc.config;
+    pl->warps = sc.warps;
+    pl->slots = sc.slots;
+    pl->workspace_bytes = sc.partial_bytes;
+}
+
+static cudaError_t gk_w4_bpsm_all(int *bpsm)
+{
+    for (int c = 0; c < GK_W4_NCONFIG; c++) GK_TRY(gk_w4_blocks_per_sm(c, &bpsm[c]));
+    return cudaSuccess;
+}
+
+static cudaError_t gk_w4_check_weight(const char *fn, const gk_w4_weight *w)
+{
+    GK_TRY(gk_check_ptr(fn, "w", w));
+    GK_TRY(gk_check_ptr(fn, "w->packed", w->packed));
+    if (!gk_is_aligned(w->packed, 256)) return gk__fail(cudaErrorInvalidValue, fn, "w->packed is not 256-byte aligned");
+    if (w->dtype != GK_BF16 && w->dtype != GK_F16)
+        return gk__fail(cudaErrorInvalidValue, fn, "w->dtype %d is not GK_BF16 or GK_F16", w->dtype);
+    return gk_w4_check_shape(fn, w->n, w->k, w->group, w->zero_mode);
+}
+
+static cudaError_t gk_w4_dequant_run(const char *fn, void *dst, int64_t ld, const gk_w4_weight *w, cudaStream_t stream)
+{
+    const char *base = (const char *)w->packed;
+    const int64_t cb = gk_w4_codes_bytes(w->n, w->k), rb = gk_w4_records_bytes(w->n, w->k, w->group);
+    const int64_t total = cb / 16;
+    int blocks;
+    GK_TRY(gk_w4_launch_grid(total, &blocks));
+    gk_w4_dequant_kernel<<<blocks, 256, 0, stream>>>(dst, ld, (const uint4 *)base, (const unsigned short *)(base + cb),
+                                                   w->zero_mode ? (const unsigned short *)(base + cb + rb) : NULL,
+                                                   w->dtype, w->zero_mode, (int)w->n, (int)w->k, w->group, total);
+    return gk_check_launch(fn);
+}
+
+static cudaError_t gk_w4_gemm_checked(const char *fn, int config, int warps, int x_dtype, void *d, int d_dtype,
+                                      int64_t ldd, const void *x, int64_t ldx, const gk_w4_weight *w, const void *c,
+                                      int64_t ldc, const float *bias, int64_t m, float alpha, float beta, int act,
+                                      void *workspace, size_t workspace_bytes, cudaStream_t stream)
+{
+    if (d_dtype != GK_BF16 && d_dtype != GK_F16 && d_dtype != GK_F32)
+        return gk__fail(cudaErrorInvalidValue, fn, "d_dtype %d is not GK_BF16, GK_F16 or GK_F32", d_dtype);
+    if (act < GK_ACT_NONE || act > GK_ACT_SILU) return gk__fail(cudaErrorInvalidValue, fn, "act %d is not a gk_act", act);
+    if (config < -1 || config > GK_W4_NCONFIG)
+        return gk__fail(cudaErrorInvalidValue, fn, "config %d is not -1 or 0..%d", config, GK_W4_NCONFIG);
+    if (warps < 0) return gk__fail(cudaErrorInvalidValue, fn, "warps = %d is negative", warps);
+    GK_TRY(gk_check_nonneg(fn, "m", m));
+    GK_TRY(gk_check_fits_i32(fn, "m", m));
+    GK_TRY(gk_w4_check_weight(fn, w));
+    if (w->dtype != x_dtype)
+        return gk__fail(cudaErrorInvalidValue, fn, "the weight was prepacked for %s activations, x is %s",
+                        gk_dtype_name(w->dtype), gk_dtype_name(x_dtype));
+    if (m == 0) return cudaSuccess;
+    const int64_t n = w->n, k = w->k;
+    const int es = gk_dtype_size(d_dtype);
+    GK_TRY(gk_check_ptr(fn, "d", d));
+    GK_TRY(gk_check_elem_aligned(fn, "d", d, es));
+    if (ldd < n) return gk__fail(cudaErrorInvalidValue, fn, "ldd = %lld is smaller than n = %lld", (long long)ldd, (long long)n);
+    GK_TRY(gk_check_fits_i32(fn, "ldd", ldd));
+    GK_TRY(gk_check_ptr(fn, "x", x));
+    if (!gk_is_aligned(x, 16) || ldx % 8)
+        return gk__fail(cudaErrorInvalidValue, fn, "x rows must be 16-byte aligned (x aligned, ldx = %lld a multiple of 8)",
+                        (long long)ldx);
+    if (ldx < k) return gk__fail(cudaErrorInvalidValue, fn, "ldx = %lld is smaller than k = %lld", (long long)ldx, (long long)k);
+    GK_TRY(gk_check_fits_i32(fn, "ldx", ldx));
+    int64_t d_bytes = 0, c_bytes = 0, x_bytes = 0;
+    GK_TRY(gk_check_span(fn, "d", m, n, ldd, es, &d_bytes));
+    GK_TRY(gk_check_span(fn, "x", m, k, ldx, 2, &x_bytes));
+    const int64_t w_bytes = (int64_t)gk_w4_packed_bytes_of(n, k, w->group, w->zero_mode);
+    GK_TRY(gk_check_disjoint(fn, "d", d, d_bytes, "x", x, x_bytes));
+    GK_TRY(gk_check_disjoint(fn, "d", d, d_bytes, "w->packed", w->packed, w_bytes));
+    if (beta != 0.0f) {
+        GK_TRY(gk_check_ptr(fn, "c", c));
+        GK_TRY(gk_check_elem_aligned(fn, "c", c, es));
+        if (ldc < n) return gk__fail(cudaErrorInvalidValue, fn, "ldc = %lld is smaller than n = %lld", (long long)ldc, (long long)n);
+        GK_TRY(gk_check_fits_i32(fn, "ldc", ldc));
+        GK_TRY(gk_check_span(fn, "c", m, n, ldc, es, &c_bytes));
+        GK_TRY(gk_check_overlap(fn, "d", d, d_bytes, "c", c, c_bytes));
+    }
+    if (bias) {
+        GK_TRY(gk_check_elem_aligned(fn, "bias", bias, 4));
+        GK_TRY(gk_check_disjoint(fn, "d", d, d_bytes, "bias", bias, n * 4));
+    }
+    if (workspace && !gk_is_aligned(workspace, 256))
+        return gk__fail(cudaErrorInvalidValue, fn, "workspace is not 256-byte aligned");
+    if (!workspace) workspace_bytes = 0;
+    if (workspace_bytes) {
+        const int64_t wb = (int64_t)workspace_bytes;
+        GK_TRY(gk_check_disjoint(fn, "workspace", workspace, wb, "d", d, d_bytes));
+        GK_TRY(gk_check_disjoint(fn, "workspace", workspace, wb, "x", x, x_bytes));
+        GK_TRY(gk_check_disjoint(fn, "workspace", workspace, wb, "w->packed", w->packed, w_bytes));
+        if (beta != 0.0f) GK_TRY(gk_check_disjoint(fn, "workspace", workspace, wb, "c", c, c_bytes));
+        if (bias) GK_TRY(gk_check_disjoint(fn, "workspace", workspace, wb, "bias", bias, n * 4));
+    }
+
+    int sms, bpsm[GK_W4_NCONFIG];
+    GK_TRY(gk_sm_count(&sms));
+    GK_TRY(gk_w4_bpsm_all(bpsm));
+    gk_w4_plan pl;
+    gk_w4_plan_impl(m, n, k, workspace_bytes, sms, bpsm, &pl);
+    if (config == GK_W4_NCONFIG && workspace_bytes < gk_w4_dequant_ws(m, n, k))
+        return gk__fail(cudaErrorInvalidValue, fn, "the dequantize + GEMM path needs a workspace of %zu bytes (%zu given)",
+                        gk_w4_dequant_ws(m, n, k), workspace_bytes);
+    if (config < 0) config = pl.config;
+
+    if (config == GK_W4_NCONFIG) { /* W dequantized into the workspace, then the bf16 / f16 GEMM */
+        void *wd = workspace;
+        const size_t wd_bytes = (size_t)gk_round_up(n * k * 2, 256);
+        GK_TRY(gk_w4_dequant_run(fn, wd, k, w, stream));
+        void *rest = (char *)workspace + wd_bytes;
+        const size_t rest_bytes = workspace_bytes - wd_bytes;
+        cudaError_t e = x_dtype == GK_BF16
+                            ? gk_gemm_bf16(d, d_dtype, ldd, (const gk_bf16 *)x, ldx, 0, (const gk_bf16 *)wd, k, 1, c, ldc,
+                                           bias, m, n, k, alpha, beta, act, rest, rest_bytes, stream)
+                            : gk_gemm_f16(d, d_dtype, ldd, (const gk_f16 *)x, ldx, 0, (const gk_f16 *)wd, k, 1, c, ldc,
+                                          bias, m, n, k, alpha, beta, act, rest, rest_bytes, stream);
+        return e;
+    }
+
+    const gk_w4_config *cfg = gk_w4_config_table[config];
+    gk_w4_sched sc;
+    gk_w4_schedule(config, warps, m, n, k, workspace_bytes, sms, bpsm, &sc);
+    gk_w4_args p;
+    memset(&p, 0, sizeof p);
+    p.g.a = x;
+    p.g.lda = ldx;
+    p.g.c = c;
+    p.g.d = d;
+    p.g.bias = bias;
+    p.g.ldc = ldc;
+    p.g.ldd = ldd;
+    p.g.m = (int)m;
+    p.g.n = (int)n;
+    p.g.k = (int)k;
+    p.g.d_dtype = d_dtype;
+    p.g.act = act;
+    p.g.alpha = alpha;
+    p.g.beta = beta;
+    p.g.partial = sc.partial_bytes ? (float *)workspace : NULL;
+    const char *base = (const char *)w->packed;
+    const int64_t cb = gk_w4_codes_bytes(n, k), rb = gk_w4_records_bytes(n, k, w->group);
+    p.codes = (const uint4 *)base;
+    p.scales = (const unsigned *)(base + cb);
+    p.zeros = w->zero_mode ? (const unsigned *)(base + cb + rb) : NULL;
+    p.tiles = (int)gk_w4_tiles(n);
+    p.units = (int)(k / GK_W4_UNIT);
+    p.groups = (int)(k / w->group);
+    p.group_log2 = w->group == 32 ? 5 : w->group == 64 ? 6 : w->group == 128 ? 7 : 0;
+    p.token_tiles = (int)gk_ceil_div(m, 8 * cfg->token_tiles);
+    p.warps = sc.warps;
+    p.chunk = sc.chunk;
+    p.total = sc.total;
+    const int fz = w->zero_mode == GK_W4_ZEROS_FLOAT;
+    const gk_w4_kernel kern = gk_w4_kernel_table[config][x_dtype == GK_F16][fz];
+    static unsigned attr_set[GK_W4_NCONFIG][2][2];
+    GK_TRY(gk_smem_opt_in(fn, (const void *)kern, cfg->smem_bytes, &attr_set[config][x_dtype == GK_F16][fz]));
+    kern<<<(unsigned)gk_ceil_div(sc.warps, cfg->warps), cfg->threads, cfg->smem_bytes, stream>>>(p);
+    GK_TRY(gk_check_launch(fn));
+    if (p.g.partial) { /* the partials' sum, launched dependent: its blocks start as the GEMM's finish */
+        int blocks;
+        GK_TRY(gk_grid_size(m * n, 256, 4, &blocks));
+        int rw = cfg->row_tiles, nt = cfg->token_tiles;
+        void *args[3] = {&p, &rw, &nt};
+        GK_TRY(gk_launch_dependent(fn, (const void *)gk_w4_reduce, dim3((unsigned)blocks), dim3(256), args, stream));
+    }
+    return cudaSuccess;
+}
+
+GK_EXTERN_C_BEGIN
+
+GK_IMPL size_t gk_w4_packed_bytes(int64_t n, int64_t k, int group, int zero_mode)
+{
+    gk__begin();
+    if (gk__end("gk_w4_packed_bytes", gk_w4_check_shape("gk_w4_packed_bytes", n, k, group, zero_mode)) != cudaSuccess)
+        return 0;
+    return gk_w4_packed_bytes_of(n, k, group, zero_mode);
+}
+
+GK_IMPL cudaError_t gk_w4_prepack(void *packed, int dtype, const gk_int4x2 *q, const void *scales, int scale_dtype,
+                                  const void *zeros, int64_t n, int64_t k, int group, int zero_mode, cudaStream_t stream)
+{
+    const char *fn = "gk_w4_prepack";
+    gk__begin();
+    cudaError_t e = gk_w4_check_shape(fn, n, k, group, zero_mode);
+    if (e == cudaSuccess && dtype != GK_BF16 && dtype != GK_F16)
+        e = gk__fail(cudaErrorInvalidValue, fn, "dtype %d is not GK_BF16 or GK_F16", dtype);
+    if (e == cudaSuccess && scale_dtype != GK_BF16 && scale_dtype != GK_F16 && scale_dtype != GK_F32)
+        e = gk__fail(cudaErrorInvalidValue, fn, "scale_dtype %d is not GK_BF16, GK_F16 or GK_F32", scale_dtype);
+    if (e == cudaSuccess) e = gk_check_ptr(fn, "packed", packed);
+    if (e == cudaSuccess && !gk_is_aligned(packed, 256)) e = gk__fail(cudaErrorInvalidValue, fn, "packed is not 256-byte aligned");
+    if (e == cudaSuccess) e = gk_check_ptr(fn, "q", q);
+    if (e == cudaSuccess) e = gk_check_ptr(fn, "scales", scales);
+    if (e == cudaSuccess) e = gk_check_elem_aligned(fn, "scales", scales, gk_dtype_size(scale_dtype));
+    if (e == cudaSuccess && zero_mode != GK_W4_SYMMETRIC) e = gk_check_ptr(fn, "zeros", zeros);
+    if (e == cudaSuccess && zero_mode == GK_W4_ZEROS_FLOAT) e = gk_check_elem_aligned(fn, "zeros", zeros, gk_dtype_size(scale_dtype));
+    if (e == cudaSuccess && zero_mode == GK_W4_SYMMETRIC && zeros)
+        e = gk__fail(cudaErrorInvalidValue, fn, "zeros is given but zero_mode is GK_W4_SYMMETRIC");
+    if (e == cudaSuccess) {
+        const int64_t pb = (int64_t)gk_w4_packed_bytes_of(n, k, group, zero_mode), groups = k / group;
+        const int64_t zb = zero_mode == GK_W4_ZEROS_INT4 ? groups * n / 2 : groups * n * gk_dtype_size(scale_dtype);
+        e = gk_check_disjoint(fn, "packed", packed, pb, "q", q, n * k / 2);
+        if (e == cudaSuccess) e = gk_check_disjoint(fn, "packed", packed, pb, "scales", scales, groups * n * gk_dtype_size(scale_dtype));
+        if (e == cudaSuccess && zeros) e = gk_check_disjoint(fn, "packed", packed, pb, "zeros", zeros, zb);
+    }
+    if (e == cudaSuccess) {
+        char *base = (char *)packed;
+        const int64_t cb = gk_w4_codes_bytes(n, k), rb = gk_w4_records_bytes(n, k, group);
+        int blocks;
+        e = gk_w4_launch_grid(cb / 16, &blocks);
+        if (e == cudaSuccess) {
+            gk_w4_pack_codes<<<blocks, 256, 0, stream>>>((uint4 *)base, q, (int)n, (int)k, zero_mode == GK_W4_SYMMETRIC,
+                                                         cb / 16);
+            e = gk_check_launch(fn);
+        }
+        const int64_t rec = gk_w4_tiles(n) * (k / group) * 16;
+        if (e == cudaSuccess) e = gk_w4_launch_grid(rec, &blocks);
+        if (e == cudaSuccess) {
+            gk_w4_pack_records<<<blocks, 256, 0, stream>>>((unsigned short *)(base + cb),
+                                                           zero_mode ? (unsigned short *)(base + cb + rb) : NULL, dtype,
+                                                           scales, scale_dtype, zeros, zero_mode, (int)n,
+                                                           (int)(k / group), rec);
+            e = gk_check_launch(fn);
+        }
+    }
+    return gk__end(fn, e);
+}
+
+static cudaError_t gk_w4_convert(const char *fn, gk_int4x2 *q, gk_int4x2 *zeros, const int32_t *qweight,
+                                 const int32_t *qzeros, int64_t n, int64_t k, int group, int awq, int offset,
+                                 cudaStream_t stream)
+{
+    GK_TRY(gk_w4_check_shape(fn, n, k, group, GK_W4_SYMMETRIC));
+    GK_TRY(gk_check_ptr(fn, "q", q));
+    GK_TRY(gk_check_ptr(fn, "qweight", qweight));
+    GK_TRY(gk_check_elem_aligned(fn, "qweight", qweight, 4));
+    if (awq || qzeros) {
+        GK_TRY(gk_check_ptr(fn, "qzeros", qzeros));
+        GK_TRY(gk_check_elem_aligned(fn, "qzeros", qzeros, 4));
+        GK_TRY(gk_check_ptr(fn, "zeros", zeros));
+    } else if (zeros) {
+        return gk__fail(cudaErrorInvalidValue, fn, "zeros is given without qzeros (a symmetric weight has none)");
+    }
+    const int64_t groups = k / group;
+    GK_TRY(gk_check_disjoint(fn, "q", q, n * k / 2, "qweight", qweight, n * k / 2));
+    if (zeros) {
+        GK_TRY(gk_check_disjoint(fn, "zeros", zeros, groups * n / 2, "qzeros", qzeros, groups * n / 2));
+        GK_TRY(gk_check_disjoint(fn, "zeros", zeros, groups * n / 2, "q", q, n * k / 2));
+        GK_TRY(gk_check_disjoint(fn, "zeros", zeros, groups * n / 2, "qweight", qweight, n * k / 2));
+    }
+    int blocks;
+    GK_TRY(gk_w4_launch_grid(n * k / 2, &blocks));
+    gk_w4_convert_codes<<<blocks, 256, 0, stream>>>(q, (const int *)qweight, (int)n, (int)k, awq, !awq && !qzeros,
+                                                    n * k / 2);
+    GK_TRY(gk_check_launch(fn));
+    if (zeros) {
+        GK_TRY(gk_w4_launch_grid(groups * n / 2, &blocks));
+        gk_w4_convert_zeros<<<blocks, 256, 0, stream>>>(zeros, (const int *)qzeros, (int)n, awq, offset, groups * n / 2);
+        GK_TRY(gk_check_launch(fn));
+    }
+    return cudaSuccess;
+}
+
+GK_IMPL cudaError_t gk_w4_from_gptq(gk_int4x2 *q, gk_int4x2 *zeros, const int32_t *qweight, const int32_t *qzeros,
+                                    const int32_t *host_g_idx, int64_t n, int64_t k, int group, int zero_offset,
+                                    cudaStream_t stream)
+{
+    const char *fn = "gk_w4_from_gptq";
+    gk__begin();
+    cudaError_t e = cudaSuccess;
+    if (zero_offset != 0 && zero_offset != 1)
+        e = gk__fail(cudaErrorInvalidValue, fn, "zero_offset = %d is not 0 (GPTQ v2) or 1 (v1)", zero_offset);
+    if (e == cudaSuccess) e = gk_w4_check_shape(fn, n, k, group, GK_W4_SYMMETRIC);
+    if (e == cudaSuccess && host_g_idx)
+        for (int64_t i = 0; i < k; i++)
+            if (host_g_idx[i] != (int32_t)(i / group)) {
+                e = gk__fail(cudaErrorInvalidValue, fn,
+                             "g_idx[%lld] = %d, not %lld: act-order checkpoints are not supported (permute the weight's "
+                             "K and the activations into group order first)",
+                             (long long)i, (int)host_g_idx[i], (long long)(i / group));
+                break;
+            }
+    if (e == cudaSuccess) e = gk_w4_convert(fn, q, zeros, qweight, qzeros, n, k, group, 0, zero_offset, stream);
+    return gk__end(fn, e);
+}
+
+GK_IMPL cudaError_t gk_w4_from_awq(gk_int4x2 *q, gk_int4x2 *zeros, const int32_t *qweight, const int32_t *qzeros,
+                                   int64_t n, int64_t k, int group, cudaStream_t stream)
+{
+    gk__begin();
+    return gk__end("gk_w4_from_awq", gk_w4_convert("gk_w4_from_awq", q, zeros, qweight, qzeros, n, k, group, 1, 0, stream));
+}
+
+GK_IMPL cudaError_t gk_w4_dequant(void *dst, int64_t lddst, const gk_w4_weight *w, cudaStream_t stream)
+{
+    const char *fn = "gk_w4_dequant";
+    gk__begin();
+    cudaError_t e = gk_w4_check_weight(fn, w);
+    if (e == cudaSuccess) e = gk_check_ptr(fn, "dst", dst);
+    if (e == cudaSuccess) e = gk_check_elem_aligned(fn, "dst", dst, 2);
+    if (e == cudaSuccess && lddst < w->k)
+        e = gk__fail(cudaErrorInvalidValue, fn, "lddst = %lld is smaller than k = %lld", (long long)lddst, (long long)w->k);
+    if (e == cudaSuccess) e = gk_check_fits_i32(fn, "lddst", lddst);
+    int64_t db = 0;
+    if (e == cudaSuccess) e = gk_check_span(fn, "dst", w->n, w->k, lddst, 2, &db);
+    if (e == cudaSuccess)
+        e = gk_check_disjoint(fn, "dst", dst, db, "w->packed", w->packed,
+                              (int64_t)gk_w4_packed_bytes_of(w->n, w->k, w->group, w->zero_mode));
+    if (e == cudaSuccess) e = gk_w4_dequant_run(fn, dst, lddst, w, stream);
+    return gk__end(fn, e);
+}
+
+GK_IMPL cudaError_t gk_w4_gemm_bf16(void *d, int d_dtype, int64_t ldd, const gk_bf16 *x, int64_t ldx,
+                                    const gk_w4_weight *w, const void *c, int64_t ldc, const float *bias, int64_t m,
+                                    float alpha, float beta, int act, void *workspace, size_t workspace_bytes,
+                                    cudaStream_t stream)
+{
+    gk__begin();
+    return gk__end("gk_w4_gemm_bf16", gk_w4_gemm_checked("gk_w4_gemm_bf16", -1, 0, GK_BF16, d, d_dtype, ldd, x, ldx, w,
+                                                         c, ldc, bias, m, alpha, beta, act, workspace, workspace_bytes,
+                                                         stream));
+}
+
+GK_IMPL cudaError_t gk_w4_gemm_f16(void *d, int d_dtype, int64_t ldd, const gk_f16 *x, int64_t ldx,
+                                   const gk_w4_weight *w, const void *c, int64_t ldc, const float *bias, int64_t m,
+                                   float alpha, float beta, int act, void *workspace, size_t workspace_bytes,
+                                   cudaStream_t stream)
+{
+    gk__begin();
+    return gk__end("gk_w4_gemm_f16", gk_w4_gemm_checked("gk_w4_gemm_f16", -1, 0, GK_F16, d, d_dtype, ldd, x, ldx, w, c,
+                                                        ldc, bias, m, alpha, beta, act, workspace, workspace_bytes,
+                                                        stream));
+}
+
+GK_IMPL cudaError_t gk_w4_gemm_ex(int config, int warps, void *d, int d_dtype, int64_t ldd, const void *x,
+                                  int64_t ldx, const gk_w4_weight *w, const void *c, int64_t ldc, const float *bias,
+                                  int64_t m, float alpha, float beta, int act, void *workspace,
+                                  size_t workspace_bytes, cudaStream_t stream)
+{
+    const char *fn = "gk_w4_gemm_ex";
+    gk__begin();
+    cudaError_t e = gk_check_ptr(fn, "w", w);
+    if (e == cudaSuccess)
+        e = gk_w4_gemm_checked(fn, config, warps, w->dtype, d, d_dtype, ldd, x, ldx, w, c, ldc, bias, m, alpha, beta,
+                               act, workspace, workspace_bytes, stream);
+    return gk__end(fn, e);
+}
+
+GK_IMPL gk_w4_plan gk_w4_plan_for(int64_t m, int64_t n, int64_t k, int group, int zero_mode, size_t workspace_bytes)
+{
+    const char *fn = "gk_w4_plan_for";
+    gk_w4_plan pl;
+    memset(&pl, 0, sizeof pl);
+    pl.config = -1;
+    gk__begin();
+    cudaError_t e = gk_check_positive(fn, "m", m);
+    if (e == cudaSuccess) e = gk_check_fits_i32(fn, "m", m);
+    if (e == cudaSuccess) e = gk_w4_check_shape(fn, n, k, group, zero_mode);
+    int sms = 0, bpsm[GK_W4_NCONFIG];
+    if (e == cudaSuccess) e = gk_sm_count(&sms);
+    if (e == cudaSuccess) e = gk_w4_bpsm_all(bpsm);
+    if (e == cudaSuccess) gk_w4_plan_impl(m, n, k, workspace_bytes, sms, bpsm, &pl);
+    gk__end(fn, e);
+    return pl;
+}
+
+GK_IMPL size_t gk_w4_workspace_bytes(int64_t m, int64_t n, int64_t k)
+{
+    const char *fn = "gk_w4_workspace_bytes";
+    int sms = 0, bpsm[GK_W4_NCONFIG];
+    gk__begin();
+    cudaError_t e = gk_check_positive(fn, "m", m);
+    if (e == cudaSuccess) e = gk_check_fits_i32(fn, "m", m);
+    if (e == cudaSuccess) e = gk_w4_check_shape(fn, n, k, GK_W4_UNIT, GK_W4_SYMMETRIC); /* the group does not matter */
+    if (e == cudaSuccess) e = gk_sm_count(&sms);
+    if (e == cudaSuccess) e = gk_w4_bpsm_all(bpsm);
+    if (gk__end(fn, e) != cudaSuccess) return 0;
+    gk_w4_sched sc;
+    gk_w4_schedule(-1, 0, m, n, k, (size_t)-1, sms, bpsm, &sc);
+    const size_t dq = m >= GK_W4_DEQUANT_M ? gk_w4_dequant_ws(m, n, k) : 0;
+    return sc.partial_bytes > dq ? sc.partial_bytes : dq;
+}
+
+GK_IMPL int gk_w4_config_count(void) { return GK_W4_NCONFIG; }
+
+GK_IMPL gk_w4_config gk_w4_config_info(int config)
+{
+    gk_w4_config c;
+    memset(&c, 0, sizeof c);
+    if (config >= 0 && config < GK_W4_NCONFIG) c = *gk_w4_config_table[config];
+    return c;
+}
+
+GK_IMPL gk_ledger gk_w4_ledger(int64_t m, int64_t n, int64_t k, int group, int zero_mode, int x_dtype, int d_dtype,
+                               int has_bias)
+{
+    gk_ledger l;
+    const double groups = group > 0 ? (double)k / group : 0.0;
+    l.flops = 2.0 * (double)m * n * k;
+    l.bytes = (double)n * k / 2 + groups * n * 2 * (zero_mode == GK_W4_SYMMETRIC ? 1 : 2) +
+              (double)m * k * gk_dtype_size(x_dtype) + (double)m * n * gk_dtype_size(d_dtype) + (has_bias ? n * 4.0 : 0.0);
+    return l;
+}
+
+GK_EXTERN_C_END
+
+#endif /* GK_QUANT_IMPLEMENTATION */
