@@ -297,41 +297,83 @@ GK_DEV float gk_w4_half_f32(unsigned h, int dt)
 GK_DEV unsigned gk_w4_dup_lo(unsigned w) { return __byte_perm(w, 0, 0x1010); }
 GK_DEV unsigned gk_w4_dup_hi(unsigned w) { return __byte_perm(w, 0, 0x3232); }
 
-/* Unit u of row group rg into a ring slot, by cp.async: a lane copies its own 16 bytes of codes
-   a row tile and the scale (and zero) records of the unit's first and last group (one group
-   unless G = 32), and reads back only what it copied, so no lane waits on another. Slot: per
-   tile, 32 lanes x 16 bytes of codes, then 32 x 16 of records (s first, s last, z first,
-   z last): lanes 16 bytes apart, conflict-free. Tiles past N are zero-filled. */
-GK_DEV void gk_w4_issue(const gk_w4_args *p, char *slot, int rg, int u, int rw, int lane)
+/* Where a warp's issue side stands: position (rg, tt, u), this lane's codes at (rg's first row
+   tile, u) and its scale and zero records of rg's first row tile, the row tiles of rg inside N.
+   Carried from position to position; rebuilt only when the pair changes. */
+typedef struct gk_w4_cursor {
+    int rg, tt, u, tiles_in;
+    const uint4 *code;
+    const unsigned *scale, *zero;
+} gk_w4_cursor;
+
+GK_DEV void gk_w4_cursor_at(const gk_w4_args *p, gk_w4_cursor *c, int rg, int tt, int u, int rw, int lane)
 {
-    const int g_first = p->group_log2 ? (u * GK_W4_UNIT) >> p->group_log2 : 0;
+    const int rt = rg * rw, ri = rt * p->groups * 8 + (lane >> 2);
+    c->rg = rg;
+    c->tt = tt;
+    c->u = u;
+    c->tiles_in = min(rw, p->tiles - rt);
+    c->code = p->codes + ((rt * p->units + u) * 32 + lane);
+    c->scale = p->scales + ri;
+    c->zero = p->zeros ? p->zeros + ri : NULL;
+}
+
+GK_DEV void gk_w4_cursor_next(const gk_w4_args *p, gk_w4_cursor *c, int rw, int lane)
+{
+    if (++c->u < p->units) {
+        c->code += 32;
+        return;
+    }
+    const int tt = c->tt + 1 < p->token_tiles ? c->tt + 1 : 0;
+    gk_w4_cursor_at(p, c, tt ? c->rg : c->rg + 1, tt, 0, rw, lane);
+}
+
+/* The cursor's unit into a ring slot, by cp.async: a lane copies its own 16 bytes of codes a row
+   tile and the scale (and zero) records of the unit's first and last group (one group unless
+   G = 32), and reads back only what it copied, so no lane waits on another. Slot: per tile, 32
+   lanes x 16 bytes of codes, then 32 x 16 of records (s first, s last, z first, z last): lanes 16
+   bytes apart, conflict-free. Row tiles past N are zero-filled. */
+GK_DEV void gk_w4_issue(const gk_w4_args *p, const gk_w4_cursor *c, char *slot, int rw, int lane)
+{
+    const int g8 = (p->group_log2 ? (c->u * GK_W4_UNIT) >> p->group_log2 : 0) * 8;
     const int two = p->group_log2 == 5;
 #pragma unroll
     for (int r = 0; r < rw; r++) {
-        const int rt = rg * rw + r, in = rt < p->tiles, t = in ? rt : 0;
+        const int in = r < c->tiles_in, cr = in ? r : 0;
         char *code = slot + r * 1024 + lane * 16, *rec = code + 512;
-        gk_cp_async_16(code, p->codes + ((t * p->units + u) * 32 + lane), in ? 16 : 0);
-        const int ri = (t * p->groups + g_first) * 8 + (lane >> 2);
-        gk_cp_async_4(rec, p->scales + ri, in ? 4 : 0);
-        if (two) gk_cp_async_4(rec + 4, p->scales + ri + 8, in ? 4 : 0);
-        if (p->zeros) {
-            gk_cp_async_4(rec + 8, p->zeros + ri, in ? 4 : 0);
-            if (two) gk_cp_async_4(rec + 12, p->zeros + ri + 8, in ? 4 : 0);
+        gk_cp_async_16(code, c->code + cr * p->units * 32, in ? 16 : 0);
+        const unsigned *sp = c->scale + cr * p->groups * 8 + g8;
+        gk_cp_async_4(rec, sp, in ? 4 : 0);
+        if (two) gk_cp_async_4(rec + 4, sp + 8, in ? 4 : 0);
+        if (c->zero) {
+            const unsigned *zp = c->zero + cr * p->groups * 8 + g8;
+            gk_cp_async_4(rec + 8, zp, in ? 4 : 0);
+            if (two) gk_cp_async_4(rec + 12, zp + 8, in ? 4 : 0);
         }
     }
 }
 
-/* X's B fragments of unit u for the nt token tiles of tt: lane (i, j) takes token
-   tt 8 nt + 8 t + i's k 8 j .. 8 j + 7 and 32 + 8 j .. 32 + 8 j + 7 of the unit (two 16-byte
-   loads); word 2 s + h is register h of step s's fragment. Tokens past M are zeros. */
-GK_DEV void gk_w4_load_x(const gk_w4_args *p, int tt, int u, int nt, int lane, unsigned *xb)
+/* This lane's rows of X for token tile tt: token tt 8 nt + 8 t + lane / 4's row, at k 8 (lane % 4),
+   or NULL past M. */
+GK_DEV void gk_w4_x_rows(const gk_w4_args *p, int tt, int nt, int lane, const char **xrow)
 {
 #pragma unroll
     for (int t = 0; t < nt; t++) {
         const int tok = (tt * nt + t) * 8 + (lane >> 2);
+        xrow[t] = tok < p->g.m ? (const char *)p->g.a + ((int64_t)tok * p->g.lda + (lane & 3) * 8) * 2 : NULL;
+    }
+}
+
+/* X's B fragments of unit u from this lane's rows (gk_w4_x_rows): lane (i, j) takes its token's
+   k 8 j .. 8 j + 7 and 32 + 8 j .. 32 + 8 j + 7 of the unit (two 16-byte loads); word 2 s + h is
+   register h of step s's fragment. Tokens past M are zeros. */
+GK_DEV void gk_w4_load_x(const char *const *xrow, int u, int nt, unsigned *xb)
+{
+#pragma unroll
+    for (int t = 0; t < nt; t++) {
         uint4 lo = make_uint4(0u, 0u, 0u, 0u), hi = lo;
-        if (tok < p->g.m) {
-            const char *q = (const char *)p->g.a + ((int64_t)tok * p->g.lda + u * GK_W4_UNIT + (lane & 3) * 8) * 2;
+        if (xrow[t]) {
+            const char *q = xrow[t] + u * (GK_W4_UNIT * 2);
             lo = gk_ld16_nc(q);
             hi = gk_ld16_nc(q + 64);
         }
@@ -423,44 +465,32 @@ GK_DEV void gk_w4_store(const gk_w4_args *p, const float *acc, int rg, int tt, i
         }
 }
 
-/* A position's row group, token tile and unit. */
-GK_DEV void gk_w4_pos(const gk_w4_args *p, int64_t x, int *rg, int *tt, int *u)
+/* One position of this warp's range (the consumer cursor c): issue the position pf - 1 ahead
+   (cursor ic) into the ring, load the next position's X fragments (xn), wait for this one,
+   dequantize and multiply it (X in xb); at a pair's end or the range's, store the pair's sums.
+   xrow: this lane's X rows for c's token tile (moved to the next tile's at a pair's end). */
+GK_DEV void gk_w4_step(const gk_w4_args *p, char *ring, int *slot, int64_t pos, int64_t end, gk_w4_cursor *ic,
+                       gk_w4_cursor *c, const char **xrow, int lane, int warp_id, int dt, int fzero, int rw, int nt,
+                       int pf, float *acc, float *tmp, const unsigned *xb, unsigned *xn)
 {
-    const int64_t pair = x / p->units;
-    *u = (int)(x - pair * p->units);
-    *rg = (int)(pair / p->token_tiles);
-    *tt = (int)(pair - (int64_t)*rg * p->token_tiles);
-}
-
-GK_DEV void gk_w4_next(const gk_w4_args *p, int *rg, int *tt, int *u)
-{
-    if (++*u < p->units) return;
-    *u = 0;
-    if (++*tt < p->token_tiles) return;
-    *tt = 0;
-    ++*rg;
-}
-
-/* One position of this warp's range: issue the position pf - 1 ahead into the ring, load the
-   next position's X fragments (xn), wait for this one, dequantize and multiply it (X in xb);
-   at a pair's end or the range's, store the pair's sums. */
-GK_DEV void gk_w4_step(const gk_w4_args *p, char *ring, int *slot, int64_t pos, int64_t end, int *ir, int *it, int *iu,
-                       int *rg, int *tt, int *u, int lane, int warp_id, int dt, int fzero, int rw, int nt, int pf,
-                       float *acc, float *tmp, const unsigned *xb, unsigned *xn)
-{
+    const int s_now = *slot, s_ahead = s_now == 0 ? pf - 1 : s_now - 1; /* (slot + pf - 1) % pf */
     if (pos + pf - 1 < end) {
-        gk_w4_issue(p, ring + ((*slot + pf - 1) % pf) * rw * 1024, *ir, *iu, rw, lane);
-        gk_w4_next(p, ir, it, iu);
+        gk_w4_issue(p, ic, ring + s_ahead * rw * 1024, rw, lane);
+        gk_w4_cursor_next(p, ic, rw, lane);
     }
     gk_cp_async_commit();
+    const int pair_end = c->u == p->units - 1 || pos == end - 1;
     if (pos + 1 < end) {
-        int nr = *rg, ntt = *tt, nu = *u;
-        gk_w4_next(p, &nr, &ntt, &nu);
-        gk_w4_load_x(p, ntt, nu, nt, lane, xn);
+        if (c->u + 1 < p->units) gk_w4_load_x(xrow, c->u + 1, nt, xn);
+        else { /* the next position opens the next pair: its token tile's rows */
+            const char *nrow[8];
+            gk_w4_x_rows(p, c->tt + 1 < p->token_tiles ? c->tt + 1 : 0, nt, lane, nrow);
+            gk_w4_load_x(nrow, 0, nt, xn);
+        }
     }
     gk_gemm_cp_wait(pf - 1);
-    const char *sp = ring + *slot * rw * 1024;
-    *slot = *slot + 1 == pf ? 0 : *slot + 1;
+    const char *sp = ring + s_now * rw * 1024;
+    *slot = s_now + 1 == pf ? 0 : s_now + 1;
     const int two = p->group_log2 == 5;
     uint4 wq[4];
     unsigned rec[16];
@@ -473,28 +503,28 @@ GK_DEV void gk_w4_step(const gk_w4_args *p, char *ring, int *slot, int64_t pos, 
         rec[4 * r + 2] = q.z;
         rec[4 * r + 3] = two ? q.w : q.z;
     }
-    const int pair_end = *u == p->units - 1 || pos == end - 1;
     /* a group ends with this unit (G = 32, 64: every unit; 128: odd units), or the segment does */
-    const int flush_end = (p->group_log2 && p->group_log2 < 7) || (p->group_log2 == 7 && (*u & 1)) || pair_end;
-    gk_w4_unit(acc, tmp, wq, xb, rec, dt, fzero, p->zeros != NULL, rw, nt, two, flush_end);
+    const int flush_end = (p->group_log2 && p->group_log2 < 7) || (p->group_log2 == 7 && (c->u & 1)) || pair_end;
+    gk_w4_unit(acc, tmp, wq, xb, rec, dt, fzero, c->zero != NULL, rw, nt, two, flush_end);
     if (pair_end) {
         int sl = 0;
         if (p->g.partial) {
-            const int64_t first = ((int64_t)*rg * p->token_tiles + *tt) * p->units;
+            const int64_t first = ((int64_t)c->rg * p->token_tiles + c->tt) * p->units;
             sl = warp_id - (int)gk_w4_warp_of(first, p->total, p->chunk, p->warps);
         }
-        gk_w4_store(p, acc, *rg, *tt, sl, rw, nt, lane);
+        gk_w4_store(p, acc, c->rg, c->tt, sl, rw, nt, lane);
 #pragma unroll
         for (int q = 0; q < rw * nt * 4; q++) acc[q] = 0.0f;
     }
-    gk_w4_next(p, rg, tt, u);
+    gk_w4_cursor_next(p, c, rw, lane);
+    if (pair_end) gk_w4_x_rows(p, c->tt, nt, lane, xrow);
 }
 
 /* A warp: its range of positions streamed through its own cp.async ring of pf slots (pf - 1
    units in flight), X a position ahead in registers. Warps share nothing but the block's shared
    memory, cut into their rings: no barrier. */
 GK_DEV void gk_w4_run(const gk_w4_args *p, int dt, int fzero, int rw, int nt, int warps, int pf, unsigned *xa,
-                      unsigned *xb, float *acc, float *tmp, char *smem)
+                      unsigned *xb, float *acc, float *tmp, const char **xrow, char *smem)
 {
     const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
     const int w = blockIdx.x * warps + warp;
@@ -502,29 +532,30 @@ GK_DEV void gk_w4_run(const gk_w4_args *p, int dt, int fzero, int rw, int nt, in
     if (w >= p->warps) return;
     const int64_t begin = gk_w4_start(p->total, p->chunk, p->warps, w);
     const int64_t end = gk_w4_start(p->total, p->chunk, p->warps, w + 1);
+    if (begin >= end) return;
     char *ring = smem + warp * pf * rw * 1024;
-    int rg, tt, u, ir, it, iu, slot = 0;
-    gk_w4_pos(p, begin, &rg, &tt, &u);
-    ir = rg;
-    it = tt;
-    iu = u;
+    const int64_t pair = begin / p->units;
+    const int rg = (int)(pair / p->token_tiles), tt = (int)(pair % p->token_tiles), u = (int)(begin % p->units);
+    gk_w4_cursor c, ic;
+    gk_w4_cursor_at(p, &c, rg, tt, u, rw, lane);
+    ic = c;
+    gk_w4_x_rows(p, tt, nt, lane, xrow);
+    int slot = 0;
 #pragma unroll
     for (int q = 0; q < rw * nt * 4; q++) acc[q] = tmp[q] = 0.0f;
 
     for (int s = 0; s < pf - 1; s++) {
         if (begin + s < end) {
-            gk_w4_issue(p, ring + s * rw * 1024, ir, iu, rw, lane);
-            gk_w4_next(p, &ir, &it, &iu);
+            gk_w4_issue(p, &ic, ring + s * rw * 1024, rw, lane);
+            gk_w4_cursor_next(p, &ic, rw, lane);
         }
         gk_cp_async_commit();
     }
-    if (begin < end) gk_w4_load_x(p, tt, u, nt, lane, xa);
+    gk_w4_load_x(xrow, u, nt, xa);
     for (int64_t pos = begin; pos < end; pos += 2) {
-        gk_w4_step(p, ring, &slot, pos, end, &ir, &it, &iu, &rg, &tt, &u, lane, w, dt, fzero, rw, nt, pf, acc, tmp,
-                   xa, xb);
+        gk_w4_step(p, ring, &slot, pos, end, &ic, &c, xrow, lane, w, dt, fzero, rw, nt, pf, acc, tmp, xa, xb);
         if (pos + 1 < end)
-            gk_w4_step(p, ring, &slot, pos + 1, end, &ir, &it, &iu, &rg, &tt, &u, lane, w, dt, fzero, rw, nt, pf, acc,
-                       tmp, xb, xa);
+            gk_w4_step(p, ring, &slot, pos + 1, end, &ic, &c, xrow, lane, w, dt, fzero, rw, nt, pf, acc, tmp, xb, xa);
     }
     gk_cp_async_wait_0();
 }
@@ -557,12 +588,14 @@ typedef void (*gk_w4_kernel)(gk_w4_args);
         extern __shared__ __align__(16) char gk_w4_smem[];                                                 \
         unsigned xa[(NT) * 8], xb[(NT) * 8];                                                               \
         float acc[(RW) * (NT) * 4], tmp[(RW) * (NT) * 4];                                                  \
-        gk_w4_run(&p, dt, FZERO, RW, NT, WARPS, PF, xa, xb, acc, tmp, gk_w4_smem);                          \
+        const char *xrow[NT];                                                                              \
+        gk_w4_run(&p, dt, FZERO, RW, NT, WARPS, PF, xa, xb, acc, tmp, xrow, gk_w4_smem);                    \
     }
 
 #define GK_DEFINE_W4(name, dt, RW, NT, WARPS, PF, MINB)                                                     \
     static_assert((PF) >= 2 && (PF) <= 8, #name ": PF (ring slots) must be 2 to 8");                      \
     static_assert((RW) >= 1 && (RW) <= 4, #name ": RW (row tiles) must be 1 to 4");                        \
+    static_assert((NT) >= 1 && (NT) <= 8, #name ": NT (token tiles) must be 1 to 8");                      \
     static_assert((WARPS) >= 1 && (WARPS) <= 32, #name ": WARPS must be 1 to 32");                          \
     GK_W4_KERNEL(name##_int, dt, 0, RW, NT, WARPS, PF, MINB)                                                \
     GK_W4_KERNEL(name##_flt, dt, 1, RW, NT, WARPS, PF, MINB)                                                \
@@ -730,7 +763,7 @@ static __global__ void __launch_bounds__(256) gk_w4_convert_zeros(gk_int4x2 *z, 
 #define GK_W4_CONFIGS(X)                 \
     X(r1t1, 1, 1, 4, 8, 6)               \
     X(r2t1, 2, 1, 4, 4, 5)               \
-    X(r1t2, 1, 2, 4, 8, 5)               \
+    X(r1t2, 1, 2, 4, 8, 4)               \
     X(r2t2, 2, 2, 4, 4, 4)
 
 #define GK_W4_X_DEFINE(tile, RW, NT, WARPS, PF, MINB)                    \
