@@ -137,6 +137,10 @@ if [ $sanitize -eq 1 ]; then
             # decode's warps each own rows of the ring, waited on a warp at a time, and merge
             # through shared memory after a block barrier)
             paged_gpu_test) rc_filter='-*Huge*' extra_tools='synccheck' ;;
+            # quant: every fused configuration on forced warp counts (each warp's own cp.async ring,
+            # read back only by the lane that filled it; no block barrier), the dispatcher, G 32,
+            # the partials' sum launched dependent on the fused grid
+            quant_gpu_test) rc_filter='QuantGpuGemm.EveryConfigAndWarps:QuantGpuGemm.Dispatcher:QuantGpuGemm.Group32:QuantGpuGemm.M3N200K192' extra_tools='synccheck initcheck' ;;
             esac
             [ -n "$rc_filter" ] || continue
             for tool in racecheck $extra_tools; do
