@@ -9,6 +9,10 @@
      gk_mma_m16n8k16_bf16(d, a, b, c)   mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32
      gk_mma_m16n8k16_f16(d, a, b, c)    mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32
                                         d, c: 4 floats; a: 4 registers (8 values); b: 2 (4 values)
+     gk_mma_m16n8k32_e4m3(d, a, b, c)   mma.sync.aligned.m16n8k32.row.col.f32.e4m3.e4m3.f32 (sm_89 and
+                                        newer): a: 4 registers (16 values), b: 2 (8 values). Native
+                                        on sm_89 (QMMA); sm_90 lowers it to e4m3 -> f16 conversions
+                                        and f16 MMAs (fp8 rate on Hopper is wgmma's)
      gk_ldmatrix_x1/x2/x4(r, p)         ldmatrix.sync.aligned.m8n8.x{1,2,4}.shared.b16
      gk_ldmatrix_x1/x2/x4_trans(r, p)   the same with .trans
                                         p: this lane's row address in shared memory (lanes 8j..8j+7
@@ -20,6 +24,9 @@
      gk_mma_a_pos(lane, i, &row, &col)  value i (0..7) of the A fragment (16 x 16, row-major)
      gk_mma_b_pos(lane, i, &row, &col)  value i (0..3) of the B fragment (16 x 8, k x n)
      gk_mma_c_pos(lane, i, &row, &col)  value i (0..3) of the C and D fragments (16 x 8)
+     gk_mma_a_pos_k32, gk_mma_b_pos_k32 value i of m16n8k32's 8-bit A (0..15) and B (0..7): byte
+                                        i % 2 of 16-bit value 2 (i / 4) + (i % 4) / 2, so 8-bit
+                                        tiles move as 16-bit ones of half the width
      gk_ldmatrix_pos(lane, i, trans, &row, &col)
                                         value i (0, 1) of the register a lane gets from one 8 x 8
                                         matrix; register j of an .x4 is matrix j
@@ -122,6 +129,25 @@ GK_HD void gk_mma_c_pos(int lane, int i, int *row, int *col)
     *col = t * 2 + (i & 1);
 }
 
+/* The m16n8k32 fragments of 8-bit types (e4m3): value i (0..15) of A, (0..7) of B, four a register,
+   lowest byte first. Each is byte i % 2 of 16-bit value 2 (i / 4) + (i % 4) / 2 of the m16n8k16
+   fragment of the same lane (the host tests check it): a tile of 8-bit rows, read as 16-bit
+   values, moves through ldmatrix, cp.async and the swizzles as a 16-bit tile of half the width,
+   and its fragments are ready for the 8-bit MMA. */
+GK_HD void gk_mma_a_pos_k32(int lane, int i, int *row, int *col)
+{
+    const int g = lane >> 2, t = lane & 3;
+    *row = g + ((i & 4) ? 8 : 0);
+    *col = t * 4 + (i & 3) + ((i & 8) ? 16 : 0);
+}
+
+GK_HD void gk_mma_b_pos_k32(int lane, int i, int *row, int *col)
+{
+    const int g = lane >> 2, t = lane & 3;
+    *row = t * 4 + (i & 3) + ((i & 4) ? 16 : 0);
+    *col = g;
+}
+
 /* One 8 x 8 matrix of 16-bit values through ldmatrix: lane gets row lane / 4, columns
    2 (lane % 4) and +1; with .trans, the transpose. */
 GK_HD void gk_ldmatrix_pos(int lane, int i, int trans, int *row, int *col)
@@ -185,6 +211,25 @@ GK_DEV void gk_mma_m16n8k16_f16(float *d, const unsigned *a, const unsigned *b, 
                  : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3])
                  : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "f"(c[0]), "f"(c[1]),
                    "f"(c[2]), "f"(c[3]));
+}
+
+/* D = A B + C, 16 x 8 x 32, fp8 e4m3 operands, fp32 accumulators: compute capability 8.9 and
+   later (an older target traps; sm_90 runs it as conversions to f16 and f16 MMAs). operands:
+   d {4 x f32}, a {4 x b32: 16 e4m3}, b {2 x b32: 8 e4m3}, c {4 x f32} */
+GK_DEV void gk_mma_m16n8k32_e4m3(float *d, const unsigned *a, const unsigned *b, const float *c)
+{
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 890
+    asm("mma.sync.aligned.m16n8k32.row.col.f32.e4m3.e4m3.f32 "
+                 "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%10, %11, %12, %13};"
+                 : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3])
+                 : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "f"(c[0]), "f"(c[1]),
+                   "f"(c[2]), "f"(c[3]));
+#else
+    (void)a;
+    (void)b;
+    for (int i = 0; i < 4; i++) d[i] = c[i];
+    __trap();
+#endif
 }
 
 /* ldmatrix: operands {1, 2 or 4 x b32}, [this lane's row address in shared memory] */

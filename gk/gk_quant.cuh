@@ -805,7 +805,8 @@ static size_t gk_w4_packed_bytes_of(int64_t n, int64_t k, int group, int zero_mo
 
 static cudaError_t gk_w4_launch_grid(int64_t items, int *blocks) { return gk_grid_size(items, 256, 8, blocks); }
 
-/* The blocks of a configuration an SM holds (occupancy), cached per configuration. */
+/* The blocks of a configuration an SM holds (occupancy; the fewest of its four kernels, whose
+   registers differ), cached per configuration. */
 static cudaError_t gk_w4_blocks_per_sm(int config, int *out)
 {
     static int cache[GK_W4_NCONFIG];
@@ -813,11 +814,15 @@ static cudaError_t gk_w4_blocks_per_sm(int config, int *out)
         *out = cache[config];
         return cudaSuccess;
     }
-    int b = 0;
-    GK_TRY(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&b, (const void *)gk_w4_kernel_table[config][0][0],
-                                                         gk_w4_config_table[config]->threads,
-                                                         gk_w4_config_table[config]->smem_bytes));
-    cache[config] = b > 0 ? b : 1;
+    int fewest = 1 << 30;
+    for (int v = 0; v < 4; v++) {
+        int b = 0;
+        GK_TRY(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&b, (const void *)gk_w4_kernel_table[config][v >> 1][v & 1],
+                                                             gk_w4_config_table[config]->threads,
+                                                             gk_w4_config_table[config]->smem_bytes));
+        if (b < fewest) fewest = b;
+    }
+    cache[config] = fewest > 0 ? fewest : 1;
     *out = cache[config];
     return cudaSuccess;
 }

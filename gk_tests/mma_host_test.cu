@@ -85,6 +85,38 @@ TEST(MmaFragments, LdmatrixFeedsMmaOperands)
             }
 }
 
+// m16n8k32 with 8-bit types (e4m3): the PTX ISA's figures give A value i (0..15, four a register)
+// row groupID (+8 for a4..a7, a12..a15), col 4 t + (i & 3) (+16 for a8..a15); B value i (0..7) row
+// 4 t + (i & 3) (+16 for b4..b7), col groupID. And each is byte i % 2 of 16-bit value
+// 2 (i / 4) + (i % 4) / 2 of the m16n8k16 fragment: a tile of 8-bit values, read as 16-bit ones,
+// yields the 8-bit fragments through the same ldmatrix calls (fp8 GEMM on the 16-bit machinery).
+TEST(MmaFragments, K32EightBitIsK16ReadAsBytePairs)
+{
+    expect_covers_once(gk_mma_a_pos_k32, 16, 16, 32);
+    expect_covers_once(gk_mma_b_pos_k32, 8, 32, 8);
+    int r, c;
+    gk_mma_a_pos_k32(0, 5, &r, &c); EXPECT_EQ(r, 8); EXPECT_EQ(c, 1);
+    gk_mma_a_pos_k32(6, 9, &r, &c); EXPECT_EQ(r, 1); EXPECT_EQ(c, 25);
+    gk_mma_a_pos_k32(31, 15, &r, &c); EXPECT_EQ(r, 15); EXPECT_EQ(c, 31);
+    gk_mma_b_pos_k32(5, 6, &r, &c); EXPECT_EQ(r, 22); EXPECT_EQ(c, 1);
+    for (int lane = 0; lane < 32; lane++) {
+        for (int i = 0; i < 16; i++) {
+            int r8, c8, r16, c16;
+            gk_mma_a_pos_k32(lane, i, &r8, &c8);
+            gk_mma_a_pos(lane, 2 * (i / 4) + (i % 4) / 2, &r16, &c16);
+            EXPECT_EQ(r8, r16) << "lane " << lane << " value " << i;
+            EXPECT_EQ(c8, 2 * c16 + i % 2) << "lane " << lane << " value " << i;
+        }
+        for (int i = 0; i < 8; i++) {
+            int r8, c8, r16, c16;
+            gk_mma_b_pos_k32(lane, i, &r8, &c8);
+            gk_mma_b_pos(lane, 2 * (i / 4) + (i % 4) / 2, &r16, &c16);
+            EXPECT_EQ(r8, 2 * r16 + i % 2) << "lane " << lane << " value " << i;
+            EXPECT_EQ(c8, c16) << "lane " << lane << " value " << i;
+        }
+    }
+}
+
 // ------------------------------------------------------------------ swizzles and banks
 
 TEST(Swizzle, IsABijectionWithinEachRow)

@@ -10,6 +10,16 @@ __global__ void gk_probe_mma(const unsigned *ab, const float *c, float *d)
     for (int i = 0; i < 4; i++) d[threadIdx.x * 4 + i] = acc[i];
 }
 
+// The fp8 MMA: the instruction on compute capability 8.9 and later (sm_90 builds: ptxas lowers it to
+// e4m3 -> f16 conversions and f16 MMAs), a trap before.
+__global__ void gk_probe_fp8_mma(const unsigned *ab, const float *c, float *d)
+{
+    unsigned a[4] = {ab[0], ab[1], ab[2], ab[3]}, b[2] = {ab[4], ab[5]};
+    float acc[4] = {c[0], c[1], c[2], c[3]}, out[4];
+    gk_mma_m16n8k32_e4m3(out, a, b, acc);
+    for (int i = 0; i < 4; i++) d[threadIdx.x * 4 + i] = out[i];
+}
+
 __global__ void gk_probe_ldmatrix_cp_async(const int4 *g, unsigned *out)
 {
     __shared__ __align__(128) unsigned char tile[32 * 128];
