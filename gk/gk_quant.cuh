@@ -18,7 +18,7 @@
        GK_W4_ZEROS_FLOAT  z is a bf16 / f16 value of each (group, n) (HQQ style): W = u s - z s
      fp32 accumulation. With 4-bit zero points the kernel multiplies exact integer codes
      (u - z) with X and applies s to each group's fp32 sum; with float zero points it forms
-     u s - z s in the activations' dtype (one rounding a weight), as Marlin-class kernels do.
+     u s - z s in the activations' dtype (one rounding a weight), as Marlin does.
 
    CANONICAL FORM (what gk_w4_prepack reads; strides are the packed widths)
      q       gk_int4x2 [N][K / 2], k even in the low nibble. GK_W4_SYMMETRIC: signed nibbles

@@ -87,16 +87,6 @@ static uint64_t run_salt(const AttnRun &p)
     return h;
 }
 
-// fn(i0, i1) over [0, items), split across the host's cores by work (items x cost).
-static void parallel_items(size_t items, size_t cost, const std::function<void(size_t, size_t)> &fn)
-{
-    if (cost < 1) cost = 1;
-    gk_test_parallel_for(items * cost, [&](size_t b, size_t e) {
-        const size_t i0 = (b + cost - 1) / cost, i1 = (e + cost - 1) / cost;
-        if (i0 < i1) fn(i0, i1);
-    });
-}
-
 // Strides (elements) and extent of one tensor of B batches (1 with varlen) of S rows, H heads, D.
 struct Span {
     int64_t bs = 0, rs = 0, hs = 0, elems = 0;
@@ -126,14 +116,6 @@ static void mark_rows(std::vector<char> *cov, const Span &s, int64_t at, int64_t
                 const int64_t o = at + b * s.bs + r * s.rs + h * s.hs;
                 std::fill(cov->begin() + o, cov->begin() + o + D, 1);
             }
-}
-
-static bool is_poison(const HostTensor &h, size_t i)
-{
-    const size_t es = gk_dtype_size(h.dt);
-    for (size_t b = 0; b < es; b++)
-        if (h.bytes[i * es + b] != DeviceTensor::kPoison) return false;
-    return true;
 }
 
 static void set_nan_bytes(HostTensor *h, size_t i) { memset(h->bytes.data() + i * gk_dtype_size(h->dt), 0xff, gk_dtype_size(h->dt)); }
@@ -346,7 +328,7 @@ static void run_attn(const AttnRun &p, AttnResult *result = nullptr)
         mark_rows(&co, so_, 0, nb, tq, Hq, D);
         int64_t unwritten = 0, gap_written = 0;
         for (size_t i = 0; i < got.n; i++) {
-            const bool poison = is_poison(got, i);
+            const bool poison = gk_test_is_poison(got, i);
             if (co[i]) unwritten += poison;
             else gap_written += !poison;
         }
@@ -391,7 +373,7 @@ static void run_attn(const AttnRun &p, AttnResult *result = nullptr)
     std::atomic<int64_t> bad(0), bad_lse(0), nan_rows(0);
     std::mutex mu;
     std::vector<std::string> first;
-    parallel_items(rows.size(), (size_t)std::max(Sk, 1) * D, [&](size_t r0, size_t r1) {
+    gk_test_parallel_items(rows.size(), (size_t)std::max(Sk, 1) * D, [&](size_t r0, size_t r1) {
         std::vector<double> want(D);
         int64_t nbad = 0, nbad_lse = 0, nnan = 0;
         for (size_t n = r0; n < r1; n++) {

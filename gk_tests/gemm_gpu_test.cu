@@ -44,57 +44,6 @@ static const char *act_name(int act)
     return act >= 0 && act < 4 ? names[act] : "?";
 }
 
-// fn(i0, i1) over [0, items), split across the host's cores by work (items x cost), so that a
-// few long items (rows of a K = 4096 dot product) still spread over every core.
-static void parallel_items(size_t items, size_t cost, const std::function<void(size_t, size_t)> &fn)
-{
-    if (cost < 1) cost = 1;
-    gk_test_parallel_for(items * cost, [&](size_t b, size_t e) {
-        const size_t i0 = (b + cost - 1) / cost, i1 = (e + cost - 1) / cost;
-        if (i0 < i1) fn(i0, i1);
-    });
-}
-
-// A rows x cols matrix of row stride ld in a tight buffer ((rows - 1) ld + cols values): random
-// values, NaN (all-ones bytes) in the padding between rows.
-static void fill_matrix(HostTensor *h, int64_t rows, int64_t cols, int64_t ld, GkRng &rng)
-{
-    h->fill_uniform(rng, -1.0f, 1.0f);
-    const size_t es = gk_dtype_size(h->dt);
-    if (ld > cols)
-        for (int64_t r = 0; r + 1 < rows; r++)
-            memset(h->bytes.data() + (size_t)(r * ld + cols) * es, 0xff, (size_t)(ld - cols) * es);
-}
-
-static bool is_poison(const HostTensor &h, size_t i)
-{
-    const size_t es = gk_dtype_size(h.dt);
-    for (size_t b = 0; b < es; b++)
-        if (h.bytes[i * es + b] != DeviceTensor::kPoison) return false;
-    return true;
-}
-
-// D [m][ldd]: every output written (unless D started as C, in place), padding columns untouched.
-static void expect_written(const HostTensor &d, int64_t m, int64_t n, int64_t ldd, bool check_written)
-{
-    std::atomic<int64_t> unwritten(0), pad_written(0);
-    parallel_items(m, ldd, [&](size_t r0, size_t r1) {
-        int64_t u = 0, w = 0;
-        for (size_t r = r0; r < r1; r++) {
-            const int64_t end = (int64_t)r + 1 < m ? ldd : n;
-            for (int64_t j = 0; j < end; j++) {
-                const bool p = is_poison(d, r * ldd + j);
-                if (j < n) u += check_written && p;
-                else w += !p;
-            }
-        }
-        unwritten += u;
-        pad_written += w;
-    });
-    EXPECT_EQ(unwritten.load(), 0) << "outputs never written";
-    EXPECT_EQ(pad_written.load(), 0) << "padding between rows of D written";
-}
-
 typedef std::function<float(int64_t, int64_t)> MatFn;
 
 struct RefSpec {
@@ -133,18 +82,18 @@ static int64_t compare_rows(const RefSpec &s, const std::vector<int64_t> &rows, 
 {
     const int64_t n = s.n, k = s.k, nr = (int64_t)rows.size();
     std::vector<float> bt((size_t)(n * k)), at((size_t)(nr * k));
-    parallel_items(n, k, [&](size_t j0, size_t j1) {
+    gk_test_parallel_items(n, k, [&](size_t j0, size_t j1) {
         for (size_t j = j0; j < j1; j++)
             for (int64_t kk = 0; kk < k; kk++) bt[j * k + kk] = s.b(kk, j);
     });
-    parallel_items(nr, k, [&](size_t i0, size_t i1) {
+    gk_test_parallel_items(nr, k, [&](size_t i0, size_t i1) {
         for (size_t i = i0; i < i1; i++)
             for (int64_t kk = 0; kk < k; kk++) at[i * k + kk] = s.a(rows[i], kk);
     });
     std::atomic<int64_t> bad(0);
     std::mutex mu;
     std::vector<std::string> first;
-    parallel_items(nr * n, k, [&](size_t e0, size_t e1) {
+    gk_test_parallel_items(nr * n, k, [&](size_t e0, size_t e1) {
         int64_t local = 0;
         for (size_t e = e0; e < e1; e++) {
             const int64_t i = e / n, j = e % n, r = rows[i];
@@ -281,10 +230,10 @@ static void run_mma(const MmaRun &p, std::vector<unsigned char> *d_bytes = nullp
 
     HostTensor ha(p.in_dt, (rows_a - 1) * lda + cols_a), hb(p.in_dt, (rows_b - 1) * ldb + cols_b), hbias(GK_F32, n);
     HostTensor hc(p.d_dt, has_c ? (m - 1) * ldc + n : 0);
-    fill_matrix(&ha, rows_a, cols_a, lda, rng);
-    fill_matrix(&hb, rows_b, cols_b, ldb, rng);
+    gk_test_fill_strided(&ha, rows_a, cols_a, lda, rng);
+    gk_test_fill_strided(&hb, rows_b, cols_b, ldb, rng);
     hbias.fill_uniform(rng, -1.0f, 1.0f);
-    if (has_c) fill_matrix(&hc, m, n, ldc, rng);
+    if (has_c) gk_test_fill_strided(&hc, m, n, ldc, rng);
 
     DeviceTensor da(p.in_dt, ha.n, p.a_off), db(p.in_dt, hb.n, p.b_off), dbias(GK_F32, n);
     DeviceTensor dc(p.d_dt, p.c_mode == kCValues || p.c_mode == kCNaN ? (m - 1) * ldc + n : 0);
@@ -337,7 +286,7 @@ static void run_mma(const MmaRun &p, std::vector<unsigned char> *d_bytes = nullp
         if (p.ws_expect) EXPECT_LT(untouched, w.n) << "the workspace was never written (no split, no repack)";
         else EXPECT_EQ(untouched, w.n) << "the workspace was written though it is too small to use";
     }
-    expect_written(got, m, n, ldd, p.c_mode != kCInPlace);
+    gk_test_expect_written(got, m, n, ldd, p.c_mode != kCInPlace);
 
     RefSpec s;
     s.m = m;
@@ -807,9 +756,9 @@ static void run_sgemm(const SgemmRung &rung, const SgRun &p)
     GkRng rng(0x5e3a + (uint64_t)m * 131 + n * 7 + k * 3 + lda * 1013 + ldb * 37 + p.a_off + (p.beta != 0) * 17 +
               (uint64_t)(&rung - kRungs) * 100003);
     HostTensor ha(GK_F32, (m - 1) * lda + k), hb(GK_F32, (k - 1) * ldb + n), hc(GK_F32, (m - 1) * ldc + n);
-    fill_matrix(&ha, m, k, lda, rng);
-    fill_matrix(&hb, k, n, ldb, rng);
-    if (p.beta != 0) fill_matrix(&hc, m, n, ldc, rng);
+    gk_test_fill_strided(&ha, m, k, lda, rng);
+    gk_test_fill_strided(&hb, k, n, ldb, rng);
+    if (p.beta != 0) gk_test_fill_strided(&hc, m, n, ldc, rng);
     else memset(hc.bytes.data(), 0xff, hc.bytes.size()); // C is only written: all NaN before
 
     DeviceTensor da(GK_F32, ha.n, p.a_off), db(GK_F32, hb.n), dc(GK_F32, hc.n);
@@ -824,7 +773,7 @@ static void run_sgemm(const SgemmRung &rung, const SgRun &p)
     HostTensor got(GK_F32, hc.n);
     GK_CUDA_OK(dc.download(&got));
     EXPECT_EQ(dc.guard_damage(), 0u) << "bytes written outside C";
-    expect_written(got, m, n, ldc, p.beta == 0);
+    gk_test_expect_written(got, m, n, ldc, p.beta == 0);
 
     RefSpec s;
     s.m = m;
@@ -951,7 +900,7 @@ TEST(GemmGpu, KZeroIsTheEpilogue)
             SCOPED_TRACE(std::string(gk_dtype_name(d_dt)) + (in_place ? " in place" : ""));
             GkRng rng(0x4b30 + d_dt * 2 + in_place);
             HostTensor hc(d_dt, (m - 1) * ldc + n), hbias(GK_F32, n);
-            fill_matrix(&hc, m, n, ldc, rng);
+            gk_test_fill_strided(&hc, m, n, ldc, rng);
             hbias.fill_uniform(rng, -1.0f, 1.0f);
             DeviceTensor dc(d_dt, hc.n), dd(d_dt, (m - 1) * ldd + n), dbias(GK_F32, n);
             ASSERT_TRUE(dc.ok() && dd.ok() && dbias.ok());
@@ -965,12 +914,12 @@ TEST(GemmGpu, KZeroIsTheEpilogue)
             GK_CUDA_OK(cudaDeviceSynchronize());
             HostTensor got(d_dt, out.n);
             GK_CUDA_OK(out.download(&got));
-            expect_written(got, m, n, ldd, true);
+            gk_test_expect_written(got, m, n, ldd, true);
             std::vector<double> ref(got.n);
             for (int64_t r = 0; r < m; r++)
                 for (int64_t j = 0; j < ldd && r * ldd + j < (int64_t)got.n; j++)
                     ref[r * ldd + j] = j < n ? ref_act(GK_ACT_SILU, (double)beta * hc.get(r * ldc + j) + hbias.get(j))
-                                             : got.get(r * ldd + j); // padding: checked by expect_written
+                                             : got.get(r * ldd + j); // padding: checked by gk_test_expect_written
             EXPECT_EQ(gk_test_compare("D", got, ref, gk_test_tol(d_dt)), 0u);
         }
     // f16 inputs take the same path; the fp32 ladder: C = beta C

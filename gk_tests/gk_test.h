@@ -311,6 +311,58 @@ struct DeviceTensor {
     }
 };
 
+// fn(i0, i1) over [0, items), split across the host's cores by work (items x cost), so that a few
+// long items (rows of a K = 4096 dot product) still spread over every core.
+inline void gk_test_parallel_items(size_t items, size_t cost, const std::function<void(size_t, size_t)> &fn)
+{
+    if (cost < 1) cost = 1;
+    gk_test_parallel_for(items * cost, [&](size_t b, size_t e) {
+        const size_t i0 = (b + cost - 1) / cost, i1 = (e + cost - 1) / cost;
+        if (i0 < i1) fn(i0, i1);
+    });
+}
+
+// A rows x cols matrix of row stride ld in a tight buffer ((rows - 1) ld + cols values): random
+// values in [-1, 1), NaN (all-ones bytes) in the padding between rows.
+inline void gk_test_fill_strided(HostTensor *h, int64_t rows, int64_t cols, int64_t ld, GkRng &rng)
+{
+    h->fill_uniform(rng, -1.0f, 1.0f);
+    const size_t es = gk_dtype_size(h->dt);
+    if (ld > cols)
+        for (int64_t r = 0; r + 1 < rows; r++)
+            memset(h->bytes.data() + (size_t)(r * ld + cols) * es, 0xff, (size_t)(ld - cols) * es);
+}
+
+inline bool gk_test_is_poison(const HostTensor &h, size_t i)
+{
+    const size_t es = gk_dtype_size(h.dt);
+    for (size_t b = 0; b < es; b++)
+        if (h.bytes[i * es + b] != DeviceTensor::kPoison) return false;
+    return true;
+}
+
+// D [m][ldd]: every output written (unless check_written is false: D started as C, in place), the
+// padding between rows untouched.
+inline void gk_test_expect_written(const HostTensor &d, int64_t m, int64_t n, int64_t ldd, bool check_written)
+{
+    std::atomic<int64_t> unwritten(0), pad_written(0);
+    gk_test_parallel_items((size_t)m, (size_t)ldd, [&](size_t r0, size_t r1) {
+        int64_t u = 0, w = 0;
+        for (size_t r = r0; r < r1; r++) {
+            const int64_t end = (int64_t)r + 1 < m ? ldd : n;
+            for (int64_t j = 0; j < end; j++) {
+                const bool p = gk_test_is_poison(d, r * ldd + j);
+                if (j < n) u += check_written && p;
+                else w += !p;
+            }
+        }
+        unwritten += u;
+        pad_written += w;
+    });
+    EXPECT_EQ(unwritten.load(), 0) << "outputs never written";
+    EXPECT_EQ(pad_written.load(), 0) << "padding between rows of D written";
+}
+
 // Elements of h still holding the poison pattern: outputs the kernel never wrote.
 inline size_t gk_test_count_poison(const HostTensor &h)
 {

@@ -42,16 +42,6 @@
 
 // ------------------------------------------------------------------ helpers
 
-// fn(i0, i1) over [0, items), split across the host's cores by work (items x cost).
-static void parallel_items(size_t items, size_t cost, const std::function<void(size_t, size_t)> &fn)
-{
-    if (cost < 1) cost = 1;
-    gk_test_parallel_for(items * cost, [&](size_t b, size_t e) {
-        const size_t i0 = (b + cost - 1) / cost, i1 = (e + cost - 1) / cost;
-        if (i0 < i1) fn(i0, i1);
-    });
-}
-
 // A device buffer of raw bytes (DeviceTensor of a 1-byte dtype: guard bytes, poison).
 static std::unique_ptr<DeviceTensor> device_bytes(size_t bytes) { return std::unique_ptr<DeviceTensor>(new DeviceTensor(GK_E4M3, bytes)); }
 
@@ -353,7 +343,7 @@ static void run_dequant(int64_t n, int64_t k, int group, int zm, int dt, int sdt
     std::atomic<int64_t> bad(0), gaps(0), nan_count(0);
     std::mutex mu;
     std::vector<std::string> first;
-    parallel_items((size_t)n, (size_t)lddst, [&](size_t r0, size_t r1) {
+    gk_test_parallel_items((size_t)n, (size_t)lddst, [&](size_t r0, size_t r1) {
         int64_t b = 0, gp = 0, nn = 0;
         for (size_t r = r0; r < r1; r++) {
             const int64_t end = (int64_t)r + 1 < n ? lddst : k;
@@ -448,45 +438,6 @@ static std::string describe(const W4Run &p)
     return s;
 }
 
-// A rows x cols matrix of row stride ld in a tight buffer: random values in [-1, 1), NaN in the gaps.
-static void fill_matrix(HostTensor *h, int64_t rows, int64_t cols, int64_t ld, GkRng &rng)
-{
-    h->fill_uniform(rng, -1.0f, 1.0f);
-    const size_t es = gk_dtype_size(h->dt);
-    if (ld > cols)
-        for (int64_t r = 0; r + 1 < rows; r++)
-            memset(h->bytes.data() + (size_t)(r * ld + cols) * es, 0xff, (size_t)(ld - cols) * es);
-}
-
-static bool is_poison(const HostTensor &h, size_t i)
-{
-    const size_t es = gk_dtype_size(h.dt);
-    for (size_t b = 0; b < es; b++)
-        if (h.bytes[i * es + b] != DeviceTensor::kPoison) return false;
-    return true;
-}
-
-// D [m][ldd]: every output written (unless D started as C), the gaps between rows untouched.
-static void expect_written(const HostTensor &d, int64_t m, int64_t n, int64_t ldd, bool check_written)
-{
-    std::atomic<int64_t> unwritten(0), gap_written(0);
-    parallel_items((size_t)m, (size_t)ldd, [&](size_t r0, size_t r1) {
-        int64_t u = 0, w = 0;
-        for (size_t r = r0; r < r1; r++) {
-            const int64_t end = (int64_t)r + 1 < m ? ldd : n;
-            for (int64_t j = 0; j < end; j++) {
-                const bool p = is_poison(d, r * ldd + j);
-                if (j < n) u += check_written && p;
-                else w += !p;
-            }
-        }
-        unwritten += u;
-        gap_written += w;
-    });
-    EXPECT_EQ(unwritten.load(), 0) << "outputs never written";
-    EXPECT_EQ(gap_written.load(), 0) << "the gaps between D's rows written";
-}
-
 static std::vector<int64_t> pick_rows(int64_t m, int64_t sample, GkRng &rng)
 {
     std::vector<int64_t> rows;
@@ -556,9 +507,9 @@ static void run_w4(const W4Run &p, std::vector<unsigned char> *d_bytes = nullptr
 
     HostTensor hx(p.dt, (size_t)((m - 1) * ldx + k)), hbias(GK_F32, (size_t)n);
     HostTensor hc(p.d_dt, has_c ? (size_t)((m - 1) * ldc + n) : 0);
-    fill_matrix(&hx, m, k, ldx, rng);
+    gk_test_fill_strided(&hx, m, k, ldx, rng);
     hbias.fill_uniform(rng, -1.0f, 1.0f);
-    if (has_c) fill_matrix(&hc, m, n, ldc, rng);
+    if (has_c) gk_test_fill_strided(&hc, m, n, ldc, rng);
 
     DeviceTensor dx(p.dt, hx.n, p.x_off), dbias(GK_F32, (size_t)n);
     DeviceTensor dc(p.d_dt, p.c_mode == kCValues || p.c_mode == kCNaN ? (size_t)((m - 1) * ldc + n) : 0);
@@ -595,12 +546,12 @@ static void run_w4(const W4Run &p, std::vector<unsigned char> *d_bytes = nullptr
     EXPECT_EQ(dd.guard_damage(), 0u) << "bytes written outside D";
     EXPECT_EQ(dws.guard_damage(), 0u) << "bytes written outside the workspace";
     EXPECT_EQ(dw.packed->guard_damage(), 0u) << "bytes written past the packed weight";
-    expect_written(got, m, n, ldd, p.c_mode != kCInPlace);
+    gk_test_expect_written(got, m, n, ldd, p.c_mode != kCInPlace);
 
     // the reference
     const GkQRefTable t(hw);
     std::vector<double> W((size_t)(n * k));
-    parallel_items((size_t)n, (size_t)k, [&](size_t r0, size_t r1) {
+    gk_test_parallel_items((size_t)n, (size_t)k, [&](size_t r0, size_t r1) {
         for (size_t r = r0; r < r1; r++)
             for (int64_t kk = 0; kk < k; kk++) W[r * k + kk] = t.weight((int64_t)r, kk);
     });
@@ -624,7 +575,7 @@ static void run_w4(const W4Run &p, std::vector<unsigned char> *d_bytes = nullptr
     std::atomic<int64_t> bad(0), nonfinite(0);
     std::mutex mu;
     std::vector<std::string> first;
-    parallel_items((size_t)(nr * n), (size_t)k, [&](size_t e0, size_t e1) {
+    gk_test_parallel_items((size_t)(nr * n), (size_t)k, [&](size_t e0, size_t e1) {
         int64_t local = 0, nf = 0;
         for (size_t e = e0; e < e1; e++) {
             const int64_t i = (int64_t)e / n, j = (int64_t)e % n, r = rows[i];
