@@ -165,6 +165,11 @@ typedef struct gk_gemm_args {
     int tiles_m, tiles_n;
     int d_dtype, act;
     float alpha, beta;
+    /* fp8 (gk_quant.cuh): scales the epilogue multiplies in, one for the tensor (step 0) or one a
+       row of D (scale_a) / column (scale_b) (step 1), NULL: none; or block scales the mainloop
+       applies to each 128-k tile's sums, [M][kb] (1 x 128) and [ceil(N / 128)][kb] (128 x 128) */
+    const float *scale_a, *scale_b, *block_a, *block_b;
+    int scale_a_step, scale_b_step, kb;
 } gk_gemm_args;
 
 GK_DEV float gk_gemm_act(int act, float v)
@@ -181,6 +186,8 @@ GK_DEV float gk_gemm_act(int act, float v)
 GK_DEV float gk_gemm_epilogue(const gk_gemm_args *p, float acc, int row, int col)
 {
     float v = p->alpha * acc;
+    if (p->scale_a) v *= p->scale_a[(int64_t)row * p->scale_a_step];
+    if (p->scale_b) v *= p->scale_b[(int64_t)col * p->scale_b_step];
     if (p->beta != 0.0f) v += p->beta * gk_load1_f32(p->c, (int64_t)row * p->ldc + col, p->d_dtype);
     if (p->bias) v += p->bias[col];
     return gk_gemm_act(p->act, v);
@@ -619,6 +626,57 @@ static const char gk_gemm_mma_ones[] = {GK_GEMM_CONFIGS(GK_GEMM_X_ONE)};
 #define GK_GEMM_NMMA ((int)sizeof gk_gemm_mma_ones)
 #define GK_GEMM_ELEM_CONFIG 2
 
+/* The output side of a GEMM-like call, checked the same way by every entry point: d [m, n] of
+   d_dtype with stride ldd; c, read when beta != 0, either d itself (ldc == ldd) or apart from it;
+   bias fp32 [n] or NULL; the inputs in[0 .. nin) apart from d; the workspace (NULL, or 256-byte
+   aligned) apart from all of them. *workspace_bytes becomes 0 without a workspace. m, n > 0. */
+typedef struct gk_gemm_span {
+    const char *name;
+    const void *p;
+    int64_t bytes;
+} gk_gemm_span;
+
+static cudaError_t gk_gemm_check_outputs(const char *fn, const void *d, int d_dtype, int64_t ldd, const void *c,
+                                         int64_t ldc, const float *bias, int64_t m, int64_t n, float beta,
+                                         const gk_gemm_span *in, int nin, const void *workspace,
+                                         size_t *workspace_bytes)
+{
+    const int es = gk_dtype_size(d_dtype);
+    GK_TRY(gk_check_ptr(fn, "d", d));
+    GK_TRY(gk_check_elem_aligned(fn, "d", d, es));
+    if (ldd < n)
+        return gk__fail(cudaErrorInvalidValue, fn, "ldd = %lld is smaller than n = %lld", (long long)ldd, (long long)n);
+    GK_TRY(gk_check_fits_i32(fn, "ldd", ldd));
+    int64_t d_bytes = 0, c_bytes = 0;
+    GK_TRY(gk_check_span(fn, "d", m, n, ldd, es, &d_bytes));
+    if (beta != 0.0f) {
+        GK_TRY(gk_check_ptr(fn, "c", c));
+        GK_TRY(gk_check_elem_aligned(fn, "c", c, es));
+        if (ldc < n)
+            return gk__fail(cudaErrorInvalidValue, fn, "ldc = %lld is smaller than n = %lld", (long long)ldc, (long long)n);
+        GK_TRY(gk_check_fits_i32(fn, "ldc", ldc));
+        GK_TRY(gk_check_span(fn, "c", m, n, ldc, es, &c_bytes));
+        GK_TRY(gk_check_overlap(fn, "d", d, d_bytes, "c", c, c_bytes));
+    }
+    for (int i = 0; i < nin; i++) GK_TRY(gk_check_disjoint(fn, "d", d, d_bytes, in[i].name, in[i].p, in[i].bytes));
+    if (bias) {
+        GK_TRY(gk_check_elem_aligned(fn, "bias", bias, 4));
+        GK_TRY(gk_check_disjoint(fn, "d", d, d_bytes, "bias", bias, n * 4));
+    }
+    if (workspace && !gk_is_aligned(workspace, 256))
+        return gk__fail(cudaErrorInvalidValue, fn, "workspace is not 256-byte aligned");
+    if (!workspace) *workspace_bytes = 0;
+    if (*workspace_bytes) { /* scratch the call writes: apart from every operand */
+        const int64_t w = (int64_t)*workspace_bytes;
+        GK_TRY(gk_check_disjoint(fn, "workspace", workspace, w, "d", d, d_bytes));
+        for (int i = 0; i < nin; i++)
+            GK_TRY(gk_check_disjoint(fn, "workspace", workspace, w, in[i].name, in[i].p, in[i].bytes));
+        if (beta != 0.0f) GK_TRY(gk_check_disjoint(fn, "workspace", workspace, w, "c", c, c_bytes));
+        if (bias) GK_TRY(gk_check_disjoint(fn, "workspace", workspace, w, "bias", bias, n * 4));
+    }
+    return cudaSuccess;
+}
+
 /* One operand to repack: [rows, cols] 2-byte values at src, stride ld, to dst, stride ldp (a
    multiple of 64); words: the 16-byte words written, rows x ldp / 8, fewer than 2^31. The row
    of word n is (umulhi(n, magic) + n) >> shift: a division by ldp / 8 without a divide. */
@@ -874,48 +932,17 @@ static cudaError_t gk_gemm_run_checked(const char *fn, int config, int splits, i
     if (trans_b != 0 && trans_b != 1) return gk__fail(cudaErrorInvalidValue, fn, "trans_b = %d is not 0 or 1", trans_b);
     GK_TRY(gk_check_mnk(fn, m, n, k));
     if (m == 0 || n == 0) return cudaSuccess; /* nothing to write; pointers not inspected */
-    const int es = gk_dtype_size(d_dtype);
-    GK_TRY(gk_check_ptr(fn, "d", d));
-    GK_TRY(gk_check_elem_aligned(fn, "d", d, es));
-    if (ldd < n)
-        return gk__fail(cudaErrorInvalidValue, fn, "ldd = %lld is smaller than n = %lld", (long long)ldd, (long long)n);
-    GK_TRY(gk_check_fits_i32(fn, "ldd", ldd));
     /* the spans of the operands (m, n, k and the strides are below 2^31: these cannot overflow) */
-    int64_t d_bytes = 0, c_bytes = 0, a_bytes = 0, b_bytes = 0;
-    GK_TRY(gk_check_span(fn, "d", m, n, ldd, es, &d_bytes));
-    if (beta != 0.0f) {
-        GK_TRY(gk_check_ptr(fn, "c", c));
-        GK_TRY(gk_check_elem_aligned(fn, "c", c, es));
-        if (ldc < n)
-            return gk__fail(cudaErrorInvalidValue, fn, "ldc = %lld is smaller than n = %lld", (long long)ldc, (long long)n);
-        GK_TRY(gk_check_fits_i32(fn, "ldc", ldc));
-        GK_TRY(gk_check_span(fn, "c", m, n, ldc, es, &c_bytes));
-        GK_TRY(gk_check_overlap(fn, "d", d, d_bytes, "c", c, c_bytes));
-    }
     const int64_t rows_a = trans_a ? k : m, cols_a = trans_a ? m : k, rows_b = trans_b ? n : k, cols_b = trans_b ? k : n;
+    gk_gemm_span in[2] = {{"a", a, 0}, {"b", b, 0}};
     if (k > 0) { /* with k == 0, a and b are not read */
         GK_TRY(gk_gemm_check_operand(fn, "a", "lda", a, lda, cols_a));
         GK_TRY(gk_gemm_check_operand(fn, "b", "ldb", b, ldb, cols_b));
-        GK_TRY(gk_check_span(fn, "a", rows_a, cols_a, lda, 2, &a_bytes));
-        GK_TRY(gk_check_span(fn, "b", rows_b, cols_b, ldb, 2, &b_bytes));
-        GK_TRY(gk_check_disjoint(fn, "d", d, d_bytes, "a", a, a_bytes));
-        GK_TRY(gk_check_disjoint(fn, "d", d, d_bytes, "b", b, b_bytes));
+        GK_TRY(gk_check_span(fn, "a", rows_a, cols_a, lda, 2, &in[0].bytes));
+        GK_TRY(gk_check_span(fn, "b", rows_b, cols_b, ldb, 2, &in[1].bytes));
     }
-    if (bias) {
-        GK_TRY(gk_check_elem_aligned(fn, "bias", bias, 4));
-        GK_TRY(gk_check_disjoint(fn, "d", d, d_bytes, "bias", bias, n * 4));
-    }
-    if (workspace && !gk_is_aligned(workspace, 256))
-        return gk__fail(cudaErrorInvalidValue, fn, "workspace is not 256-byte aligned");
-    if (!workspace) workspace_bytes = 0;
-    if (workspace_bytes) { /* scratch the call writes: apart from every operand */
-        const int64_t w = (int64_t)workspace_bytes;
-        GK_TRY(gk_check_disjoint(fn, "workspace", workspace, w, "d", d, d_bytes));
-        if (k > 0) GK_TRY(gk_check_disjoint(fn, "workspace", workspace, w, "a", a, a_bytes));
-        if (k > 0) GK_TRY(gk_check_disjoint(fn, "workspace", workspace, w, "b", b, b_bytes));
-        if (beta != 0.0f) GK_TRY(gk_check_disjoint(fn, "workspace", workspace, w, "c", c, c_bytes));
-        if (bias) GK_TRY(gk_check_disjoint(fn, "workspace", workspace, w, "bias", bias, n * 4));
-    }
+    GK_TRY(gk_gemm_check_outputs(fn, d, d_dtype, ldd, c, ldc, bias, m, n, beta, in, k > 0 ? 2 : 0, workspace,
+                                 &workspace_bytes));
 
     gk_gemm_args p;
     memset(&p, 0, sizeof p);

@@ -48,24 +48,23 @@
 
 /* Outputs (row, col .. col + cnt - 1) of the wgmma epilogue that its inline path does not take
    (the N edge, fp32 rows off 16-byte alignment): a store each, out of line. The values come by
-   value (an array's address would put it on the stack) and the arguments are copied once (read
-   through the pointer, every field would be a load at every use). */
+   value (an array's address would put it on the stack); the arguments are read through p (a
+   copy of gk_gemm_args, over 128 bytes, would be a stack frame). */
 static __device__ __noinline__ void gk_gemm_wg_store_each(const gk_gemm_args *p, int row, int col, float4 lo, float4 hi,
                                                          int cnt, int split)
 {
-    const gk_gemm_args a = *p;
     const float v[8] = {lo.x, lo.y, lo.z, lo.w, hi.x, hi.y, hi.z, hi.w};
-    if (a.partial) {
-        float *q = (float *)gk_gemm_out(&a, row, col, split, 4);
+    if (p->partial) {
+        float *q = (float *)gk_gemm_out(p, row, col, split, 4);
 #pragma unroll
         for (int e = 0; e < 8; e++)
             if (e < cnt) q[e] = v[e];
         return;
     }
-    const int64_t i = (int64_t)row * a.ldd + col;
+    const int64_t i = (int64_t)row * p->ldd + col;
 #pragma unroll
     for (int e = 0; e < 8; e++)
-        if (e < cnt) gk_store1_f32(a.d, i + e, a.d_dtype, gk_gemm_epilogue(&a, v[e], row, col + e));
+        if (e < cnt) gk_store1_f32(p->d, i + e, p->d_dtype, gk_gemm_epilogue(p, v[e], row, col + e));
 }
 
 /* Consumer warpgroup wr's 64 x bn accumulators out through shared memory: written as they sit
@@ -147,10 +146,13 @@ GK_DEV void gk_gemm_wg_store(const gk_gemm_args *p, const float *acc, float *buf
     }
 }
 
+/* K values in a k-tile: 128 bytes of a row, 64 16-bit values or 128 e4m3. */
+#define gk_gemm_wg_bk(dt) ((dt) == GK_E4M3 ? 128 : 64)
+
 /* A work item (split-major: item / tiles is its K split): its tile's origin, its first k and
-   its k-tiles. */
-GK_DEV void gk_gemm_wg_item(const gk_gemm_args *p, int item, int tiles, int bm, int bn, int *m0, int *n0, int *split,
-                            int *k_begin, int *ktiles)
+   its k-tiles of bk values. */
+GK_DEV void gk_gemm_wg_item(const gk_gemm_args *p, int item, int tiles, int bm, int bn, int bk, int *m0, int *n0,
+                            int *split, int *k_begin, int *ktiles)
 {
     int tm, tn;
     gk_gemm_tile_of(p, item % tiles, &tm, &tn);
@@ -158,27 +160,48 @@ GK_DEV void gk_gemm_wg_item(const gk_gemm_args *p, int item, int tiles, int bm, 
     *n0 = tn * bn;
     *split = item / tiles;
     *k_begin = *split * p->k_per_split;
-    *ktiles = (min(p->k, *k_begin + p->k_per_split) - *k_begin + GK_GEMM_WG_BK - 1) / GK_GEMM_WG_BK;
+    *ktiles = (min(p->k, *k_begin + p->k_per_split) - *k_begin + bk - 1) / bk;
 }
 
 /* A consumer warpgroup's k-tiles of one work item, nb columns of each B tile (wgmma n = nb);
    `it` counts k-tiles over the block's items (stage it % stages, phase it / stages). Returns
-   `it` past this item. bm, nb, dt, ta, tb must be constants after inlining. */
+   `it` past this item. bm, nb, dt, ta, tb, blocks must be constants after inlining.
+   blocks (e4m3, bm 128, tiles of at most 128 columns inside one 128-column block of B): each
+   k-tile's products go to tmp, which is scaled by its row's A block scale and the tile's B block
+   scale into acc once the k-tile's wgmmas have finished (p->block_a, block_b; row0: the D row of
+   this thread's first accumulator, kb0: the item's first 128-k block). */
 GK_DEV int gk_gemm_wg_consume(char *smem, unsigned long long *full, unsigned long long *empty, int stage_bytes,
                               int a_bytes, int dt, int ta, int tb, int bm, int nb, int stages, int ktiles, int it,
-                              float *acc)
+                              float *acc, int blocks, float *tmp, const gk_gemm_args *p, int row0, int n0, int kb0)
 {
     const int wr = (threadIdx.x >> 7) - 1, nacc = bm * nb / 256;
     /* a K-major tile steps 32 bytes per k16 (descriptor + 2), an MN-major one 16 rows (+ 128) */
     const int a_step = ta ? 128 : 2, b_step = tb ? 2 : 128;
+    const float *sa0 = NULL, *sa1 = NULL, *sb = NULL;
+    if (blocks) { /* rows past M read row M - 1's scales (their outputs are not stored) */
+        sa0 = p->block_a + (int64_t)min(row0, p->m - 1) * p->kb + kb0;
+        sa1 = p->block_a + (int64_t)min(row0 + 8, p->m - 1) * p->kb + kb0;
+        sb = p->block_b + (int64_t)(n0 / 128) * p->kb + kb0;
+    }
 #pragma unroll
     for (int i = 0; i < nacc; i++) acc[i] = 0.0f;
     gk_wgmma_fence_regs(acc, nacc);
+    if (blocks) {
+#pragma unroll
+        for (int i = 0; i < nacc; i++) tmp[i] = 0.0f;
+        gk_wgmma_fence_regs(tmp, nacc);
+    }
     for (int kt = 0; kt < ktiles; kt++, it++) {
         const int s = it % stages;
+        float scale0 = 0.0f, scale1 = 0.0f;
+        if (blocks) { /* loaded before the wait: their latency hides behind it */
+            const float b = sb[kt];
+            scale0 = sa0[kt] * b;
+            scale1 = sa1[kt] * b;
+        }
         gk_mbar_wait(full + s, (it / stages) & 1);
-        const char *sa = smem + s * stage_bytes, *sb = sa + a_bytes;
-        const unsigned long long db = gk_wgmma_desc_sw128(sb, tb ? 16 : 8192);
+        const char *sa = smem + s * stage_bytes, *sbt = sa + a_bytes;
+        const unsigned long long db = gk_wgmma_desc_sw128(sbt, tb ? 16 : 8192);
         gk_wgmma_fence();
 #pragma unroll
         for (int ms = 0; ms < bm / 128; ms++) {
@@ -186,15 +209,31 @@ GK_DEV int gk_gemm_wg_consume(char *smem, unsigned long long *full, unsigned lon
                or a 64-wide MN panel) */
             const unsigned long long da = gk_wgmma_desc_sw128(sa + (wr * bm / 128 + ms) * 8192, ta ? 8192 : 16);
 #pragma unroll
-            for (int kk = 0; kk < GK_GEMM_WG_BK / 16; kk++)
-                gk_wgmma_m64k16(acc + ms * (nb / 2), da + a_step * kk, db + b_step * kk, dt, nb, ta, !tb, 1);
+            for (int kk = 0; kk < 4; kk++) { /* 32 bytes of K a step: k16 of 16-bit values, k32 of e4m3 */
+                if (dt == GK_E4M3) {
+                    if (blocks) gk_wgmma_m64k32_e4m3(tmp, da + 2 * kk, db + 2 * kk, nb, kk > 0);
+                    else gk_wgmma_m64k32_e4m3(acc + ms * (nb / 2), da + 2 * kk, db + 2 * kk, nb, 1);
+                } else {
+                    gk_wgmma_m64k16(acc + ms * (nb / 2), da + a_step * kk, db + b_step * kk, dt, nb, ta, !tb, 1);
+                }
+            }
         }
         gk_wgmma_commit();
+        if (blocks) {
+            /* this k-tile's sums are needed now: its stage goes back at once */
+            gk_wgmma_wait_0();
+            gk_wgmma_fence_regs(tmp, nacc);
+            if ((threadIdx.x & 127) == 0) gk_mbar_arrive(empty + s);
+#pragma unroll
+            for (int i = 0; i < nacc; i++) acc[i] += tmp[i] * (i & 2 ? scale1 : scale0);
+            continue;
+        }
         /* the previous k-tile's wgmma has finished: its stage goes back to the producer */
         gk_wgmma_wait_1();
         gk_wgmma_fence_regs(acc, nacc);
         if (kt > 0 && (threadIdx.x & 127) == 0) gk_mbar_arrive(empty + (it - 1) % stages);
     }
+    if (blocks) return it;
     gk_wgmma_wait_0();
     gk_wgmma_fence_regs(acc, nacc);
     if ((threadIdx.x & 127) == 0) gk_mbar_arrive(empty + (it - 1) % stages);
@@ -203,7 +242,7 @@ GK_DEV int gk_gemm_wg_consume(char *smem, unsigned long long *full, unsigned lon
 
 GK_DEV void gk_gemm_wg_run(const gk_gemm_args *p, const CUtensorMap *tma, const CUtensorMap *tmb,
                            const CUtensorMap *tma_last, const CUtensorMap *tmb_last, int dt, int ta, int tb, int bm,
-                           int bn, int stages, int persistent, float *acc)
+                           int bn, int stages, int persistent, int blocks, float *acc, float *tmp)
 {
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
     extern __shared__ uint4 gk_gemm_smem[];
@@ -220,7 +259,7 @@ GK_DEV void gk_gemm_wg_run(const gk_gemm_args *p, const CUtensorMap *tma, const 
     const int tiles = p->tiles_m * p->tiles_n, splits = (p->k + p->k_per_split - 1) / p->k_per_split;
     const int ea = swap ? p->n : p->m, eb = swap ? p->m : p->n; /* rows of the MMAs' A and B operands */
     const int first = blockIdx.y * gridDim.x + blockIdx.x, step = gridDim.x * gridDim.y, items = tiles * splits;
-    const int wg = threadIdx.x >> 7;
+    const int wg = threadIdx.x >> 7, bk = gk_gemm_wg_bk(dt);
 
     if (threadIdx.x == 0) {
         for (int s = 0; s < stages; s++) {
@@ -238,7 +277,7 @@ GK_DEV void gk_gemm_wg_run(const gk_gemm_args *p, const CUtensorMap *tma, const 
         if (threadIdx.x != 0) return;
         for (int item = first; item < items; item += step) {
             int m0, n0, split, k_begin, ktiles;
-            gk_gemm_wg_item(p, item, tiles, bm, bn, &m0, &n0, &split, &k_begin, &ktiles);
+            gk_gemm_wg_item(p, item, tiles, bm, bn, bk, &m0, &n0, &split, &k_begin, &ktiles);
             const int ra = swap ? n0 : m0, rb = swap ? m0 : n0; /* the MMAs' A and B tile rows */
             /* only rows inside the operand are loaded: TMA's zero fill of rows past its end is
                slow (H200, x[65, 8192] w[8192, 8192]^T on 128 x 64 tiles: 70.6 us with 63 of
@@ -251,7 +290,7 @@ GK_DEV void gk_gemm_wg_run(const gk_gemm_args *p, const CUtensorMap *tma, const 
             const CUtensorMap *ma = la ? tma_last : tma, *mb = lb ? tmb_last : tmb;
             const int tx = (ta ? pa * 8192 : (la ? ea - ra : mm) * 128) + (tb ? (lb ? eb - rb : mn) * 128 : pb * 8192);
             for (int kt = 0; kt < ktiles; kt++, it++) {
-                const int s = it % stages, k = k_begin + kt * GK_GEMM_WG_BK;
+                const int s = it % stages, k = k_begin + kt * bk;
                 if (it >= stages) gk_mbar_wait(empty + s, (it / stages - 1) & 1);
                 char *sa = smem + s * stage_bytes, *sb = sa + a_bytes;
                 gk_mbar_arrive_expect_tx(full + s, tx);
@@ -269,16 +308,19 @@ GK_DEV void gk_gemm_wg_run(const gk_gemm_args *p, const CUtensorMap *tma, const 
     gk_setmaxnreg_inc_232();
     for (int item = first; item < items; item += step) {
         int m0, n0, split, k_begin, ktiles;
-        gk_gemm_wg_item(p, item, tiles, bm, bn, &m0, &n0, &split, &k_begin, &ktiles);
+        gk_gemm_wg_item(p, item, tiles, bm, bn, bk, &m0, &n0, &split, &k_begin, &ktiles);
+        /* the row of this thread's first accumulator (unswapped tiles; block scales only) */
+        const int row0 = m0 + (wg - 1) * 64 + (threadIdx.x >> 5 & 3) * 16 + (threadIdx.x & 31) / 4;
         /* a last tile column at most half full (N % BN in 1 .. BN / 2) runs the half-width
            wgmma, half the MMAs (the producer loads only the rows or panels inside N): 4095 x
            4097 on 128 x 256 tiles 243-246 us, was 284. Not for BN 64 (no n = 32 wgmma here). */
         if (!swap && bn > 64 && p->n - n0 <= bn / 2) {
             it = gk_gemm_wg_consume(smem, full, empty, stage_bytes, a_bytes, dt, ta, tb, bm, bn / 2, stages, ktiles, it,
-                                    acc);
+                                    acc, blocks, tmp, p, row0, n0, k_begin / 128);
             gk_gemm_wg_store(p, acc, epi, persistent, wg - 1, bm, bn / 2, m0, n0, split);
         } else {
-            it = gk_gemm_wg_consume(smem, full, empty, stage_bytes, a_bytes, dt, ta, tb, mm, mn, stages, ktiles, it, acc);
+            it = gk_gemm_wg_consume(smem, full, empty, stage_bytes, a_bytes, dt, ta, tb, mm, mn, stages, ktiles, it, acc,
+                                    blocks, tmp, p, row0, n0, k_begin / 128);
             gk_gemm_wg_store(p, acc, epi, persistent, wg - 1, bm, bn, m0, n0, split);
         }
     }
@@ -330,7 +372,7 @@ typedef void (*gk_gemm_wg_kernel)(gk_gemm_args, CUtensorMap, CUtensorMap, CUtens
               const __grid_constant__ CUtensorMap tmb_last)                                                    \
     {                                                                                                          \
         float acc[(BM) * (BN) / 256];                                                                          \
-        gk_gemm_wg_run(&p, &tma, &tmb, &tma_last, &tmb_last, dt, TA, TB, BM, BN, STAGES, PERSIST, acc);        \
+        gk_gemm_wg_run(&p, &tma, &tmb, &tma_last, &tmb_last, dt, TA, TB, BM, BN, STAGES, PERSIST, 0, acc, acc); \
     }
 
 #endif /* GK_GEMM_SM90_CUH */
@@ -398,14 +440,14 @@ static int gk_gemm_wg_ready(void)
     return gk_sm90a_ready(&gk_gemm_wg_built, &known, &ready);
 }
 
-/* A [rows, cols] operand of 2-byte values, stride ld (a multiple of 8, 16-byte aligned base), as
-   a TMA tensor map of 64 x box_rows boxes (128 bytes wide: the 128-byte swizzle), zero-filled
+/* A [rows, cols] operand of dt values, stride ld (16 bytes' multiple, 16-byte aligned base), as
+   a TMA tensor map of boxes 128 bytes wide (the 128-byte swizzle) and box_rows high, zero-filled
    past the edges. The driver's encoder is found through the runtime: no -lcuda. */
 static cudaError_t gk_gemm_tensor_map(const char *fn, CUtensorMap *map, const void *x, int dt, int64_t rows,
                                       int64_t cols, int64_t ld, int box_rows)
 {
     const int64_t dims[2] = {cols, rows}, strides[1] = {ld};
-    const int box[2] = {64, box_rows};
+    const int box[2] = {128 / gk_dtype_size(dt), box_rows};
     return gk_tma_map(fn, map, x, dt, 2, dims, strides, box);
 }
 

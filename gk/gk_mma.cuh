@@ -66,6 +66,9 @@
                                         TMA's CU_TENSOR_MAP_SWIZZLE_128B writes)
      gk_wgmma_m64k16(d, da, db, dt, n, ta, tb)
                                         wgmma.mma_async.sync.aligned.m64n{16,64,128,256}k16.f32.{bf16,f16}
+     gk_wgmma_m64k32_e4m3(d, da, db, n, acc)
+                                        wgmma.mma_async.sync.aligned.m64n{16,64,128,256}k32.f32.e4m3.e4m3
+                                        (K-major operands; a k32 step is 32 bytes, as a 16-bit k16)
      gk_wgmma_fence(), gk_wgmma_commit(), gk_wgmma_wait_0/1(), gk_wgmma_fence_regs(d, n)
      gk_wgmma_m64k16_rs(d, a, db, dt, n, tb)
                                         the same with A (64 x 16) from registers: 4 a thread, the
@@ -74,7 +77,8 @@
                                         cp.async.bulk.tensor.4d (a box of a strided 4-D tensor)
      gk_fence_proxy_async()             fence.proxy.async.shared::cta (st.shared before wgmma reads)
      host: gk_tma_map(fn, map, x, dt, rank, dims, strides, box)
-                                        a 2-byte tensor's TMA map, 128-byte swizzle, zero fill
+                                        a bf16, f16 or e4m3 tensor's TMA map, 128-byte swizzle,
+                                        zero fill
            gk_sm90a_ready(&built, &known, &ready)
                                         the device is 9.0 and the image has sm_90a code
      GK_BUILD_HAS_SM90                  1 when nvcc's target list holds compute capability 9.0
@@ -373,37 +377,34 @@ GK_DEV void gk_wgmma_fence_regs(float *d, int n)
 #define GK_WG_D64 GK_WG_D8(0), GK_WG_D8(8), GK_WG_D8(16), GK_WG_D8(24), GK_WG_D8(32), GK_WG_D8(40), GK_WG_D8(48), GK_WG_D8(56)
 #define GK_WG_D128 GK_WG_D64, GK_WG_D8(64), GK_WG_D8(72), GK_WG_D8(80), GK_WG_D8(88), GK_WG_D8(96), GK_WG_D8(104), \
                    GK_WG_D8(112), GK_WG_D8(120)
-/* one wgmma, D += A B: TYPE bf16 or f16, TA / TB 1 for an MN-major operand (imm-trans) */
-#define GK_WGMMA_N256(TYPE, TA, TB)                                                                             \
+/* one wgmma, D += A B: SHAPE the k, types part ("k16.f32.bf16.bf16"), TAIL the imm-trans operands of
+   16-bit types (", 0, 1": B MN-major), "" for fp8 (K-major only) */
+#define GK_WGMMA_N256(SHAPE, TAIL)                                                                             \
     asm volatile("{ .reg .pred p; setp.ne.b32 p, %130, 0;\n"                                                    \
-                 "wgmma.mma_async.sync.aligned.m64n256k16.f32." TYPE "." TYPE " {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, %48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63, %64, %65, %66, %67, %68, %69, %70, %71, %72, %73, %74, %75, %76, %77, %78, %79, %80, %81, %82, %83, %84, %85, %86, %87, %88, %89, %90, %91, %92, %93, %94, %95, %96, %97, %98, %99, %100, %101, %102, %103, %104, %105, %106, %107, %108, %109, %110, %111, %112, %113, %114, %115, %116, %117, %118, %119, %120, %121, %122, %123, %124, %125, %126, %127}, %128, %129, p, 1, 1, " \
-                 #TA ", " #TB "; }"                                                                             \
+                 "wgmma.mma_async.sync.aligned.m64n256" SHAPE " {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, %48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63, %64, %65, %66, %67, %68, %69, %70, %71, %72, %73, %74, %75, %76, %77, %78, %79, %80, %81, %82, %83, %84, %85, %86, %87, %88, %89, %90, %91, %92, %93, %94, %95, %96, %97, %98, %99, %100, %101, %102, %103, %104, %105, %106, %107, %108, %109, %110, %111, %112, %113, %114, %115, %116, %117, %118, %119, %120, %121, %122, %123, %124, %125, %126, %127}, %128, %129, p, 1, 1" TAIL "; }" \
                  : GK_WG_D128                                                                                   \
                  : "l"(da), "l"(db), "r"(acc))
-#define GK_WGMMA_N128(TYPE, TA, TB)                                                                             \
+#define GK_WGMMA_N128(SHAPE, TAIL)                                                                             \
     asm volatile("{ .reg .pred p; setp.ne.b32 p, %66, 0;\n"                                                     \
-                 "wgmma.mma_async.sync.aligned.m64n128k16.f32." TYPE "." TYPE " {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, %48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63}, %64, %65, p, 1, 1, "   \
-                 #TA ", " #TB "; }"                                                                             \
+                 "wgmma.mma_async.sync.aligned.m64n128" SHAPE " {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, %48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63}, %64, %65, p, 1, 1" TAIL "; }" \
                  : GK_WG_D64                                                                                    \
                  : "l"(da), "l"(db), "r"(acc))
-#define GK_WGMMA_N64(TYPE, TA, TB)                                                                              \
+#define GK_WGMMA_N64(SHAPE, TAIL)                                                                              \
     asm volatile("{ .reg .pred p; setp.ne.b32 p, %34, 0;\n"                                                     \
-                 "wgmma.mma_async.sync.aligned.m64n64k16.f32." TYPE "." TYPE " {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31}, %32, %33, p, 1, 1, " \
-                 #TA ", " #TB "; }"                                                                             \
+                 "wgmma.mma_async.sync.aligned.m64n64" SHAPE " {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31}, %32, %33, p, 1, 1" TAIL "; }" \
                  : GK_WG_D8(0), GK_WG_D8(8), GK_WG_D8(16), GK_WG_D8(24)                                         \
                  : "l"(da), "l"(db), "r"(acc))
-#define GK_WGMMA_N16(TYPE, TA, TB)                                                                              \
+#define GK_WGMMA_N16(SHAPE, TAIL)                                                                              \
     asm volatile("{ .reg .pred p; setp.ne.b32 p, %10, 0;\n"                                                     \
-                 "wgmma.mma_async.sync.aligned.m64n16k16.f32." TYPE "." TYPE " {%0, %1, %2, %3, %4, %5, %6, %7}, %8, %9, p, 1, 1, " \
-                 #TA ", " #TB "; }"                                                                             \
+                 "wgmma.mma_async.sync.aligned.m64n16" SHAPE " {%0, %1, %2, %3, %4, %5, %6, %7}, %8, %9, p, 1, 1" TAIL "; }" \
                  : GK_WG_D8(0)                                                                                  \
                  : "l"(da), "l"(db), "r"(acc))
-#define GK_WGMMA_LAYOUTS(N, TYPE)                      \
-    do {                                               \
-        if (!ta && !tb) GK_WGMMA_##N(TYPE, 0, 0);      \
-        else if (!ta) GK_WGMMA_##N(TYPE, 0, 1);        \
-        else if (!tb) GK_WGMMA_##N(TYPE, 1, 0);        \
-        else GK_WGMMA_##N(TYPE, 1, 1);                 \
+#define GK_WGMMA_LAYOUTS(N, TYPE)                                                  \
+    do {                                                                           \
+        if (!ta && !tb) GK_WGMMA_##N("k16.f32." TYPE "." TYPE, ", 0, 0");          \
+        else if (!ta) GK_WGMMA_##N("k16.f32." TYPE "." TYPE, ", 0, 1");            \
+        else if (!tb) GK_WGMMA_##N("k16.f32." TYPE "." TYPE, ", 1, 0");            \
+        else GK_WGMMA_##N("k16.f32." TYPE "." TYPE, ", 1, 1");                     \
     } while (0)
 
 /* wgmma.mma_async.sync.aligned.m64nNk16.f32.{bf16,f16}, N 256, 128, 64 or 16: a warpgroup's D
@@ -430,6 +431,18 @@ GK_DEV void gk_wgmma_m64k16(float *d, unsigned long long da, unsigned long long 
     }
 }
 
+
+/* wgmma.mma_async.sync.aligned.m64nNk32.f32.e4m3.e4m3, N 256, 128, 64 or 16: D (as
+   gk_wgmma_m64k16's) = A (64 x 32 e4m3) B (32 x N) + (acc ? D : 0), both operands K-major (fp8
+   wgmma has no transposed form) in shared memory. A k32 step is 32 bytes of a row, as a k16 step of
+   a 16-bit type: the same descriptors and steps serve both. n must be a constant after inlining. */
+GK_DEV void gk_wgmma_m64k32_e4m3(float *d, unsigned long long da, unsigned long long db, int n, int acc)
+{
+    if (n == 256) GK_WGMMA_N256("k32.f32.e4m3.e4m3", "");
+    else if (n == 128) GK_WGMMA_N128("k32.f32.e4m3.e4m3", "");
+    else if (n == 64) GK_WGMMA_N64("k32.f32.e4m3.e4m3", "");
+    else GK_WGMMA_N16("k32.f32.e4m3.e4m3", "");
+}
 
 /* A from registers (4 a thread: the m16n8k16 A fragment of the warp's 16 rows of the 64), B from
    shared memory; TB 1: B is MN-major. */
@@ -483,9 +496,10 @@ typedef CUresult (*gk_tensor_map_encode_fn)(CUtensorMap *, CUtensorMapDataType, 
                                             CUtensorMapInterleave, CUtensorMapSwizzle, CUtensorMapL2promotion,
                                             CUtensorMapFloatOOBfill);
 
-/* A rank-dimensional tensor of 2-byte values (dims[0] contiguous; strides[i] in elements between
-   steps of dimension i + 1, multiples of 8) as a TMA map of box[] boxes, box[0] = 64 (128 bytes:
-   the 128-byte swizzle that wgmma's descriptors read), zero-filled past every dimension's end. */
+/* A rank-dimensional tensor of dt values (bf16, f16 or e4m3; dims[0] contiguous; strides[i] in
+   elements between steps of dimension i + 1, 16 bytes' multiples) as a TMA map of box[] boxes,
+   box[0] 128 bytes (64 16-bit values, 128 e4m3: the 128-byte swizzle that wgmma's descriptors
+   read), zero-filled past every dimension's end. */
 GK_HOST cudaError_t gk_tma_map(const char *fn, CUtensorMap *map, const void *x, int dt, int rank, const int64_t *dims,
                                const int64_t *strides, const int *box)
 {
@@ -504,9 +518,12 @@ GK_HOST cudaError_t gk_tma_map(const char *fn, CUtensorMap *map, const void *x, 
         d[i] = (cuuint64_t)dims[i];
         b[i] = (cuuint32_t)box[i];
         elem[i] = 1;
-        if (i > 0) st[i - 1] = (cuuint64_t)strides[i - 1] * 2;
+        if (i > 0) st[i - 1] = (cuuint64_t)strides[i - 1] * gk_dtype_size(dt);
     }
-    const CUresult r = encode(map, dt == GK_F16 ? CU_TENSOR_MAP_DATA_TYPE_FLOAT16 : CU_TENSOR_MAP_DATA_TYPE_BFLOAT16,
+    const CUtensorMapDataType type = dt == GK_F16    ? CU_TENSOR_MAP_DATA_TYPE_FLOAT16
+                                     : dt == GK_E4M3 ? CU_TENSOR_MAP_DATA_TYPE_UINT8
+                                                     : CU_TENSOR_MAP_DATA_TYPE_BFLOAT16;
+    const CUresult r = encode(map, type,
                               (cuuint32_t)rank, (void *)x, d, st, b, elem, CU_TENSOR_MAP_INTERLEAVE_NONE,
                               CU_TENSOR_MAP_SWIZZLE_128B, CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
                               CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);

@@ -941,46 +941,16 @@ static cudaError_t gk_w4_gemm_checked(const char *fn, int config, int warps, int
                         gk_dtype_name(w->dtype), gk_dtype_name(x_dtype));
     if (m == 0) return cudaSuccess;
     const int64_t n = w->n, k = w->k;
-    const int es = gk_dtype_size(d_dtype);
-    GK_TRY(gk_check_ptr(fn, "d", d));
-    GK_TRY(gk_check_elem_aligned(fn, "d", d, es));
-    if (ldd < n) return gk__fail(cudaErrorInvalidValue, fn, "ldd = %lld is smaller than n = %lld", (long long)ldd, (long long)n);
-    GK_TRY(gk_check_fits_i32(fn, "ldd", ldd));
     GK_TRY(gk_check_ptr(fn, "x", x));
     if (!gk_is_aligned(x, 16) || ldx % 8)
         return gk__fail(cudaErrorInvalidValue, fn, "x rows must be 16-byte aligned (x aligned, ldx = %lld a multiple of 8)",
                         (long long)ldx);
     if (ldx < k) return gk__fail(cudaErrorInvalidValue, fn, "ldx = %lld is smaller than k = %lld", (long long)ldx, (long long)k);
     GK_TRY(gk_check_fits_i32(fn, "ldx", ldx));
-    int64_t d_bytes = 0, c_bytes = 0, x_bytes = 0;
-    GK_TRY(gk_check_span(fn, "d", m, n, ldd, es, &d_bytes));
-    GK_TRY(gk_check_span(fn, "x", m, k, ldx, 2, &x_bytes));
-    const int64_t w_bytes = (int64_t)gk_w4_packed_bytes_of(n, k, w->group, w->zero_mode);
-    GK_TRY(gk_check_disjoint(fn, "d", d, d_bytes, "x", x, x_bytes));
-    GK_TRY(gk_check_disjoint(fn, "d", d, d_bytes, "w->packed", w->packed, w_bytes));
-    if (beta != 0.0f) {
-        GK_TRY(gk_check_ptr(fn, "c", c));
-        GK_TRY(gk_check_elem_aligned(fn, "c", c, es));
-        if (ldc < n) return gk__fail(cudaErrorInvalidValue, fn, "ldc = %lld is smaller than n = %lld", (long long)ldc, (long long)n);
-        GK_TRY(gk_check_fits_i32(fn, "ldc", ldc));
-        GK_TRY(gk_check_span(fn, "c", m, n, ldc, es, &c_bytes));
-        GK_TRY(gk_check_overlap(fn, "d", d, d_bytes, "c", c, c_bytes));
-    }
-    if (bias) {
-        GK_TRY(gk_check_elem_aligned(fn, "bias", bias, 4));
-        GK_TRY(gk_check_disjoint(fn, "d", d, d_bytes, "bias", bias, n * 4));
-    }
-    if (workspace && !gk_is_aligned(workspace, 256))
-        return gk__fail(cudaErrorInvalidValue, fn, "workspace is not 256-byte aligned");
-    if (!workspace) workspace_bytes = 0;
-    if (workspace_bytes) {
-        const int64_t wb = (int64_t)workspace_bytes;
-        GK_TRY(gk_check_disjoint(fn, "workspace", workspace, wb, "d", d, d_bytes));
-        GK_TRY(gk_check_disjoint(fn, "workspace", workspace, wb, "x", x, x_bytes));
-        GK_TRY(gk_check_disjoint(fn, "workspace", workspace, wb, "w->packed", w->packed, w_bytes));
-        if (beta != 0.0f) GK_TRY(gk_check_disjoint(fn, "workspace", workspace, wb, "c", c, c_bytes));
-        if (bias) GK_TRY(gk_check_disjoint(fn, "workspace", workspace, wb, "bias", bias, n * 4));
-    }
+    gk_gemm_span in[2] = {{"x", x, 0}, {"w->packed", w->packed, 0}};
+    in[1].bytes = (int64_t)gk_w4_packed_bytes_of(n, k, w->group, w->zero_mode);
+    GK_TRY(gk_check_span(fn, "x", m, k, ldx, 2, &in[0].bytes));
+    GK_TRY(gk_gemm_check_outputs(fn, d, d_dtype, ldd, c, ldc, bias, m, n, beta, in, 2, workspace, &workspace_bytes));
 
     int sms, bpsm[GK_W4_NCONFIG];
     GK_TRY(gk_sm_count(&sms));

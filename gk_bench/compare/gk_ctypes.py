@@ -15,6 +15,7 @@ import ctypes
 # gk_dtype (gk_core.cuh), gk_act (gk_gemm.cuh), gk_rope_style (gk_paged.cuh) and gk_w4_zeros (gk_quant.cuh)
 GK_F32, GK_BF16, GK_F16, GK_E4M3 = 0, 1, 2, 3
 GK_ACT_NONE = 0
+GK_FP8_TENSOR, GK_FP8_ROW, GK_FP8_BLOCK = 0, 1, 2  # gk_fp8_scale (gk_fp8.cuh)
 GK_ROPE_NEOX, GK_ROPE_GPTJ = 0, 1
 GK_W4_SYMMETRIC, GK_W4_ZEROS_INT4, GK_W4_ZEROS_FLOAT = 0, 1, 2
 
@@ -299,6 +300,17 @@ SIGNATURES = {
     "gk_w4_config_info": (GkW4Config, [_int]),
     # gk_w4_ledger(m, n, k, group, zero_mode, x_dtype, d_dtype, has_bias): by value
     "gk_w4_ledger": (GkLedger, [_i64, _i64, _i64, _int, _int, _int, _int, _int]),
+    # gk_fp8.cuh
+    # gk_fp8_gemm(d, d_dtype, ldd, a, lda, scale_a, scale_a_mode, b, ldb, scale_b, scale_b_mode, c, ldc,
+    #             bias, m, n, k, alpha, beta, act, workspace, workspace_bytes, stream)
+    "gk_fp8_gemm": (_err, [_ptr, _int, _i64, _ptr, _i64, _ptr, _int, _ptr, _i64, _ptr, _int, _ptr, _i64, _ptr,
+                           _i64, _i64, _i64, _f32, _f32, _int, _ptr, ctypes.c_size_t, _ptr]),
+    # gk_fp8_workspace_bytes(m, n, k, block)
+    "gk_fp8_workspace_bytes": (ctypes.c_size_t, [_i64, _i64, _i64, _int]),
+    # gk_fp8_quantize(out, ldo, scales, scale_mode, block_rows, x, x_dtype, ldx, trans, rows, cols, stream)
+    "gk_fp8_quantize": (_err, [_ptr, _i64, _ptr, _int, _int, _ptr, _int, _i64, _int, _i64, _i64, _ptr]),
+    # gk_rmsnorm_quant_e4m3_bf16(out, ldo, scales, x, ldx, weight, rows, cols, eps, stream) (gk_reduce.cuh)
+    "gk_rmsnorm_quant_e4m3_bf16": (_err, [_ptr, _i64, _ptr, _ptr, _i64, _ptr, _i64, _i64, _f32, _ptr]),
     # gk_core.cuh
     "gk_failure_reason": (ctypes.c_char_p, []),
 }

@@ -8,3 +8,4 @@
 #include "gk/gk_attention.cuh"
 #include "gk/gk_paged.cuh"
 #include "gk/gk_quant.cuh"
+#include "gk/gk_fp8.cuh"
