@@ -149,6 +149,58 @@ GK_EXTERN_C_END
 
 #ifdef __CUDACC__
 
+/* The output side of a GEMM-like call, checked the same way by every entry point: d [m, n] of
+   d_dtype with stride ldd; c, read when beta != 0, either d itself (ldc == ldd) or apart from it;
+   bias fp32 [n] or NULL; the inputs in[0 .. nin) apart from d; the workspace (NULL, or 256-byte
+   aligned) apart from all of them. *workspace_bytes becomes 0 without a workspace. m, n > 0.
+   Outside the implementation: gk_quant.cuh and gk_fp8.cuh check their calls with it. */
+typedef struct gk_gemm_span {
+    const char *name;
+    const void *p;
+    int64_t bytes;
+} gk_gemm_span;
+
+GK_HOST cudaError_t gk_gemm_check_outputs(const char *fn, const void *d, int d_dtype, int64_t ldd, const void *c,
+                                         int64_t ldc, const float *bias, int64_t m, int64_t n, float beta,
+                                         const gk_gemm_span *in, int nin, const void *workspace,
+                                         size_t *workspace_bytes)
+{
+    const int es = gk_dtype_size(d_dtype);
+    GK_TRY(gk_check_ptr(fn, "d", d));
+    GK_TRY(gk_check_elem_aligned(fn, "d", d, es));
+    if (ldd < n)
+        return gk__fail(cudaErrorInvalidValue, fn, "ldd = %lld is smaller than n = %lld", (long long)ldd, (long long)n);
+    GK_TRY(gk_check_fits_i32(fn, "ldd", ldd));
+    int64_t d_bytes = 0, c_bytes = 0;
+    GK_TRY(gk_check_span(fn, "d", m, n, ldd, es, &d_bytes));
+    if (beta != 0.0f) {
+        GK_TRY(gk_check_ptr(fn, "c", c));
+        GK_TRY(gk_check_elem_aligned(fn, "c", c, es));
+        if (ldc < n)
+            return gk__fail(cudaErrorInvalidValue, fn, "ldc = %lld is smaller than n = %lld", (long long)ldc, (long long)n);
+        GK_TRY(gk_check_fits_i32(fn, "ldc", ldc));
+        GK_TRY(gk_check_span(fn, "c", m, n, ldc, es, &c_bytes));
+        GK_TRY(gk_check_overlap(fn, "d", d, d_bytes, "c", c, c_bytes));
+    }
+    for (int i = 0; i < nin; i++) GK_TRY(gk_check_disjoint(fn, "d", d, d_bytes, in[i].name, in[i].p, in[i].bytes));
+    if (bias) {
+        GK_TRY(gk_check_elem_aligned(fn, "bias", bias, 4));
+        GK_TRY(gk_check_disjoint(fn, "d", d, d_bytes, "bias", bias, n * 4));
+    }
+    if (workspace && !gk_is_aligned(workspace, 256))
+        return gk__fail(cudaErrorInvalidValue, fn, "workspace is not 256-byte aligned");
+    if (!workspace) *workspace_bytes = 0;
+    if (*workspace_bytes) { /* scratch the call writes: apart from every operand */
+        const int64_t w = (int64_t)*workspace_bytes;
+        GK_TRY(gk_check_disjoint(fn, "workspace", workspace, w, "d", d, d_bytes));
+        for (int i = 0; i < nin; i++)
+            GK_TRY(gk_check_disjoint(fn, "workspace", workspace, w, in[i].name, in[i].p, in[i].bytes));
+        if (beta != 0.0f) GK_TRY(gk_check_disjoint(fn, "workspace", workspace, w, "c", c, c_bytes));
+        if (bias) GK_TRY(gk_check_disjoint(fn, "workspace", workspace, w, "bias", bias, n * 4));
+    }
+    return cudaSuccess;
+}
+
 /* Shared-memory bytes of a configuration: STAGES copies of the A and B tiles, 2 bytes a value. */
 GK_HD int gk_gemm_smem_bytes(int bm, int bn, int bk, int stages) { return stages * (bm + bn) * bk * 2; }
 
@@ -625,57 +677,6 @@ static const char gk_gemm_mma_ones[] = {GK_GEMM_CONFIGS(GK_GEMM_X_ONE)};
 #define GK_GEMM_NCONFIG ((int)(sizeof gk_gemm_config_table / sizeof gk_gemm_config_table[0]))
 #define GK_GEMM_NMMA ((int)sizeof gk_gemm_mma_ones)
 #define GK_GEMM_ELEM_CONFIG 2
-
-/* The output side of a GEMM-like call, checked the same way by every entry point: d [m, n] of
-   d_dtype with stride ldd; c, read when beta != 0, either d itself (ldc == ldd) or apart from it;
-   bias fp32 [n] or NULL; the inputs in[0 .. nin) apart from d; the workspace (NULL, or 256-byte
-   aligned) apart from all of them. *workspace_bytes becomes 0 without a workspace. m, n > 0. */
-typedef struct gk_gemm_span {
-    const char *name;
-    const void *p;
-    int64_t bytes;
-} gk_gemm_span;
-
-static cudaError_t gk_gemm_check_outputs(const char *fn, const void *d, int d_dtype, int64_t ldd, const void *c,
-                                         int64_t ldc, const float *bias, int64_t m, int64_t n, float beta,
-                                         const gk_gemm_span *in, int nin, const void *workspace,
-                                         size_t *workspace_bytes)
-{
-    const int es = gk_dtype_size(d_dtype);
-    GK_TRY(gk_check_ptr(fn, "d", d));
-    GK_TRY(gk_check_elem_aligned(fn, "d", d, es));
-    if (ldd < n)
-        return gk__fail(cudaErrorInvalidValue, fn, "ldd = %lld is smaller than n = %lld", (long long)ldd, (long long)n);
-    GK_TRY(gk_check_fits_i32(fn, "ldd", ldd));
-    int64_t d_bytes = 0, c_bytes = 0;
-    GK_TRY(gk_check_span(fn, "d", m, n, ldd, es, &d_bytes));
-    if (beta != 0.0f) {
-        GK_TRY(gk_check_ptr(fn, "c", c));
-        GK_TRY(gk_check_elem_aligned(fn, "c", c, es));
-        if (ldc < n)
-            return gk__fail(cudaErrorInvalidValue, fn, "ldc = %lld is smaller than n = %lld", (long long)ldc, (long long)n);
-        GK_TRY(gk_check_fits_i32(fn, "ldc", ldc));
-        GK_TRY(gk_check_span(fn, "c", m, n, ldc, es, &c_bytes));
-        GK_TRY(gk_check_overlap(fn, "d", d, d_bytes, "c", c, c_bytes));
-    }
-    for (int i = 0; i < nin; i++) GK_TRY(gk_check_disjoint(fn, "d", d, d_bytes, in[i].name, in[i].p, in[i].bytes));
-    if (bias) {
-        GK_TRY(gk_check_elem_aligned(fn, "bias", bias, 4));
-        GK_TRY(gk_check_disjoint(fn, "d", d, d_bytes, "bias", bias, n * 4));
-    }
-    if (workspace && !gk_is_aligned(workspace, 256))
-        return gk__fail(cudaErrorInvalidValue, fn, "workspace is not 256-byte aligned");
-    if (!workspace) *workspace_bytes = 0;
-    if (*workspace_bytes) { /* scratch the call writes: apart from every operand */
-        const int64_t w = (int64_t)*workspace_bytes;
-        GK_TRY(gk_check_disjoint(fn, "workspace", workspace, w, "d", d, d_bytes));
-        for (int i = 0; i < nin; i++)
-            GK_TRY(gk_check_disjoint(fn, "workspace", workspace, w, in[i].name, in[i].p, in[i].bytes));
-        if (beta != 0.0f) GK_TRY(gk_check_disjoint(fn, "workspace", workspace, w, "c", c, c_bytes));
-        if (bias) GK_TRY(gk_check_disjoint(fn, "workspace", workspace, w, "bias", bias, n * 4));
-    }
-    return cudaSuccess;
-}
 
 /* One operand to repack: [rows, cols] 2-byte values at src, stride ld, to dst, stride ldp (a
    multiple of 64); words: the 16-byte words written, rows x ldp / 8, fewer than 2^31. The row
