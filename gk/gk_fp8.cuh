@@ -1,15 +1,17 @@
 /* gk_fp8.cuh - gk FP8 GEMM v0.1: e4m3 x e4m3 -> bf16, f16 or f32 with fp32 accumulation on
-   Hopper's fp8 wgmma (sm_90a), with the scales real fp8 models use: per tensor, per row (token)
-   of A and per row (output channel) of B, or DeepSeek-V3's blocks (1 x 128 for A, 128 x 128 for
-   B), and the quantizer that makes those operands and scales from bf16, f16 or f32.
+   Hopper's fp8 wgmma (sm_90a) or, elsewhere from compute capability 8.9 (Ada), on mma.sync
+   m16n8k32 e4m3, with the scales real fp8 models use: per tensor, per row (token) of A and per
+   row (output channel) of B, or DeepSeek-V3's blocks (1 x 128 for A, 128 x 128 for B; wgmma
+   only), and the quantizer that makes those operands and scales from bf16, f16 or f32.
 
    Needs gk_core.cuh, gk_mma.cuh and gk_gemm.cuh with gk_gemm_sm90.cuh (same folder: the wgmma
    pipeline, the epilogue and the split-K sum are gk_gemm's, run on 1-byte values). In ONE .cu
    file: #define GK_IMPLEMENTATION (or GK_FP8_IMPLEMENTATION with GK_GEMM_IMPLEMENTATION and
    GK_CORE_IMPLEMENTATION where no other file defines them), then #include "gk_fp8.cuh". Build
-   with -gencode arch=compute_90a,code=sm_90a: the GEMM has code only there (an sm_89 build has
-   gk_mma_m16n8k32_e4m3 in gk_mma.cuh, and no GEMM of it here yet). The W4A16 GEMM is
-   gk_quant.cuh; the two are apart so that a project takes only the one it uses.
+   with -gencode arch=compute_90a,code=sm_90a for the wgmma kernels (H100 / H200), with sm_89
+   for Ada's mma.sync ones (on Hopper those run too, but ptxas unpacks their e4m3 to f16 MMAs:
+   slower than bf16). The W4A16 GEMM is gk_quant.cuh; the two are apart so that a project takes
+   only the one it uses.
 
    THE MATH
      D[M, N] = act(alpha (sum_k A[m, k] B[n, k] sa sb) + beta C + bias), A [M][K] and B [N][K]
@@ -56,22 +58,29 @@
      GK_FP8_TENSOR mode may be NULL), a and b not 16-byte aligned or lda, ldb not multiples of
      16 (TMA reads rows of 16-byte multiples) or smaller than k, an unknown scale mode, block
      scales on one operand only, d overlapping a, b, a scale or bias, d partially overlapping
-     c, sizes past 32-bit indexing. A build without sm_90a code, or a GPU other than compute
-     capability 9.0, gets cudaErrorNotSupported. Any M, N, K: tiles past the edges read zeros
-     (TMA) and are not stored. A NaN scale reaches exactly the outputs it scales.
+     c, sizes past 32-bit indexing; on the mma.sync kernels (no sm_90a here, or forced) an odd k.
+     cudaErrorNotSupported: a GPU below compute capability 8.9; block scales without the sm_90a
+     wgmma kernels. Any M, N, K (K even on mma.sync): tiles past the edges read zeros and are not
+     stored. A NaN scale reaches exactly the outputs it scales.
 
    HOW IT RUNS
-     gk_gemm_sm90.cuh's kernel on 1-byte values: a k-tile is 128 bytes of a row, 128 e4m3; one
+     The dispatcher takes the wgmma kernels where they can run, else the mma.sync ones.
+     wgmma: gk_gemm_sm90.cuh's kernel on 1-byte values: a k-tile is 128 bytes of a row, 128 e4m3; one
      producer warp's TMA fills STAGES stages, two consumer warpgroups run wgmma m64nNk32 e4m3
      (four a k-tile) and store through shared memory. Block scales: each k-tile's sums go to a
      second set of registers, waited on at once and added scaled (DeepSeek's promotion), which is
      why block-scaled tiles are 128 x 128 (two sets of 64 accumulators a thread).
+     mma.sync: gk_gemm.cuh's cp.async kernel with both operands K-major, e4m3 pairs read as 16-bit
+     values (the m16n8k16 fragments of pairs are the m16n8k32 e4m3 fragments: gk_mma.cuh), scales
+     in the epilogue.
 
    GENERATOR
-     GK_DEFINE_FP8_GEMM(name, BM, BN, STAGES, BLOCK, RATE) writes the kernel of a BM x BN x 128
-     tile (BM 128 or 256, BN 64, 128 or 256, at most 128 x 256; BLOCK 1: block scales, BM 128,
+     GK_DEFINE_FP8_GEMM(name, BM, BN, STAGES, BLOCK, RATE) writes the wgmma kernel of a BM x BN x
+     128 tile (BM 128 or 256, BN 64, 128 or 256, at most 128 x 256; BLOCK 1: block scales, BM 128,
      BN 128 or 64) with STAGES TMA stages and its gk_fp8_config; RATE is its TFLOP/s at 8192^3 on
-     the H200, the dispatcher's time model.
+     the H200, the dispatcher's time model. GK_DEFINE_FP8_GEMM_MMA(name, BM, BN, BK16, WM, WN,
+     STAGES, MINB, DBUF) writes an mma.sync one (gk_gemm's GK_DEFINE_GEMM_MMA arguments, BK16 in
+     e4m3 pairs).
 
    MEASURED   gk_bench/RESULTS.md, "FP8 GEMM".
 
@@ -98,11 +107,12 @@ typedef enum gk_fp8_scale { GK_FP8_TENSOR = 0, GK_FP8_ROW = 1, GK_FP8_BLOCK = 2 
 
 typedef struct gk_fp8_config {
     const char *name;
-    int bm, bn, bk, stages;
+    int bm, bn, bk, stages; /* bk in e4m3 values */
     int block;      /* 1: block scales (the only scales it takes), 0: tensor and row scales */
-    int threads;    /* a producer warpgroup and two consumers */
+    int wgmma;      /* 1: sm_90a wgmma fed by TMA; 0: mma.sync m16n8k32 e4m3 (compute capability 8.9 on) */
+    int threads;
     int smem_bytes;
-    int rate;       /* TFLOP/s at 8192^3 on the H200: the dispatcher's time model */
+    int rate;       /* wgmma: TFLOP/s at 8192^3 on the H200, the dispatcher's time model */
 } gk_fp8_config;
 
 GK_EXTERN_C_BEGIN
@@ -233,9 +243,17 @@ typedef void (*gk_fp8_kernel)(gk_gemm_args, CUtensorMap, CUtensorMap, CUtensorMa
         float acc[(BM) * (BN) / 256], tmp[(BLOCK) ? (BM) * (BN) / 256 : 1];                                     \
         gk_gemm_wg_run(&p, &tma, &tmb, &tma_last, &tmb_last, GK_E4M3, 0, 1, BM, BN, STAGES, 0, BLOCK, acc, tmp); \
     }                                                                                                           \
-    static const gk_fp8_config name##_config = {#name, BM, BN, 128, STAGES, BLOCK, GK_GEMM_WG_THREADS,          \
+    static const gk_fp8_config name##_config = {#name, BM, BN, 128, STAGES, BLOCK, 1, GK_GEMM_WG_THREADS,       \
                                                 gk_gemm_wg_smem_bytes_c(BM, BN, STAGES, 0), RATE};
 #endif
+
+/* An mma.sync configuration: gk_gemm.cuh's kernel on K-major e4m3 operands read as 16-bit pairs
+   (BK16 pairs a k-tile, 2 BK16 e4m3), m16n8k32 e4m3 MMAs, A row-major and B [N][K] only. */
+#define GK_DEFINE_FP8_GEMM_MMA(name, BM, BN, BK16, WM, WN, STAGES, MINB, DBUF)                                     \
+    GK_GEMM_MMA_KERNEL(name, GK_E4M3, 0, 1, BM, BN, BK16, WM, WN, STAGES, MINB, DBUF, 1)                           \
+    static const gk_fp8_config name##_config = {#name, BM, BN, 2 * (BK16), STAGES, 0, 0,                        \
+                                                (BM) / (WM) * ((BN) / (WN)) * 32,                                 \
+                                                gk_gemm_smem_bytes_c(BM, BN, BK16, STAGES), 0};
 
 #endif /* __CUDACC__ */
 #endif /* GK_FP8_CUH */
@@ -250,37 +268,75 @@ typedef void (*gk_fp8_kernel)(gk_gemm_args, CUtensorMap, CUtensorMap, CUtensorMa
 #error "gk_fp8.cuh's implementation needs gk_gemm.cuh's: define GK_GEMM_IMPLEMENTATION too (or GK_IMPLEMENTATION)"
 #endif
 
-/* The shipped configurations, X(name, BM, BN, STAGES, BLOCK, RATE); RATE in TFLOP/s at 8192^3
-   (H200, gk_bench/RESULTS.md). The first two take tensor and row scales, the last block scales.
-   - 128 x 256 x 128, 4 stages (192 KB): the large shapes, as gk_gemm's 128 x 256.
+/* The shipped configurations. mma.sync, X(name, BM, BN, BK16, WM, WN, STAGES, MINB, DBUF): gk_gemm's
+   two tiles (gk_gemm.cuh), the path of builds or GPUs without sm_90a (sm_89: Ada), tensor and row
+   scales only; the 128 x 128 one budgeted for one block an SM (for sm_90 ptxas turns each e4m3
+   MMA into conversions and f16 MMAs, which at two blocks' 128 registers spill). wgmma, X(name, BM, BN, STAGES, BLOCK, RATE), RATE in TFLOP/s at 8192^3 (H200,
+   gk_bench/RESULTS.md, "FP8 GEMM"):
+   - 128 x 256 x 128, 4 stages (192 KB): the large shapes, as gk_gemm's 128 x 256 (1157 TFLOP/s).
+     256 x 128 and 7 stages of 128 x 128 measured no faster.
    - 128 x 128 x 128, 6 stages: twice the tiles, for shapes that leave SMs idle on 128 x 256.
-   - 128 x 128 x 128, 6 stages, block scales. */
+   - 128 x 128 x 128, 6 stages, block scales (905 TFLOP/s; 128 x 64: 659). */
+#ifndef GK_FP8_MMA_CONFIGS
+#define GK_FP8_MMA_CONFIGS(X)                                  \
+    X(gk_fp8_mma128x128x64, 128, 128, 32, 32, 64, 4, 1, 0)     \
+    X(gk_fp8_mma64x64x128_s4, 64, 64, 64, 32, 32, 4, 3, 1)
+#endif
 #ifndef GK_FP8_CONFIGS
 #define GK_FP8_CONFIGS(X)                          \
-    X(gk_fp8_128x256x128_s4, 128, 256, 4, 0, 1300) \
-    X(gk_fp8_128x128x128_s6, 128, 128, 6, 0, 1150) \
-    X(gk_fp8_128x128x128_s6_block, 128, 128, 6, 1, 1000)
+    X(gk_fp8_128x256x128_s4, 128, 256, 4, 0, 1157) \
+    X(gk_fp8_128x128x128_s6, 128, 128, 6, 0, 1062) \
+    X(gk_fp8_128x128x128_s6_block, 128, 128, 6, 1, 905)
 #endif
 
+#define GK_FP8_X_MMA_DEFINE(name, BM, BN, BK16, WM, WN, STAGES, MINB, DBUF) \
+    GK_DEFINE_FP8_GEMM_MMA(name, BM, BN, BK16, WM, WN, STAGES, MINB, DBUF)
+#define GK_FP8_X_MMA_KERNEL(name, BM, BN, BK16, WM, WN, STAGES, MINB, DBUF) (const void *)name,
+#define GK_FP8_X_MMA_CONFIG(name, BM, BN, BK16, WM, WN, STAGES, MINB, DBUF) &name##_config,
+GK_FP8_MMA_CONFIGS(GK_FP8_X_MMA_DEFINE)
 #if GK_GEMM_SM90
 #define GK_FP8_X_DEFINE(name, BM, BN, STAGES, BLOCK, RATE) GK_DEFINE_FP8_GEMM(name, BM, BN, STAGES, BLOCK, RATE)
-#define GK_FP8_X_KERNEL(name, BM, BN, STAGES, BLOCK, RATE) name,
+#define GK_FP8_X_KERNEL(name, BM, BN, STAGES, BLOCK, RATE) (const void *)name,
 #define GK_FP8_X_CONFIG(name, BM, BN, STAGES, BLOCK, RATE) &name##_config,
 GK_FP8_CONFIGS(GK_FP8_X_DEFINE)
-static const gk_fp8_kernel gk_fp8_kernel_table[] = {GK_FP8_CONFIGS(GK_FP8_X_KERNEL)};
-static const gk_fp8_config *const gk_fp8_config_table[] = {GK_FP8_CONFIGS(GK_FP8_X_CONFIG)};
-#define GK_FP8_NCONFIG ((int)(sizeof gk_fp8_config_table / sizeof gk_fp8_config_table[0]))
-static int gk_fp8_ready(void) { return gk_gemm_wg_ready(); }
 #else
-#define GK_FP8_NCONFIG 0
-static const gk_fp8_config *const gk_fp8_config_table[1] = {NULL};
-static int gk_fp8_ready(void) { return 0; }
+#define GK_FP8_X_KERNEL(name, BM, BN, STAGES, BLOCK, RATE)
+#define GK_FP8_X_CONFIG(name, BM, BN, STAGES, BLOCK, RATE)
 #endif
+/* the mma.sync configurations first, then the wgmma ones (where the build has them) */
+static const void *const gk_fp8_kernel_table[] = {GK_FP8_MMA_CONFIGS(GK_FP8_X_MMA_KERNEL)
+                                                      GK_FP8_CONFIGS(GK_FP8_X_KERNEL)};
+static const gk_fp8_config *const gk_fp8_config_table[] = {GK_FP8_MMA_CONFIGS(GK_FP8_X_MMA_CONFIG)
+                                                               GK_FP8_CONFIGS(GK_FP8_X_CONFIG)};
+#define GK_FP8_NCONFIG ((int)(sizeof gk_fp8_config_table / sizeof gk_fp8_config_table[0]))
 
-/* The dispatcher: among the configurations of the scales' kind, the least waves x tile FLOPs /
-   rate (a partial wave counted whole); K split (from K >= 2048, 1024 of K a split at least) when
-   the tiles would leave two thirds of the SMs idle, into as many splits as one wave holds. */
-static void gk_fp8_plan_impl(int64_t m, int64_t n, int64_t k, int block, int sms, gk_gemm_plan *pl)
+/* The wgmma kernels can run here (sm_90a code, a compute capability 9.0 device). */
+static int gk_fp8_wg_ready(void)
+{
+#if GK_GEMM_SM90
+    return gk_gemm_wg_ready();
+#else
+    return 0;
+#endif
+}
+
+/* The mma.sync e4m3 kernels can run here: compute capability 8.9 or newer. */
+static cudaError_t gk_fp8_mma_ready(int *ready)
+{
+    int dev = 0, major = 0, minor = 0;
+    GK_TRY(cudaGetDevice(&dev));
+    GK_TRY(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev));
+    GK_TRY(cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, dev));
+    *ready = major * 10 + minor >= 89;
+    return cudaSuccess;
+}
+
+/* The dispatcher. With the wgmma kernels (wg): among the configurations of the scales' kind, the
+   least waves x tile FLOPs / rate (a partial wave counted whole). Without (mma.sync, tensor and row
+   scales only): the 128 x 128 tile when its tiles fill every SM, else the 64 x 64 one. K split
+   (from K >= 2048, 1024 of K a split at least) when the tiles would leave two thirds of the SMs
+   idle, into as many splits as one wave holds. config -1: no configuration can take it here. */
+static void gk_fp8_plan_impl(int64_t m, int64_t n, int64_t k, int block, int sms, int wg, gk_gemm_plan *pl)
 {
     double best = 0.0;
     int64_t t_best = 1;
@@ -288,15 +344,16 @@ static void gk_fp8_plan_impl(int64_t m, int64_t n, int64_t k, int block, int sms
     pl->config = -1;
     for (int c = 0; c < GK_FP8_NCONFIG; c++) {
         const gk_fp8_config *f = gk_fp8_config_table[c];
-        if (f->block != (block != 0)) continue;
+        if (f->block != (block != 0) || f->wgmma != (wg != 0)) continue;
         const int64_t t = gk_ceil_div(m, f->bm) * gk_ceil_div(n, f->bn);
-        const double cost = (double)gk_ceil_div(t, sms) * f->bm * f->bn / f->rate;
+        const double cost = wg ? (double)gk_ceil_div(t, sms) * f->bm * f->bn / f->rate : (t >= sms ? -f->bm : f->bm);
         if (pl->config < 0 || cost < best) {
             pl->config = c;
             best = cost;
             t_best = t;
         }
     }
+    if (pl->config < 0) return;
     int64_t s = 1;
     if (k >= 2048 && t_best * 3 <= sms) s = sms / t_best;
     if (s > GK_GEMM_MAX_SPLITS) s = GK_GEMM_MAX_SPLITS;
@@ -387,11 +444,6 @@ static cudaError_t gk_fp8_run_checked(const char *fn, int config, int splits, vo
     p.alpha = alpha;
     p.beta = beta;
     if (k == 0) return gk_gemm_no_k(fn, p, stream);
-    if (!gk_fp8_ready())
-        return gk__fail(cudaErrorNotSupported, fn,
-                        "the FP8 GEMM runs on sm_90a wgmma: build with -gencode arch=compute_90a,code=sm_90a and run "
-                        "on a compute capability 9.0 GPU");
-#if GK_GEMM_SM90
     if (block) {
         p.block_a = scale_a;
         p.block_b = scale_b;
@@ -402,32 +454,61 @@ static cudaError_t gk_fp8_run_checked(const char *fn, int config, int splits, vo
         p.scale_a_step = scale_a_mode == GK_FP8_ROW;
         p.scale_b_step = scale_b_mode == GK_FP8_ROW;
     }
-    int sms;
+    const int wg = gk_fp8_wg_ready();
+    int mma, sms;
+    GK_TRY(gk_fp8_mma_ready(&mma));
     GK_TRY(gk_sm_count(&sms));
+    if (config >= 0 && gk_fp8_config_table[config]->wgmma && !wg)
+        return gk__fail(cudaErrorNotSupported, fn,
+                        "configuration %s needs a build with sm_90a code running on a compute capability 9.0 GPU",
+                        gk_fp8_config_table[config]->name);
+    if (config >= 0 && !gk_fp8_config_table[config]->wgmma && !mma)
+        return gk__fail(cudaErrorNotSupported, fn, "configuration %s needs compute capability 8.9 or newer (e4m3 mma.sync)",
+                        gk_fp8_config_table[config]->name);
     gk_gemm_plan pl;
-    gk_fp8_plan_impl(m, n, k, block, sms, &pl);
+    gk_fp8_plan_impl(m, n, k, block, sms, wg, &pl);
+    if (config < 0 && pl.config < 0)
+        return gk__fail(cudaErrorNotSupported, fn, "%s",
+                        block ? "block scales run on the sm_90a wgmma kernels only: build with -gencode "
+                                "arch=compute_90a,code=sm_90a and run on a compute capability 9.0 GPU"
+                        : mma ? "no FP8 GEMM configuration in this build"
+                              : "the FP8 GEMM needs compute capability 8.9 or newer (e4m3 mma.sync), or 9.0 with "
+                                "sm_90a code (wgmma)");
     if (config < 0) config = pl.config;
+    const gk_fp8_config *cfg = gk_fp8_config_table[config];
+    if (!cfg->wgmma && k % 2)
+        return gk__fail(cudaErrorInvalidValue, fn,
+                        "k = %lld is odd: the mma.sync kernels (%s; no sm_90a wgmma here) read e4m3 in pairs",
+                        (long long)k, cfg->name);
     if (splits == 0) splits = config == pl.config ? pl.splits : 1;
     if (workspace_bytes < gk_gemm_split_bytes(splits, m, n)) splits = 1;
-    const gk_fp8_config *cfg = gk_fp8_config_table[config];
-    p.k_per_split = (int)gk_round_up(gk_ceil_div(k, splits), 128);
-    splits = (int)gk_ceil_div(k, p.k_per_split); /* no empty split */
+    /* the mma.sync kernels see pairs of e4m3 as 16-bit values: K, the strides and a k-tile halved */
+    const int pairs = !cfg->wgmma, kv = (int)(pairs ? k / 2 : k);
+    p.k = kv;
+    p.k_per_split = (int)gk_round_up(gk_ceil_div(kv, splits), pairs ? cfg->bk / 2 : cfg->bk);
+    splits = (int)gk_ceil_div(kv, p.k_per_split); /* no empty split */
     p.partial = splits > 1 ? (float *)workspace : NULL;
     p.a = a;
     p.b = b;
-    p.lda = lda;
-    p.ldb = ldb;
+    p.lda = pairs ? lda / 2 : lda;
+    p.ldb = pairs ? ldb / 2 : ldb;
     p.tiles_m = (int)gk_ceil_div(m, cfg->bm);
     p.tiles_n = (int)gk_ceil_div(n, cfg->bn);
 
-    const void *kern = (const void *)gk_fp8_kernel_table[config];
+    const void *kern = gk_fp8_kernel_table[config];
     static unsigned attr_set[GK_FP8_NCONFIG];
     GK_TRY(gk_smem_opt_in(fn, kern, cfg->smem_bytes, &attr_set[config]));
-    CUtensorMap ma, mb, ma_last, mb_last;
-    GK_TRY(gk_gemm_tensor_maps(fn, &ma, &ma_last, a, GK_E4M3, m, k, lda, 1, cfg->bm));
-    GK_TRY(gk_gemm_tensor_maps(fn, &mb, &mb_last, b, GK_E4M3, n, k, ldb, 1, cfg->bn));
     const dim3 grid((unsigned)((int64_t)p.tiles_m * p.tiles_n), (unsigned)splits);
-    ((gk_fp8_kernel)kern)<<<grid, cfg->threads, cfg->smem_bytes, stream>>>(p, ma, mb, ma_last, mb_last);
+    if (cfg->wgmma) {
+#if GK_GEMM_SM90
+        CUtensorMap ma, mb, ma_last, mb_last;
+        GK_TRY(gk_gemm_tensor_maps(fn, &ma, &ma_last, a, GK_E4M3, m, k, lda, 1, cfg->bm));
+        GK_TRY(gk_gemm_tensor_maps(fn, &mb, &mb_last, b, GK_E4M3, n, k, ldb, 1, cfg->bn));
+        ((gk_fp8_kernel)kern)<<<grid, cfg->threads, cfg->smem_bytes, stream>>>(p, ma, mb, ma_last, mb_last);
+#endif
+    } else {
+        ((gk_gemm_kernel)kern)<<<grid, cfg->threads, cfg->smem_bytes, stream>>>(p);
+    }
     GK_TRY(gk_check_launch(fn));
     if (splits > 1) {
         int blocks;
@@ -436,9 +517,6 @@ static cudaError_t gk_fp8_run_checked(const char *fn, int config, int splits, vo
         GK_TRY(gk_check_launch(fn));
     }
     return cudaSuccess;
-#else
-    return cudaErrorNotSupported;
-#endif
 }
 
 static int64_t gk_fp8_scale_count_of(int mode, int block_rows, int64_t rows, int64_t cols)
@@ -527,7 +605,7 @@ GK_IMPL gk_gemm_plan gk_fp8_plan_for(int64_t m, int64_t n, int64_t k, int block)
     int sms = 132;
     if (gk_sm_count(&sms) != cudaSuccess) sms = 132;
     if (m <= 0 || n <= 0 || k <= 0) return pl;
-    gk_fp8_plan_impl(m, n, k, block, sms, &pl);
+    gk_fp8_plan_impl(m, n, k, block, sms, gk_fp8_wg_ready(), &pl);
     return pl;
 }
 

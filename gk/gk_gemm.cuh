@@ -431,7 +431,8 @@ GK_DEV void gk_gemm_frags(unsigned *f, const char *s, const int *off, int kmaj, 
     }
 }
 
-/* The warp tile's mma for one k-step: MI x NI m16n8k16 products. */
+/* The warp tile's mma for one k-step: MI x NI m16n8k16 products. GK_E4M3 (gk_fp8.cuh): K-major
+   e4m3 tiles read as 16-bit pairs, whose m16n8k16 fragments are the m16n8k32 e4m3 ones. */
 GK_DEV void gk_gemm_mma_tile(float *acc, const unsigned *af, const unsigned *bf, int dt, int mi, int ni)
 {
 #pragma unroll
@@ -440,6 +441,7 @@ GK_DEV void gk_gemm_mma_tile(float *acc, const unsigned *af, const unsigned *bf,
         for (int j = 0; j < ni; j++) {
             float *cc = acc + (i * ni + j) * 4;
             if (dt == GK_BF16) gk_mma_m16n8k16_bf16(cc, af + i * 4, bf + j * 2, cc);
+            else if (dt == GK_E4M3) gk_mma_m16n8k32_e4m3(cc, af + i * 4, bf + j * 2, cc);
             else gk_mma_m16n8k16_f16(cc, af + i * 4, bf + j * 2, cc);
         }
 }
@@ -636,6 +638,7 @@ static __global__ void __launch_bounds__(256) gk_gemm_splitk_reduce(gk_gemm_args
 #if GK_GEMM_SM90
 #include "gk_gemm_sm90.cuh"
 #else
+#undef GK_GEMM_WG_CONFIGS /* a list given for sm_90a builds has no kernels here */
 #define GK_GEMM_WG_CONFIGS(X)
 static int gk_gemm_wg_ready(void) { return 0; }
 static cudaError_t gk_gemm_wg_launch(const char *fn, int, const gk_gemm_config *, int, int, dim3, gk_gemm_args, int, int,

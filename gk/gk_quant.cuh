@@ -2,7 +2,8 @@
    weights with group scales (symmetric, int4 zero points or float zero points), the weight
    formats real checkpoints use (GPTQ, AWQ) converted once into one prepacked layout, and a
    kernel that streams that layout with one 16-byte load a lane, dequantizes in registers by bit
-   tricks (no per-value cvt, no shared-memory round trip) and feeds mma.sync directly.
+   tricks (no per-value cvt, no shared-memory round trip) and feeds mma.sync directly. The FP8
+   GEMM (e4m3 weights and activations) is gk_fp8.cuh.
 
    Needs gk_core.cuh, gk_mma.cuh and gk_gemm.cuh (with gk_gemm_sm90.cuh; same folder: the
    epilogue, the split-K sum and, for large M, the bf16 / f16 GEMM). In ONE .cu file:
@@ -106,7 +107,7 @@
      outputs of its row n.
 
    CONFIGURATION MACROS
-     GK_W4_DEQUANT_M (512)    from this M on, with workspace for it, the dispatcher dequantizes W
+     GK_W4_DEQUANT_M (128)    from this M on, with workspace for it, the dispatcher dequantizes W
                               and runs gk_gemm (its wgmma kernels) instead of the fused kernel
 
    GENERATOR
@@ -135,8 +136,10 @@
 #ifndef GK_QUANT_CUH
 #define GK_QUANT_CUH
 
+/* H200, N 28672, K 8192: at M = 128 the fused kernel takes 611 us, dequantizing 186 us and the
+   bf16 GEMM ~130 (it is bound by the bf16 weight's bytes); at M = 64 they are even (314 / ~311) */
 #ifndef GK_W4_DEQUANT_M
-#define GK_W4_DEQUANT_M 512
+#define GK_W4_DEQUANT_M 128
 #endif
 
 typedef enum gk_w4_zeros { GK_W4_SYMMETRIC = 0, GK_W4_ZEROS_INT4 = 1, GK_W4_ZEROS_FLOAT = 2 } gk_w4_zeros;
@@ -759,12 +762,15 @@ static __global__ void __launch_bounds__(256) gk_w4_convert_zeros(gk_int4x2 *z, 
 #define GK_QUANT_IMPLEMENTED
 
 /* The shipped configurations: (tile, RW, NT, WARPS, PF, MINB). Decode-sized M takes one token
-   tile; larger M more token tiles a block (X fragments reused over the row tiles). */
+   tile; larger M more token tiles a block (X fragments reused over the row tiles). The dispatcher
+   picks the first four by index (gk_w4_schedule); a sweep may append others. */
+#ifndef GK_W4_CONFIGS
 #define GK_W4_CONFIGS(X)                 \
     X(r1t1, 1, 1, 4, 8, 6)               \
     X(r2t1, 2, 1, 4, 4, 5)               \
     X(r1t2, 1, 2, 4, 8, 4)               \
     X(r2t2, 2, 2, 4, 4, 4)
+#endif
 
 #define GK_W4_X_DEFINE(tile, RW, NT, WARPS, PF, MINB)                    \
     GK_DEFINE_W4(gk_w4_bf16_##tile, GK_BF16, RW, NT, WARPS, PF, MINB) \

@@ -97,7 +97,8 @@ int64_t scale_count(int mode, int block_rows, int64_t rows, int64_t k)
 // Runs one case against the reference; the output as doubles in *outp (for determinism checks).
 void run_case(const Case &c, GkRng &rng, std::vector<double> *outp = nullptr)
 {
-    const int64_t lda = c.k + c.lda_pad, ldb = c.k + c.ldb_pad, ldd = c.n + c.ldd_pad;
+    const int64_t k16 = (c.k + 15) / 16 * 16; // rows of 16-byte multiples (TMA)
+    const int64_t lda = k16 + c.lda_pad, ldb = k16 + c.ldb_pad, ldd = c.n + c.ldd_pad;
     HostTensor ha(GK_E4M3, (size_t)((c.m - 1) * lda + c.k)), hb(GK_E4M3, (size_t)((c.n - 1) * ldb + c.k));
     fill_codes(&ha, rng);
     fill_codes(&hb, rng);
@@ -203,7 +204,7 @@ TEST(Fp8Gpu, ShapesAndScales)
             Case c;
             c.m = m;
             c.n = (i % 3 == 0) ? 333 : (i % 3 == 1) ? 257 : 72;
-            c.k = (i % 2) ? 1040 : 400; // K past a 128 multiple: the last tile's zero fill
+            c.k = (i % 5 == 4) ? 401 : (i % 2) ? 1040 : 400; // K past a 128 multiple (zero fill), odd K
             c.mode_a = md[0];
             c.mode_b = md[1];
             c.d_dtype = i % 3 == 0 ? GK_BF16 : i % 3 == 1 ? GK_F16 : GK_F32;
@@ -445,11 +446,24 @@ TEST(Fp8Gpu, EmptyAndRefusals)
     HostTensor h(GK_F32, 64 * 64);
     GK_CUDA_OK(d.download(&h));
     EXPECT_EQ(gk_test_count_poison(h), h.n);
-    // a split count the workspace cannot hold runs unsplit; a configuration of the other scale kind is refused
-    EXPECT_EQ(gk_fp8_gemm_ex(gk_fp8_config_count() - 1, 0, d.ptr(), GK_F32, 64, (const gk_e4m3 *)a.ptr(), 64, NULL,
-                             GK_FP8_TENSOR, (const gk_e4m3 *)b.ptr(), 64, NULL, GK_FP8_TENSOR, NULL, 0, NULL, 64, 64,
-                             64, 1.0f, 0.0f, GK_ACT_NONE, NULL, 0, 0),
-              cudaErrorInvalidValue);
+    // refused after the device query, nothing written: a configuration of the other scale kind; an
+    // odd K on an mma.sync configuration (e4m3 read in pairs)
+    for (int cfg = 0; cfg < gk_fp8_config_count(); cfg++) {
+        const gk_fp8_config f = gk_fp8_config_info(cfg);
+        EXPECT_EQ(gk_fp8_gemm_ex(cfg, 0, d.ptr(), GK_F32, 64, (const gk_e4m3 *)a.ptr(), 64, NULL, f.block ? GK_FP8_TENSOR : GK_FP8_BLOCK,
+                                 (const gk_e4m3 *)b.ptr(), 64, NULL, f.block ? GK_FP8_TENSOR : GK_FP8_BLOCK, NULL, 0, NULL,
+                                 64, 64, 64, 1.0f, 0.0f, GK_ACT_NONE, NULL, 0, 0),
+                  cudaErrorInvalidValue)
+            << f.name;
+        if (!f.wgmma) {
+            EXPECT_EQ(gk_fp8_gemm_ex(cfg, 0, d.ptr(), GK_F32, 64, (const gk_e4m3 *)a.ptr(), 64, NULL, GK_FP8_TENSOR,
+                                     (const gk_e4m3 *)b.ptr(), 64, NULL, GK_FP8_TENSOR, NULL, 0, NULL, 64, 64, 63, 1.0f,
+                                     0.0f, GK_ACT_NONE, NULL, 0, 0),
+                      cudaErrorInvalidValue)
+                << f.name;
+            EXPECT_NE(std::string(gk_failure_reason()).find("is odd"), std::string::npos) << gk_failure_reason();
+        }
+    }
     GK_CUDA_OK(d.download(&h));
     EXPECT_EQ(gk_test_count_poison(h), h.n);
 }

@@ -17,25 +17,34 @@ static bool has(const std::string &s, const std::string &needle) { return s.find
 
 TEST(Fp8Config, Table)
 {
-#if GK_GEMM_SM90
+    int block = 0, plain = 0, wg = 0, mma = 0;
     ASSERT_GE(gk_fp8_config_count(), 2);
-    int block = 0, plain = 0;
     for (int c = 0; c < gk_fp8_config_count(); c++) {
         const gk_fp8_config f = gk_fp8_config_info(c);
         ASSERT_NE(f.name, nullptr);
-        EXPECT_EQ(f.bk, 128) << f.name;
-        EXPECT_EQ(f.threads, 384) << f.name;
         EXPECT_LE(f.smem_bytes, 227 * 1024) << f.name;
-        EXPECT_EQ(f.smem_bytes, 1024 + f.stages * ((f.bm + f.bn) * 128 + 16)) << f.name;
-        EXPECT_GT(f.rate, 0) << f.name;
-        if (f.block) EXPECT_TRUE(f.bm == 128 && f.bn <= 128) << f.name;
+        if (f.wgmma) {
+            EXPECT_EQ(f.bk, 128) << f.name;
+            EXPECT_EQ(f.threads, 384) << f.name;
+            EXPECT_EQ(f.smem_bytes, 1024 + f.stages * ((f.bm + f.bn) * 128 + 16)) << f.name;
+            EXPECT_GT(f.rate, 0) << f.name;
+            if (f.block) EXPECT_TRUE(f.bm == 128 && f.bn <= 128) << f.name;
+        } else {
+            EXPECT_EQ(f.block, 0) << f.name << ": block scales are the wgmma kernels' only";
+            EXPECT_EQ(f.smem_bytes, f.stages * (f.bm + f.bn) * f.bk) << f.name; // 1 byte a value
+        }
         block += f.block;
         plain += !f.block;
+        wg += f.wgmma;
+        mma += !f.wgmma;
     }
-    EXPECT_GE(block, 1);
+    EXPECT_GE(mma, 1);
     EXPECT_GE(plain, 1);
+#if GK_GEMM_SM90
+    EXPECT_GE(block, 1);
+    EXPECT_GE(wg, 2);
 #else
-    EXPECT_EQ(gk_fp8_config_count(), 0);
+    EXPECT_EQ(wg, 0);
 #endif
     EXPECT_EQ(gk_fp8_config_info(-1).name, nullptr);
     EXPECT_EQ(gk_fp8_config_info(gk_fp8_config_count()).name, nullptr);
@@ -43,13 +52,18 @@ TEST(Fp8Config, Table)
 
 TEST(Fp8Config, PlanPicksTheScalesKind)
 {
-#if GK_GEMM_SM90
+    const int wg = gk_fp8_wg_ready(); // 0 without a device
     for (int block = 0; block < 2; block++)
         for (int64_t m : {1, 128, 4096})
             for (int64_t n : {256, 28672}) {
                 const gk_gemm_plan p = gk_fp8_plan_for(m, n, 8192, block);
+                if (block && !wg) { // block scales run on the wgmma kernels only
+                    EXPECT_EQ(p.config, -1);
+                    continue;
+                }
                 ASSERT_GE(p.config, 0);
                 EXPECT_EQ(gk_fp8_config_info(p.config).block, block);
+                EXPECT_EQ(gk_fp8_config_info(p.config).wgmma, wg);
                 EXPECT_GE(p.splits, 1);
                 EXPECT_LE(p.splits, GK_GEMM_MAX_SPLITS);
                 EXPECT_EQ(p.workspace_bytes, p.splits > 1 ? (size_t)gk_round_up(p.splits * m * n * 4, 256) : 0u);
@@ -58,7 +72,6 @@ TEST(Fp8Config, PlanPicksTheScalesKind)
     // a product of a few tiles and long K is split; a full GPU of tiles is not
     EXPECT_GT(gk_fp8_plan_for(128, 256, 16384, 0).splits, 1);
     EXPECT_EQ(gk_fp8_plan_for(8192, 8192, 8192, 0).splits, 1);
-#endif
     EXPECT_EQ(gk_fp8_plan_for(0, 8, 8, 0).workspace_bytes, 0u);
 }
 
@@ -135,12 +148,16 @@ TEST(Fp8Validation, GemmRefused)
         EXPECT_EQ(a.run(), cudaErrorInvalidValue) << bad.needle;
         EXPECT_TRUE(has(gk_failure_reason(), bad.needle)) << bad.needle << ": " << gk_failure_reason();
     }
-#if GK_GEMM_SM90
-    Args a;
-    a.config = gk_fp8_plan_for(100, 256, 512, 1).config; // a block-scale configuration, row scales given
-    EXPECT_EQ(a.run(), cudaErrorInvalidValue);
-    EXPECT_TRUE(has(gk_failure_reason(), "takes block scales")) << gk_failure_reason();
-#endif
+    // a configuration of the other scale kind, before any device query
+    for (int c = 0; c < gk_fp8_config_count(); c++) {
+        const gk_fp8_config f = gk_fp8_config_info(c);
+        Args a;
+        a.config = c;
+        if (!f.block) a.ma = a.mb = GK_FP8_BLOCK;
+        EXPECT_EQ(a.run(), cudaErrorInvalidValue) << f.name;
+        EXPECT_TRUE(has(gk_failure_reason(), f.block ? "takes block scales" : "takes tensor or row scales"))
+            << gk_failure_reason();
+    }
     // tensor scales may be NULL (1); m == 0 touches nothing
     Args e;
     e.m = 0;

@@ -8,10 +8,12 @@
 #include "gk/gk_attention_sm90.cuh"
 #include "gk/gk_core.cuh"
 #include "gk/gk_elementwise.cuh"
+#include "gk/gk_fp8.cuh"
 #include "gk/gk_gemm.cuh"
 #include "gk/gk_gemm_sm90.cuh"
 #include "gk/gk_mma.cuh"
 #include "gk/gk_paged.cuh"
+#include "gk/gk_quant.cuh"
 #include "gk/gk_reduce.cuh"
 #include "gk/gk_sgemm.cuh"
 
@@ -204,6 +206,10 @@ static void test_bad_arguments(void)
     expect_rejected(gk_gemm_f32((float *)FAKE(0), 8, (const float *)FAKE(1 << 20), 8, (const float *)FAKE(2 << 20), 8, -1,
                                 8, 8, 1.0f, 0.0f, NULL),
                     "gk_gemm_f32", "'m' is -1");
+    expect_rejected(gk_fp8_gemm(FAKE(0), GK_BF16, 64, (const gk_e4m3 *)FAKE(1 << 20), 72, NULL, GK_FP8_TENSOR,
+                                (const gk_e4m3 *)FAKE(2 << 20), 64, NULL, GK_FP8_TENSOR, NULL, 0, NULL, 64, 64, 64, 1.0f,
+                                0.0f, GK_ACT_NONE, NULL, 0, NULL),
+                    "gk_fp8_gemm", "lda = 72 is not a multiple of 16");
     expect_rejected(gk_gemm_bf16(FAKE(0), GK_BF16, 64, (const gk_bf16 *)FAKE(1 << 20), 64, 2,
                                  (const gk_bf16 *)FAKE(2 << 20), 64, 1, NULL, 0, NULL, 64, 64, 64, 1.0f, 0.0f,
                                  GK_ACT_NONE, NULL, 0, NULL),
