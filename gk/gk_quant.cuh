@@ -846,9 +846,9 @@ typedef struct gk_w4_sched {
 static void gk_w4_schedule(int config, int warps, int64_t m, int64_t n, int64_t k, size_t ws, int sms,
                            const int *bpsm_of, gk_w4_sched *sc)
 {
-    /* by M: one 8-token tile a position up to 8 tokens, two above; two 16-row weight tiles a
-       position at M <= 8 (H200, M = 1, N 28672, K 8192: r2t1 67.4 us, r1t1 85.3) */
-    if (config < 0) config = m <= 8 ? 1 : m <= 16 ? 2 : 3;
+    /* by M: two 16-row weight tiles a position, one 8-token tile up to 8 tokens, two above (H200,
+       N 28672, K 8192: M = 1 r2t1 67.4 us, r1t1 85.3; M = 16 r2t2 96.2, r1t2 114) */
+    if (config < 0) config = m <= 8 ? 1 : 3;
     const gk_w4_config *cfg = gk_w4_config_table[config];
     const int64_t units = k / GK_W4_UNIT;
     const int64_t pairs = gk_ceil_div(gk_w4_tiles(n), cfg->row_tiles) * gk_ceil_div(m, 8 * cfg->token_tiles);

@@ -26,7 +26,7 @@
 //            gk_gemm_bf16  M >= 1024 only: gk's own bf16 GEMM (gk_gemm_bf16, its dispatcher and
 //                          gk_gemm_workspace_bytes' workspace) on the same dequantized weight: what
 //                          the large-M path runs after dequantizing
-//            gk_cfg<c>_<tile>_w<W>sm   M 1, (28672, 8192), sym bf16: gk_w4_gemm_ex forcing fused
+//            gk_cfg<c>_<tile>_w<W>sm   M 1 (and w0sm at M 16, 64), (28672, 8192), sym bf16: gk_w4_gemm_ex forcing fused
 //                          configuration c (0 .. gk_w4_config_count() - 1) on W x SMs working warps,
 //                          W = 4, 8, 16, 24, 32 warps an SM, and w0sm: warps 0, the schedule's own
 //                          count for that configuration (the tuning data: which configuration and
@@ -831,6 +831,13 @@ static void register_all()
                 add(qcase(base + "/gk_cfg" + std::to_string(cfg) + "_" + config_tile(cfg) + "_w" + std::to_string(per_sm) +
                               "sm",
                           GK_BF16, GK_W4_SYMMETRIC, 1, 28672, 8192, Q_EX, cfg, per_sm * sms));
+    }
+    // and at M 16 and 64 on the schedule's own warp count (the dispatcher's choice by M)
+    for (int64_t m : {16, 64}) {
+        const std::string base = problem_name(GK_BF16, GK_W4_SYMMETRIC, m, 28672, 8192);
+        for (int cfg = 0; cfg < gk_w4_config_count(); cfg++)
+            add(qcase(base + "/gk_cfg" + std::to_string(cfg) + "_" + config_tile(cfg) + "_w0sm", GK_BF16,
+                      GK_W4_SYMMETRIC, m, 28672, 8192, Q_EX, cfg, 0));
     }
     // the large-M path's first step alone
     for (const auto &s : shapes) {

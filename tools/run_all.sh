@@ -141,6 +141,9 @@ if [ $sanitize -eq 1 ]; then
             # read back only by the lane that filled it; no block barrier), the dispatcher, G 32,
             # the partials' sum launched dependent on the fused grid
             quant_gpu_test) rc_filter='QuantGpuGemm.EveryConfigAndWarps:QuantGpuGemm.Dispatcher:QuantGpuGemm.Group32:QuantGpuGemm.M3N200K192' extra_tools='synccheck initcheck' ;;
+            # fp8: every configuration (wgmma with tensor, row and block scales, the mma.sync ones), whole
+            # and in 3 K splits, and the refusals after the device query
+            fp8_gpu_test) rc_filter='Fp8Gpu.EveryConfigAndSplits:Fp8Gpu.EmptyAndRefusals' extra_tools='synccheck initcheck' ;;
             esac
             [ -n "$rc_filter" ] || continue
             for tool in racecheck $extra_tools; do

@@ -31,7 +31,7 @@ uniform in [4, 12); x ~ N(0, 1).
           newer; an older torch gets the int32 [N, K] form), scales_and_zeros [K / 128, N, 2] bf16 of
           (s, (8 - z) s): tinygemm computes (u - 8) s + zero. bf16 only (the f16 row says n/a), and
           'n/a' with the reason where this torch lacks the ops or refuses the shape.
-  fp8:    not in scope yet: gk_quant.cuh has no fp8 weights, so there is no fp8 column.
+  fp8:    gk_fp8.cuh's GEMM against torch._scaled_mm is compare_fp8.py.
 
 THE CHECK, before anything is timed (a failure skips the row's timing, is reported, and makes the
 script exit non-zero): gk's dequantized weight (the torch column's operand) against torch's own
@@ -260,7 +260,6 @@ def w4a16(s, shape_name, n, k, m, zm=GK_W4_SYMMETRIC, dt=GK_BF16):
 
 
 def run_cases(s):
-    print("compare_quant: fp8 weights are not in gk_quant.cuh's scope yet: no fp8 column")
     for name, n, k in SHAPES:
         for m in MS:
             w4a16(s, name, n, k, m)
