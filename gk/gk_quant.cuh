@@ -114,8 +114,8 @@
      GK_DEFINE_W4(name, dt, RW, NT, WARPS, PF, MINB) writes the fused kernel of 16 RW x 8 NT
      positions (weight rows x tokens), WARPS independent warps a block, a PF-slot ring a warp,
      registers for MINB blocks an SM: name_int (symmetric and 4-bit zero points, any group),
-     name_flt (float zero points), name_s128 (symmetric, groups of 128: the group and the absent
-     zero points compiled in), and its gk_w4_config.
+     name_flt (float zero points), name_s128 and name_z128 (groups of 128, symmetric or with 4-bit
+     zero points: the group and the zero mode compiled in), and its gk_w4_config.
 
    MEASURED   gk_bench/RESULTS.md, "Quantized GEMM".
 
@@ -337,11 +337,11 @@ GK_DEV void gk_w4_cursor_next(const gk_w4_args *p, gk_w4_cursor *c, int rw, int 
    G = 32), and reads back only what it copied, so no lane waits on another. Slot: per tile, 32
    lanes x 16 bytes of codes, then 32 x 16 of records (s first, s last, z first, z last): lanes 16
    bytes apart, conflict-free. Row tiles past N are zero-filled. */
-GK_DEV void gk_w4_issue(const gk_w4_args *p, const gk_w4_cursor *c, char *slot, int rw, int lane, int sym128)
+GK_DEV void gk_w4_issue(const gk_w4_args *p, const gk_w4_cursor *c, char *slot, int rw, int lane, int variant)
 {
-    const int glog2 = sym128 ? 7 : p->group_log2;
+    const int g128 = variant >= 2, glog2 = g128 ? 7 : p->group_log2;
     const int g8 = (glog2 ? (c->u * GK_W4_UNIT) >> glog2 : 0) * 8;
-    const int two = !sym128 && p->group_log2 == 5;
+    const int two = !g128 && p->group_log2 == 5;
 #pragma unroll
     for (int r = 0; r < rw; r++) {
         const int in = r < c->tiles_in, cr = in ? r : 0;
@@ -350,7 +350,7 @@ GK_DEV void gk_w4_issue(const gk_w4_args *p, const gk_w4_cursor *c, char *slot, 
         const unsigned *sp = c->scale + cr * p->groups * 8 + g8;
         gk_cp_async_4(rec, sp, in ? 4 : 0);
         if (two) gk_cp_async_4(rec + 4, sp + 8, in ? 4 : 0);
-        if (!sym128 && c->zero) {
+        if (variant == 3 || (variant < 2 && c->zero)) {
             const unsigned *zp = c->zero + cr * p->groups * 8 + g8;
             gk_cp_async_4(rec + 8, zp, in ? 4 : 0);
             if (two) gk_cp_async_4(rec + 12, zp + 8, in ? 4 : 0);
@@ -475,12 +475,12 @@ GK_DEV void gk_w4_store(const gk_w4_args *p, const float *acc, int rg, int tt, i
    dequantize and multiply it (X in xb); at a pair's end or the range's, store the pair's sums.
    xrow: this lane's X rows for c's token tile (moved to the next tile's at a pair's end). */
 GK_DEV void gk_w4_step(const gk_w4_args *p, char *ring, int *slot, int64_t pos, int64_t end, gk_w4_cursor *ic,
-                       gk_w4_cursor *c, const char **xrow, int lane, int warp_id, int dt, int fzero, int sym128,
+                       gk_w4_cursor *c, const char **xrow, int lane, int warp_id, int dt, int variant,
                        int rw, int nt, int pf, float *acc, float *tmp, const unsigned *xb, unsigned *xn)
 {
     const int s_now = *slot, s_ahead = s_now == 0 ? pf - 1 : s_now - 1; /* (slot + pf - 1) % pf */
     if (pos + pf - 1 < end) {
-        gk_w4_issue(p, ic, ring + s_ahead * rw * 1024, rw, lane, sym128);
+        gk_w4_issue(p, ic, ring + s_ahead * rw * 1024, rw, lane, variant);
         gk_w4_cursor_next(p, ic, rw, lane);
     }
     gk_cp_async_commit();
@@ -496,7 +496,7 @@ GK_DEV void gk_w4_step(const gk_w4_args *p, char *ring, int *slot, int64_t pos, 
     gk_gemm_cp_wait(pf - 1);
     const char *sp = ring + s_now * rw * 1024;
     *slot = s_now + 1 == pf ? 0 : s_now + 1;
-    const int two = !sym128 && p->group_log2 == 5;
+    const int g128 = variant >= 2, two = !g128 && p->group_log2 == 5;
     uint4 wq[4];
     unsigned rec[16];
 #pragma unroll
@@ -509,9 +509,10 @@ GK_DEV void gk_w4_step(const gk_w4_args *p, char *ring, int *slot, int64_t pos, 
         rec[4 * r + 3] = two ? q.w : q.z;
     }
     /* a group ends with this unit (G = 32, 64: every unit; 128: odd units), or the segment does */
-    const int glog2 = sym128 ? 7 : p->group_log2;
+    const int glog2 = g128 ? 7 : p->group_log2;
     const int flush_end = (glog2 && glog2 < 7) || (glog2 == 7 && (c->u & 1)) || pair_end;
-    gk_w4_unit(acc, tmp, wq, xb, rec, dt, fzero, !sym128 && c->zero != NULL, rw, nt, two, flush_end);
+    const int has_zeros = variant == 3 || (variant < 2 && c->zero != NULL);
+    gk_w4_unit(acc, tmp, wq, xb, rec, dt, variant == 1, has_zeros, rw, nt, two, flush_end);
     if (pair_end) {
         int sl = 0;
         if (p->g.partial) {
@@ -534,7 +535,6 @@ GK_DEV void gk_w4_run(const gk_w4_args *p, int dt, int variant, int rw, int nt, 
 {
     const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
     const int w = blockIdx.x * warps + warp;
-    const int fzero = variant == 1, sym128 = variant == 2;
     gk_grid_launch_dependents(); /* the partials' sum may start its blocks; it waits for this grid */
     if (w >= p->warps) return;
     const int64_t begin = gk_w4_start(p->total, p->chunk, p->warps, w);
@@ -553,17 +553,16 @@ GK_DEV void gk_w4_run(const gk_w4_args *p, int dt, int variant, int rw, int nt, 
 
     for (int s = 0; s < pf - 1; s++) {
         if (begin + s < end) {
-            gk_w4_issue(p, &ic, ring + s * rw * 1024, rw, lane, sym128);
+            gk_w4_issue(p, &ic, ring + s * rw * 1024, rw, lane, variant);
             gk_w4_cursor_next(p, &ic, rw, lane);
         }
         gk_cp_async_commit();
     }
     gk_w4_load_x(xrow, u, nt, xa);
     for (int64_t pos = begin; pos < end; pos += 2) {
-        gk_w4_step(p, ring, &slot, pos, end, &ic, &c, xrow, lane, w, dt, fzero, sym128, rw, nt, pf, acc, tmp, xa, xb);
+        gk_w4_step(p, ring, &slot, pos, end, &ic, &c, xrow, lane, w, dt, variant, rw, nt, pf, acc, tmp, xa, xb);
         if (pos + 1 < end)
-            gk_w4_step(p, ring, &slot, pos + 1, end, &ic, &c, xrow, lane, w, dt, fzero, sym128, rw, nt, pf, acc, tmp, xb,
-                       xa);
+            gk_w4_step(p, ring, &slot, pos + 1, end, &ic, &c, xrow, lane, w, dt, variant, rw, nt, pf, acc, tmp, xb, xa);
     }
     gk_cp_async_wait_0();
 }
@@ -608,6 +607,7 @@ typedef void (*gk_w4_kernel)(gk_w4_args);
     GK_W4_KERNEL(name##_int, dt, 0, RW, NT, WARPS, PF, MINB)                                                \
     GK_W4_KERNEL(name##_flt, dt, 1, RW, NT, WARPS, PF, MINB)                                                \
     GK_W4_KERNEL(name##_s128, dt, 2, RW, NT, WARPS, PF, MINB)                                               \
+    GK_W4_KERNEL(name##_z128, dt, 3, RW, NT, WARPS, PF, MINB)                                               \
     static const gk_w4_config name##_config = {#name, RW, NT, WARPS, PF, MINB, (WARPS) * 32,               \
                                                gk_w4_smem_bytes_c(RW, NT, WARPS, PF)};
 
@@ -783,10 +783,10 @@ static __global__ void __launch_bounds__(256) gk_w4_convert_zeros(gk_int4x2 *z, 
     GK_DEFINE_W4(gk_w4_f16_##tile, GK_F16, RW, NT, WARPS, PF, MINB)
 GK_W4_CONFIGS(GK_W4_X_DEFINE)
 #define GK_W4_X_KERNELS(tile, RW, NT, WARPS, PF, MINB)                                  \
-    {{gk_w4_bf16_##tile##_int, gk_w4_bf16_##tile##_flt, gk_w4_bf16_##tile##_s128},                           \
-     {gk_w4_f16_##tile##_int, gk_w4_f16_##tile##_flt, gk_w4_f16_##tile##_s128}},
+    {{gk_w4_bf16_##tile##_int, gk_w4_bf16_##tile##_flt, gk_w4_bf16_##tile##_s128, gk_w4_bf16_##tile##_z128},   \
+     {gk_w4_f16_##tile##_int, gk_w4_f16_##tile##_flt, gk_w4_f16_##tile##_s128, gk_w4_f16_##tile##_z128}},
 #define GK_W4_X_CONFIG(tile, RW, NT, WARPS, PF, MINB) &gk_w4_bf16_##tile##_config,
-static const gk_w4_kernel gk_w4_kernel_table[][2][3] = {GK_W4_CONFIGS(GK_W4_X_KERNELS)};
+static const gk_w4_kernel gk_w4_kernel_table[][2][4] = {GK_W4_CONFIGS(GK_W4_X_KERNELS)};
 static const gk_w4_config *const gk_w4_config_table[] = {GK_W4_CONFIGS(GK_W4_X_CONFIG)};
 #define GK_W4_NCONFIG ((int)(sizeof gk_w4_config_table / sizeof gk_w4_config_table[0]))
 
@@ -828,9 +828,9 @@ static cudaError_t gk_w4_blocks_per_sm(int config, int *out)
         return cudaSuccess;
     }
     int fewest = 1 << 30;
-    for (int v = 0; v < 6; v++) {
+    for (int v = 0; v < 8; v++) {
         int b = 0;
-        GK_TRY(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&b, (const void *)gk_w4_kernel_table[config][v / 3][v % 3],
+        GK_TRY(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&b, (const void *)gk_w4_kernel_table[config][v / 4][v % 4],
                                                              gk_w4_config_table[config]->threads,
                                                              gk_w4_config_table[config]->smem_bytes));
         if (b < fewest) fewest = b;
@@ -1024,11 +1024,12 @@ static cudaError_t gk_w4_gemm_checked(const char *fn, int config, int warps, int
     p.warps = sc.warps;
     p.chunk = sc.chunk;
     p.total = sc.total;
-    /* the kernel variant: 4-bit zero points or symmetric, any group; float zero points; or symmetric
-       with groups of 128, compiled for that case (H200, M = 1, 28672 x 8192: 58.5 us against 67.6) */
-    const int var = w->zero_mode == GK_W4_ZEROS_FLOAT ? 1 : w->zero_mode == GK_W4_SYMMETRIC && w->group == 128 ? 2 : 0;
+    /* the kernel variant: 4-bit zero points or symmetric, any group; float zero points; symmetric or
+       4-bit zero points with groups of 128, compiled for that case (H200, M = 1, 28672 x 8192,
+       symmetric: 57.8 us against 67.6) */
+    const int var = w->zero_mode == GK_W4_ZEROS_FLOAT ? 1 : w->group != 128 ? 0 : w->zero_mode == GK_W4_SYMMETRIC ? 2 : 3;
     const gk_w4_kernel kern = gk_w4_kernel_table[config][x_dtype == GK_F16][var];
-    static unsigned attr_set[GK_W4_NCONFIG][2][3];
+    static unsigned attr_set[GK_W4_NCONFIG][2][4];
     GK_TRY(gk_smem_opt_in(fn, (const void *)kern, cfg->smem_bytes, &attr_set[config][x_dtype == GK_F16][var]));
     kern<<<(unsigned)gk_ceil_div(sc.warps, cfg->warps), cfg->threads, cfg->smem_bytes, stream>>>(p);
     GK_TRY(gk_check_launch(fn));
