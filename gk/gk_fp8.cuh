@@ -23,8 +23,8 @@
        GK_FP8_BLOCK   A: [M][ceil(K / 128)], one float a row and 128 k (1 x 128);
                       B: [ceil(N / 128)][ceil(K / 128)], one a 128 x 128 block. Both operands
                       or neither. Each 128-k tile's fp32 sums are scaled as they finish.
-     Tensor and row scales are applied once, in the epilogue; the scales are fp32 in device
-     memory (so a calibration on the GPU needs no copy back).
+     Tensor and row scales multiply the fp32 sums once, on their way out, before alpha, C and
+     bias. Scales are fp32 in device memory (a calibration on the GPU needs no copy back).
 
    PUBLIC FUNCTIONS
      gk_fp8_gemm(d, d_dtype, ldd, a, lda, scale_a, scale_a_mode, b, ldb, scale_b, scale_b_mode,

@@ -217,9 +217,10 @@ typedef struct gk_gemm_args {
     int tiles_m, tiles_n;
     int d_dtype, act;
     float alpha, beta;
-    /* fp8 (gk_quant.cuh): scales the epilogue multiplies in, one for the tensor (step 0) or one a
-       row of D (scale_a) / column (scale_b) (step 1), NULL: none; or block scales the mainloop
-       applies to each 128-k tile's sums, [M][kb] (1 x 128) and [ceil(N / 128)][kb] (128 x 128) */
+    /* fp8 (gk_fp8.cuh): scales the e4m3 kernels multiply into their fp32 sums before the
+       epilogue, one for the tensor (step 0) or one a row of D (scale_a) / column (scale_b)
+       (step 1), NULL: none; or block scales the mainloop applies to each 128-k tile's sums,
+       [M][kb] (1 x 128) and [ceil(N / 128)][kb] (128 x 128) */
     const float *scale_a, *scale_b, *block_a, *block_b;
     int scale_a_step, scale_b_step, kb;
 } gk_gemm_args;
@@ -238,11 +239,22 @@ GK_DEV float gk_gemm_act(int act, float v)
 GK_DEV float gk_gemm_epilogue(const gk_gemm_args *p, float acc, int row, int col)
 {
     float v = p->alpha * acc;
-    if (p->scale_a) v *= p->scale_a[(int64_t)row * p->scale_a_step];
-    if (p->scale_b) v *= p->scale_b[(int64_t)col * p->scale_b_step];
     if (p->beta != 0.0f) v += p->beta * gk_load1_f32(p->c, (int64_t)row * p->ldc + col, p->d_dtype);
     if (p->bias) v += p->bias[col];
     return gk_gemm_act(p->act, v);
+}
+
+/* fp8: the scale of A at D row `row` and of B at D column `col`, 1 where there is none. Rows
+   and columns past D read the last one's (their outputs are not stored). Applied in the e4m3
+   kernels only, so that every other GEMM's epilogue has no scale to check. */
+GK_DEV float gk_gemm_row_scale(const gk_gemm_args *p, int row)
+{
+    return p->scale_a ? p->scale_a[(int64_t)min(row, p->m - 1) * p->scale_a_step] : 1.0f;
+}
+
+GK_DEV float gk_gemm_col_scale(const gk_gemm_args *p, int col)
+{
+    return p->scale_b ? p->scale_b[(int64_t)min(col, p->n - 1) * p->scale_b_step] : 1.0f;
 }
 
 /* Where output (row, col) goes: the split's fp32 partials, or D, es bytes a value. */
@@ -563,8 +575,15 @@ GK_DEV void gk_gemm_mma_run(const gk_gemm_args *p, int dt, int ta, int tb, int b
         for (int j = 0; j < ni; j++) {
             const float *cc = acc + (i * ni + j) * 4;
             const int row = m0 + wm0 + i * 16 + g, col = n0 + wn0 + j * 8 + t * 2;
-            gk_gemm_store2(p, row, col, cc[0], cc[1], split);
-            gk_gemm_store2(p, row + 8, col, cc[2], cc[3], split);
+            float r0 = 1.0f, r1 = 1.0f, c0 = 1.0f, c1 = 1.0f;
+            if (dt == GK_E4M3) {
+                r0 = gk_gemm_row_scale(p, row);
+                r1 = gk_gemm_row_scale(p, row + 8);
+                c0 = gk_gemm_col_scale(p, col);
+                c1 = gk_gemm_col_scale(p, col + 1);
+            }
+            gk_gemm_store2(p, row, col, cc[0] * r0 * c0, cc[1] * r0 * c1, split);
+            gk_gemm_store2(p, row + 8, col, cc[2] * r1 * c0, cc[3] * r1 * c1, split);
         }
 }
 

@@ -73,9 +73,11 @@ static __device__ __noinline__ void gk_gemm_wg_store_each(const gk_gemm_args *p,
    one loop body instead of bn / 4 inlined epilogues, which missed the instruction cache (45% of
    stall cycles at 128 x 256). buf: the stages, free
    once every consumer is past its last wgmma (barrier 1), or a buffer of its own when the
-   kernel is persistent (the producer is already filling the stages for the next tile). */
-GK_DEV void gk_gemm_wg_store(const gk_gemm_args *p, const float *acc, float *buf, int persistent, int wr, int bm, int bn,
-                             int m0, int n0, int split)
+   kernel is persistent (the producer is already filling the stages for the next tile).
+   scaled (e4m3): the fp8 tensor or row / column scales go in on the way out, here rather than
+   on the accumulators, where 128 more live values would spill. */
+GK_DEV void gk_gemm_wg_store(const gk_gemm_args *p, const float *acc, float *buf, int persistent, int scaled,
+                             int wr, int bm, int bn, int m0, int n0, int split)
 {
     /* a swapped tile (bm 16 or 64): this warpgroup's 64 columns of D (its MMA rows) by bm rows of
        D, written transposed into [bm][68] (each write of a warp in 32 distinct banks) */
@@ -112,7 +114,14 @@ GK_DEV void gk_gemm_wg_store(const gk_gemm_args *p, const float *acc, float *buf
     for (int i = t; i < rows * width / 8; i += 128) {
         const int row = i / (width / 8), c8 = i % (width / 8) * 8, grow = row0 + row, col = col0 + c8;
         if (grow >= p->m || col >= p->n) continue;
-        const float4 lo = *(const float4 *)(mine + row * ld + c8), hi = *(const float4 *)(mine + row * ld + c8 + 4);
+        float4 lo = *(const float4 *)(mine + row * ld + c8), hi = *(const float4 *)(mine + row * ld + c8 + 4);
+        if (scaled) {
+            const float r = gk_gemm_row_scale(p, grow);
+            lo = make_float4(lo.x * r * gk_gemm_col_scale(p, col), lo.y * r * gk_gemm_col_scale(p, col + 1),
+                             lo.z * r * gk_gemm_col_scale(p, col + 2), lo.w * r * gk_gemm_col_scale(p, col + 3));
+            hi = make_float4(hi.x * r * gk_gemm_col_scale(p, col + 4), hi.y * r * gk_gemm_col_scale(p, col + 5),
+                             hi.z * r * gk_gemm_col_scale(p, col + 6), hi.w * r * gk_gemm_col_scale(p, col + 7));
+        }
         char *dst = gk_gemm_out(p, grow, col, split, es);
         const int aligned = gk_is_aligned(dst, 16);
         if (col + 8 > p->n || (es == 4 && !aligned)) {
@@ -317,11 +326,11 @@ GK_DEV void gk_gemm_wg_run(const gk_gemm_args *p, const CUtensorMap *tma, const 
         if (!swap && bn > 64 && p->n - n0 <= bn / 2) {
             it = gk_gemm_wg_consume(smem, full, empty, stage_bytes, a_bytes, dt, ta, tb, bm, bn / 2, stages, ktiles, it,
                                     acc, blocks, tmp, p, row0, n0, k_begin / 128);
-            gk_gemm_wg_store(p, acc, epi, persistent, wg - 1, bm, bn / 2, m0, n0, split);
+            gk_gemm_wg_store(p, acc, epi, persistent, dt == GK_E4M3, wg - 1, bm, bn / 2, m0, n0, split);
         } else {
             it = gk_gemm_wg_consume(smem, full, empty, stage_bytes, a_bytes, dt, ta, tb, mm, mn, stages, ktiles, it, acc,
                                     blocks, tmp, p, row0, n0, k_begin / 128);
-            gk_gemm_wg_store(p, acc, epi, persistent, wg - 1, bm, bn, m0, n0, split);
+            gk_gemm_wg_store(p, acc, epi, persistent, dt == GK_E4M3, wg - 1, bm, bn, m0, n0, split);
         }
     }
 #endif
