@@ -429,20 +429,7 @@ static cudaError_t gk_fp8_run_checked(const char *fn, int config, int splits, vo
     }
     GK_TRY(gk_gemm_check_outputs(fn, d, d_dtype, ldd, c, ldc, bias, m, n, beta, in, 4, workspace, &workspace_bytes));
 
-    gk_gemm_args p;
-    memset(&p, 0, sizeof p);
-    p.c = c;
-    p.d = d;
-    p.bias = bias;
-    p.ldc = ldc;
-    p.ldd = ldd;
-    p.m = (int)m;
-    p.n = (int)n;
-    p.k = (int)k;
-    p.d_dtype = d_dtype;
-    p.act = act;
-    p.alpha = alpha;
-    p.beta = beta;
+    gk_gemm_args p = gk_gemm_args_of(d, d_dtype, ldd, c, ldc, bias, m, n, k, alpha, beta, act);
     if (k == 0) return gk_gemm_no_k(fn, p, stream);
     if (block) {
         p.block_a = scale_a;

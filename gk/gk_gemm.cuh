@@ -225,6 +225,28 @@ typedef struct gk_gemm_args {
     int scale_a_step, scale_b_step, kb;
 } gk_gemm_args;
 
+/* The arguments every GEMM of the kit shares (gk_gemm, gk_quant, gk_fp8), the rest zero; m, n, k
+   already checked to fit an int. */
+GK_HOST gk_gemm_args gk_gemm_args_of(void *d, int d_dtype, int64_t ldd, const void *c, int64_t ldc, const float *bias,
+                                     int64_t m, int64_t n, int64_t k, float alpha, float beta, int act)
+{
+    gk_gemm_args p;
+    memset(&p, 0, sizeof p);
+    p.c = c;
+    p.d = d;
+    p.bias = bias;
+    p.ldc = ldc;
+    p.ldd = ldd;
+    p.m = (int)m;
+    p.n = (int)n;
+    p.k = (int)k;
+    p.d_dtype = d_dtype;
+    p.act = act;
+    p.alpha = alpha;
+    p.beta = beta;
+    return p;
+}
+
 GK_DEV float gk_gemm_act(int act, float v)
 {
     switch (act) {
@@ -967,20 +989,7 @@ static cudaError_t gk_gemm_run_checked(const char *fn, int config, int splits, i
     GK_TRY(gk_gemm_check_outputs(fn, d, d_dtype, ldd, c, ldc, bias, m, n, beta, in, k > 0 ? 2 : 0, workspace,
                                  &workspace_bytes));
 
-    gk_gemm_args p;
-    memset(&p, 0, sizeof p);
-    p.c = c;
-    p.d = d;
-    p.bias = bias;
-    p.ldc = ldc;
-    p.ldd = ldd;
-    p.m = (int)m;
-    p.n = (int)n;
-    p.k = (int)k;
-    p.d_dtype = d_dtype;
-    p.act = act;
-    p.alpha = alpha;
-    p.beta = beta;
+    gk_gemm_args p = gk_gemm_args_of(d, d_dtype, ldd, c, ldc, bias, m, n, k, alpha, beta, act);
     if (k == 0) return gk_gemm_no_k(fn, p, stream);
 
     const int aligned_a = lda % 8 == 0 && gk_is_aligned(a, 16), aligned_b = ldb % 8 == 0 && gk_is_aligned(b, 16);

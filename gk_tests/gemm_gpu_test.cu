@@ -132,18 +132,12 @@ static int64_t compare_rows(const RefSpec &s, const std::vector<int64_t> &rows, 
 
 // ------------------------------------------------------------------ one tensor-core GEMM
 
-enum CMode { kCNull, kCNaN, kCValues, kCInPlace };
-
-struct MmaRun {
+struct MmaRun : GkEpilogue {
     int in_dt = GK_BF16, d_dt = GK_BF16;
     int64_t m = 1, n = 1, k = 1;
     int ta = 0, tb = 0;
     int64_t lda = 0, ldb = 0, ldc = 0, ldd = 0; // 0: the row itself
     int a_off = 0, b_off = 0;                   // pointer offsets in elements (1: only 2-byte aligned)
-    float alpha = 1.0f, beta = 0.0f;
-    CMode c_mode = kCNull;
-    bool bias = false;
-    int act = GK_ACT_NONE;
     int config = -1, splits = 0; // other than -1, 0: through gk_gemm_ex
     // The workspace handed over (none when it comes to 0 bytes): gk_gemm_workspace_bytes (ws_plan),
     // the partials of ws_splits splits plus the plan's repacked operands, and ws_adjust more.
@@ -305,19 +299,6 @@ static void run_mma(const MmaRun &p, std::vector<unsigned char> *d_bytes = nullp
     if (d_bytes) *d_bytes = got.bytes;
 }
 
-// Epilogue variants: (alpha, beta, C, bias, act). Variant 1 hands over a C full of NaN with
-// beta = 0 (C must not be read); variant 4 runs in place (C is D).
-static void set_epilogue(MmaRun *p, int v)
-{
-    switch (v % 5) {
-    case 0: p->alpha = 1.0f; p->beta = 0.0f; p->c_mode = kCNull; p->bias = false; p->act = GK_ACT_NONE; break;
-    case 1: p->alpha = 0.5f; p->beta = 0.0f; p->c_mode = kCNaN; p->bias = true; p->act = GK_ACT_RELU; break;
-    case 2: p->alpha = -1.5f; p->beta = 0.75f; p->c_mode = kCValues; p->bias = false; p->act = GK_ACT_GELU; break;
-    case 3: p->alpha = 2.0f; p->beta = -1.0f; p->c_mode = kCValues; p->bias = true; p->act = GK_ACT_SILU; break;
-    default: p->alpha = 1.0f; p->beta = 1.0f; p->c_mode = kCInPlace; p->bias = true; p->act = GK_ACT_NONE; break;
-    }
-}
-
 // Leading-dimension variants: 0, the rows themselves; 1, rows padded to a multiple of 8 plus 8
 // (16-byte aligned rows: cp.async, the last chunk zero-filled where the row is not a multiple of
 // 8); 2, rows
@@ -359,7 +340,7 @@ static void all_combinations(int64_t m, int64_t n, int64_t k, int64_t sample_row
                 for (int v = 0; v < 5; v++) {
                     MmaRun p = mma_run(in_dt, kDDtypes[di], m, n, k, layout);
                     p.sample_rows = sample_rows;
-                    set_epilogue(&p, v);
+                    gk_test_set_epilogue(&p, v);
                     set_padding(&p, v + layout + di);
                     p.ws_plan = (v + layout + di + (in_dt == GK_F16)) % 2 == 0;
                     run_mma(p);
@@ -402,7 +383,7 @@ TEST(GemmGpu, Shape4096Sampled)
     for (const auto &r : runs) {
         MmaRun p = mma_run(r.in_dt, r.d_dt, 4096, 4096, 4096, r.layout);
         p.sample_rows = 64;
-        set_epilogue(&p, r.epilogue);
+        gk_test_set_epilogue(&p, r.epilogue);
         set_padding(&p, r.padding);
         run_mma(p);
         if (HasFailure()) return;
@@ -424,7 +405,7 @@ TEST(GemmGpu, SplitKThroughDispatcher)
         for (int layout = 0; layout < 4; layout++)
             for (int d_dt : kDDtypes) {
                 MmaRun p = mma_run(in_dt, d_dt, m, n, k, layout);
-                set_epilogue(&p, v++);
+                gk_test_set_epilogue(&p, v++);
                 p.ws_plan = true; // every layout's rows are 16-byte aligned here: the partials only
                 p.ws_expect = 1;
                 run_mma(p);
@@ -435,7 +416,7 @@ TEST(GemmGpu, SplitKThroughDispatcher)
     p.n = n;
     p.k = k;
     p.d_dt = GK_F32;
-    set_epilogue(&p, 3);
+    gk_test_set_epilogue(&p, 3);
     run_mma(p); // no workspace
     p.ws_plan = true;
     p.ws_adjust = -256;
@@ -460,7 +441,7 @@ TEST(GemmGpu, EveryConfigSplits1And3)
                     MmaRun p = mma_run(in_dt, kDDtypes[v % 3], m, n, k, layout);
                     p.config = config;
                     p.splits = splits;
-                    set_epilogue(&p, v);
+                    gk_test_set_epilogue(&p, v);
                     set_padding(&p, v / 3 % 2); // rows as they are, or padded to 16-byte multiples
                     v++;
                     if (splits > 1) {
@@ -487,7 +468,7 @@ TEST(GemmGpu, DecodeShapesThroughDispatcher)
             for (int64_t k : {40, 1000, 8200})
                 for (int layout = 0; layout < 4; layout++) {
                     MmaRun p = mma_run(v % 2 ? GK_F16 : GK_BF16, kDDtypes[v % 3], m, n, k, layout);
-                    set_epilogue(&p, v++);
+                    gk_test_set_epilogue(&p, v++);
                     p.ws_plan = true;
                     run_mma(p);
                     if (HasFailure()) return;
@@ -507,7 +488,7 @@ TEST(GemmGpu, SplitPartialRowsOffSixteenBytes)
             p.splits = 3;
             p.ws_splits = 3;
             p.ws_expect = 1;
-            set_epilogue(&p, v++);
+            gk_test_set_epilogue(&p, v++);
             run_mma(p);
             if (HasFailure()) return;
         }
@@ -531,7 +512,7 @@ TEST(GemmGpu, StaleSharedMemoryStaysPastTheEdges)
                 if (p.splits > 1) p.ws_splits = p.splits;
                 else p.ws_plan = true;
                 p.poison_smem = true;
-                set_epilogue(&p, v++);
+                gk_test_set_epilogue(&p, v++);
                 run_mma(p);
                 if (HasFailure()) return;
             }
@@ -544,7 +525,7 @@ TEST(GemmGpu, PaddedLeadingDimensions)
     for (int64_t pad : {3, 8, 64})
         for (int layout = 0; layout < 4; layout++) {
             MmaRun p = mma_run(layout & 1 ? GK_F16 : GK_BF16, kDDtypes[(pad + layout) % 3], 100, 70, 90, layout);
-            set_epilogue(&p, 2);
+            gk_test_set_epilogue(&p, 2);
             p.lda = (p.ta ? p.m : p.k) + pad;
             p.ldb = (p.tb ? p.k : p.n) + pad;
             p.ldc = p.n + pad;
@@ -583,7 +564,7 @@ TEST(GemmGpu, UnalignedRows)
                 p.k = k;
                 p.config = mode == 1 ? elem : -1;
                 p.ws_plan = mode == 2;
-                set_epilogue(&p, 3);
+                gk_test_set_epilogue(&p, 3);
                 for (int layout = 0; layout < 4; layout++) {
                     p.ta = layout >> 1;
                     p.tb = layout & 1;
@@ -662,7 +643,7 @@ TEST(GemmGpu, RowTailsZeroFilled)
                 for (int layout = 0; layout < 4; layout++) {
                     MmaRun p = mma_run(in_dt, layout & 1 ? GK_F32 : GK_BF16, 37, 29, k, layout);
                     p.config = config;
-                    set_epilogue(&p, 1 + layout % 2);
+                    gk_test_set_epilogue(&p, 1 + layout % 2);
                     p.lda = gk_round_up(p.ta ? p.m : p.k, 8);
                     p.ldb = gk_round_up(p.tb ? p.k : p.n, 8);
                     run_mma(p);
@@ -678,7 +659,7 @@ TEST(GemmGpu, Deterministic)
     split.ws_plan = true;
     split.ws_expect = 1;
     MmaRun whole = mma_run(GK_F16, GK_F32, 300, 300, 1000, 0);
-    set_epilogue(&whole, 3);
+    gk_test_set_epilogue(&whole, 3);
     for (const MmaRun &p : {split, whole}) {
         std::vector<unsigned char> d1, d2;
         run_mma(p, &d1);
@@ -880,7 +861,7 @@ TEST(GemmGpu, EveryConfigSmall)
                         p.ws_splits = splits; // the partials (nothing to repack)
                         p.ws_expect = 1;
                     }
-                    set_epilogue(&p, v);
+                    gk_test_set_epilogue(&p, v);
                     set_padding(&p, v / 3 % 2);
                     v++;
                     run_mma(p);

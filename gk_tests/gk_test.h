@@ -430,4 +430,32 @@ inline size_t gk_test_compare(const char *what, const HostTensor &got, const std
     return bad;
 }
 
+#ifdef GK_GEMM_CUH
+// ------------------------------------------------------------------ GEMM epilogue variants
+
+// Where C comes from: none, a buffer of NaN with beta = 0 (C must not be read), values, or D
+// itself (in place).
+enum CMode { kCNull, kCNaN, kCValues, kCInPlace };
+
+// The epilogue of one GEMM run (gk_gemm, gk_quant, gk_fp8): alpha, beta with C, bias, activation.
+struct GkEpilogue {
+    float alpha = 1.0f, beta = 0.0f;
+    CMode c_mode = kCNull;
+    bool bias = false;
+    int act = GK_ACT_NONE;
+};
+
+// Epilogue variants, v % 5: plain; NaN C with beta = 0, bias, ReLU; C, GELU; C, bias, SiLU; in
+// place with bias.
+inline void gk_test_set_epilogue(GkEpilogue *p, int v)
+{
+    static const GkEpilogue kVariants[5] = {
+        {1.0f, 0.0f, kCNull, false, GK_ACT_NONE},  {0.5f, 0.0f, kCNaN, true, GK_ACT_RELU},
+        {-1.5f, 0.75f, kCValues, false, GK_ACT_GELU}, {2.0f, -1.0f, kCValues, true, GK_ACT_SILU},
+        {1.0f, 1.0f, kCInPlace, true, GK_ACT_NONE},
+    };
+    *p = kVariants[v % 5];
+}
+#endif
+
 #endif // GK_TEST_H

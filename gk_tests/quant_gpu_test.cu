@@ -403,18 +403,13 @@ TEST(QuantGpuDequant, BitExact)
 
 // ------------------------------------------------------------------ GEMM
 
-enum CMode { kCNull, kCNaN, kCValues, kCInPlace };
 enum WsMode { kWsNone, kWsMax, kWsPlan, kWsGenerous, kWsBytes };
 
-struct W4Run {
+struct W4Run : GkEpilogue {
     int64_t m = 1, n = 8, k = 64;
     int group = 64, zm = GK_W4_ZEROS_INT4, dt = GK_BF16, sdt = GK_BF16, d_dt = GK_BF16;
     int64_t ldx = 0, ldd = 0, ldc = 0; // 0: the row itself
     int x_off = 0, d_off = 0;          // pointer offsets in elements
-    float alpha = 1.0f, beta = 0.0f;
-    CMode c_mode = kCNull;
-    bool bias = false;
-    int act = GK_ACT_NONE;
     bool ex = false; // through gk_w4_gemm_ex (config, warps)
     int config = -1, warps = 0;
     WsMode ws = kWsNone;
@@ -616,19 +611,6 @@ static void run_w4(const W4Run &p, std::vector<unsigned char> *d_bytes = nullptr
     if (d_bytes) *d_bytes = got.bytes;
 }
 
-// Epilogue variants: (alpha, beta, C, bias, act). Variant 1 hands over a C full of NaN with
-// beta = 0 (C must not be read); variant 4 runs in place (C is D).
-static void set_epilogue(W4Run *p, int v)
-{
-    switch (v % 5) {
-    case 0: p->alpha = 1.0f; p->beta = 0.0f; p->c_mode = kCNull; p->bias = false; p->act = GK_ACT_NONE; break;
-    case 1: p->alpha = 0.5f; p->beta = 0.0f; p->c_mode = kCNaN; p->bias = true; p->act = GK_ACT_RELU; break;
-    case 2: p->alpha = -1.5f; p->beta = 0.75f; p->c_mode = kCValues; p->bias = false; p->act = GK_ACT_GELU; break;
-    case 3: p->alpha = 2.0f; p->beta = -1.0f; p->c_mode = kCValues; p->bias = true; p->act = GK_ACT_SILU; break;
-    default: p->alpha = 1.0f; p->beta = 1.0f; p->c_mode = kCInPlace; p->bias = true; p->act = GK_ACT_NONE; break;
-    }
-}
-
 // Stride variants: 0, rows tight; 1, x rows padded by 8 (16 bytes) and x 16 bytes past the
 // allocation's start, D and C rows padded; 2, x rows padded by 64, D rows by 3 (odd) and D one
 // element off its alignment (no paired stores), C rows by 5.
@@ -665,7 +647,7 @@ static void all_combinations(int64_t m, int64_t n, int64_t k, int64_t sample_row
                 p.d_dt = ddt;
                 p.group = gs[(size_t)(v + salt) % gs.size()];
                 p.sdt = kSDtypes[(v + 2 * salt) % 3];
-                set_epilogue(&p, v + salt);
+                gk_test_set_epilogue(&p, v + salt);
                 set_padding(&p, v + 2 * salt + zm);
                 p.ws = (v + salt) % 2 ? kWsMax : kWsNone;
                 p.sample_rows = sample_rows;
@@ -793,7 +775,7 @@ TEST(QuantGpuGemm, EveryConfigAndWarps)
                     p.dt = kDtypes[v % 2];
                     p.d_dt = kDDtypes[v % 3];
                     p.sdt = kSDtypes[(v / 2) % 3];
-                    set_epilogue(&p, v);
+                    gk_test_set_epilogue(&p, v);
                     set_padding(&p, v / 3);
                     p.ex = true;
                     p.config = cfg;
@@ -856,7 +838,7 @@ TEST(QuantGpuGemm, Dispatcher)
                     p.dt = kDtypes[v % 2];
                     p.d_dt = kDDtypes[v % 3];
                     p.sdt = kSDtypes[(v / 3) % 3];
-                    set_epilogue(&p, v);
+                    gk_test_set_epilogue(&p, v);
                     set_padding(&p, v / 2);
                     p.ex = v % 3 == 0;
                     p.ws = ws;
@@ -897,7 +879,7 @@ TEST(QuantGpuGemm, Deterministic)
             p.ws = r.ws;
             p.repeat = 2;
             p.sample_rows = 16;
-            set_epilogue(&p, 3);
+            gk_test_set_epilogue(&p, 3);
             const int before = failures_now();
             run_w4(p);
             if (budget.spent(before)) return;
@@ -1103,7 +1085,7 @@ TEST(QuantGpuGemm, SmallWorkspaceIsNotOverrun)
                     p.config = cfg;
                     p.ws = kWsBytes;
                     p.ws_bytes = bytes;
-                    set_epilogue(&p, v);
+                    gk_test_set_epilogue(&p, v);
                     const int before = failures_now();
                     run_w4(p);
                     v++;
