@@ -67,7 +67,8 @@
      The dispatcher takes the wgmma kernels where they can run, else the mma.sync ones.
      wgmma: gk_gemm_sm90.cuh's kernel on 1-byte values: a k-tile is 128 bytes of a row, 128 e4m3; one
      producer warp's TMA fills STAGES stages, two consumer warpgroups run wgmma m64nNk32 e4m3
-     (four a k-tile) and store through shared memory. Block scales: each k-tile's sums go to a
+     (four a k-tile) and store through shared memory, either both on one tile or (ping-pong) each
+     on its own, in turn. Block scales: each k-tile's sums go to a
      second set of registers, waited on at once and added scaled (DeepSeek's promotion), which is
      why block-scaled tiles are 128 x 128 (two sets of 64 accumulators a thread).
      mma.sync: gk_gemm.cuh's cp.async kernel with both operands K-major, e4m3 pairs read as 16-bit
@@ -75,10 +76,11 @@
      in the epilogue.
 
    GENERATOR
-     GK_DEFINE_FP8_GEMM(name, BM, BN, STAGES, BLOCK, RATE) writes the wgmma kernel of a BM x BN x
-     128 tile (BM 128 or 256, BN 64, 128 or 256, at most 128 x 256; BLOCK 1: block scales, BM 128,
-     BN 128 or 64) with STAGES TMA stages and its gk_fp8_config; RATE is its TFLOP/s at 8192^3 on
-     the H200, the dispatcher's time model. GK_DEFINE_FP8_GEMM_MMA(name, BM, BN, BK16, WM, WN,
+     GK_DEFINE_FP8_GEMM(name, BM, BN, STAGES, BLOCK, PERSIST, RATE) writes the wgmma kernel of a
+     BM x BN x 128 tile (BM 128 or 256, BN 64, 128 or 256, at most 128 x 256; BLOCK 1: block
+     scales, BM 128, BN 128 or 64) with STAGES TMA stages and its gk_fp8_config; PERSIST as
+     gk_gemm_sm90.cuh's (1: a block per SM walks the tiles, 2: ping-pong, 128 x 128 at most, no
+     block scales); RATE is its TFLOP/s at 8192^3 on the H200, the dispatcher's time model. GK_DEFINE_FP8_GEMM_MMA(name, BM, BN, BK16, WM, WN,
      STAGES, MINB, DBUF) writes an mma.sync one (gk_gemm's GK_DEFINE_GEMM_MMA arguments, BK16 in
      e4m3 pairs).
 
@@ -113,6 +115,7 @@ typedef struct gk_fp8_config {
     int threads;
     int smem_bytes;
     int rate;       /* wgmma: TFLOP/s at 8192^3 on the H200, the dispatcher's time model */
+    int persistent; /* wgmma: 1 a block per SM walks the tiles; 2 as well, its consumers in ping-pong */
 } gk_fp8_config;
 
 GK_EXTERN_C_BEGIN
@@ -225,26 +228,30 @@ static __global__ void __launch_bounds__(256) gk_fp8_scale_kernel(float *cells, 
 #if GK_GEMM_SM90
 typedef void (*gk_fp8_kernel)(gk_gemm_args, CUtensorMap, CUtensorMap, CUtensorMap, CUtensorMap);
 
-#define GK_DEFINE_FP8_GEMM(name, BM, BN, STAGES, BLOCK, RATE)                                                    \
+#define GK_DEFINE_FP8_GEMM(name, BM, BN, STAGES, BLOCK, PERSIST, RATE)                                           \
     static_assert((BM) == 128 || (BM) == 256, #name ": BM is 128 or 256 (one or two m64 slices a consumer)");   \
     static_assert((BN) == 64 || (BN) == 128 || (BN) == 256, #name ": BN is 64, 128 or 256 (wgmma n)");         \
     static_assert((BM) * (BN) <= 128 * 256, #name ": at most 128 accumulators a consumer thread");            \
     static_assert(!(BLOCK) || ((BM) == 128 && (BN) <= 128),                                                     \
                   #name ": block scales need BM 128 and BN <= 128 (a second set of accumulators)");            \
     static_assert((STAGES) >= 2, #name ": at least 2 stages");                                                  \
-    static_assert(gk_gemm_wg_smem_bytes_c(BM, BN, STAGES, 0) <= 227 * 1024, #name ": over 227 KB of shared memory"); \
-    static_assert(gk_gemm_wg_epi_bytes_c(BM, BN) <= (STAGES) * ((BM) + (BN)) * 128,                            \
+    static_assert((PERSIST) != 2 || ((BM) == 128 && (BN) <= 128 && !(BLOCK)),                                  \
+                  #name ": a ping-pong tile is 128 x 64 or 128 x 128 (a consumer holds all of it), no block scales"); \
+    static_assert(gk_gemm_wg_smem_bytes_c(BM, BN, STAGES, PERSIST) <= 227 * 1024,                              \
+                  #name ": over 227 KB of shared memory");                                                    \
+    static_assert((PERSIST) || gk_gemm_wg_epi_bytes_c(BM, BN) <= (STAGES) * ((BM) + (BN)) * 128,               \
                   #name ": the epilogue's accumulators must fit in the stages");                               \
     static __global__ void __launch_bounds__(GK_GEMM_WG_THREADS, 1)                                             \
         name(const __grid_constant__ gk_gemm_args p, const __grid_constant__ CUtensorMap tma,                   \
              const __grid_constant__ CUtensorMap tmb, const __grid_constant__ CUtensorMap tma_last,            \
              const __grid_constant__ CUtensorMap tmb_last)                                                      \
     {                                                                                                           \
-        float acc[(BM) * (BN) / 256], tmp[(BLOCK) ? (BM) * (BN) / 256 : 1];                                     \
-        gk_gemm_wg_run(&p, &tma, &tmb, &tma_last, &tmb_last, GK_E4M3, 0, 1, BM, BN, STAGES, 0, BLOCK, acc, tmp); \
+        float acc[(BM) * (BN) / ((PERSIST) == 2 ? 128 : 256)], tmp[(BLOCK) ? (BM) * (BN) / 256 : 1];            \
+        gk_gemm_wg_run(&p, &tma, &tmb, &tma_last, &tmb_last, GK_E4M3, 0, 1, BM, BN, STAGES, PERSIST, BLOCK, acc,  \
+                       tmp);                                                                                    \
     }                                                                                                           \
     static const gk_fp8_config name##_config = {#name, BM, BN, 128, STAGES, BLOCK, 1, GK_GEMM_WG_THREADS,       \
-                                                gk_gemm_wg_smem_bytes_c(BM, BN, STAGES, 0), RATE};
+                                                gk_gemm_wg_smem_bytes_c(BM, BN, STAGES, PERSIST), RATE, PERSIST};
 #endif
 
 /* An mma.sync configuration: gk_gemm.cuh's kernel on K-major e4m3 operands read as 16-bit pairs
@@ -253,7 +260,7 @@ typedef void (*gk_fp8_kernel)(gk_gemm_args, CUtensorMap, CUtensorMap, CUtensorMa
     GK_GEMM_MMA_KERNEL(name, GK_E4M3, 0, 1, BM, BN, BK16, WM, WN, STAGES, MINB, DBUF, 1)                           \
     static const gk_fp8_config name##_config = {#name, BM, BN, 2 * (BK16), STAGES, 0, 0,                        \
                                                 (BM) / (WM) * ((BN) / (WN)) * 32,                                 \
-                                                gk_gemm_smem_bytes_c(BM, BN, BK16, STAGES), 0};
+                                                gk_gemm_smem_bytes_c(BM, BN, BK16, STAGES), 0, 0};
 
 #endif /* __CUDACC__ */
 #endif /* GK_FP8_CUH */
@@ -271,12 +278,16 @@ typedef void (*gk_fp8_kernel)(gk_gemm_args, CUtensorMap, CUtensorMap, CUtensorMa
 /* The shipped configurations. mma.sync, X(name, BM, BN, BK16, WM, WN, STAGES, MINB, DBUF): gk_gemm's
    two tiles (gk_gemm.cuh), the path of builds or GPUs without sm_90a (sm_89: Ada), tensor and row
    scales only; the 128 x 128 one budgeted for one block an SM (for sm_90 ptxas turns each e4m3
-   MMA into conversions and f16 MMAs, which at two blocks' 128 registers spill). wgmma, X(name, BM, BN, STAGES, BLOCK, RATE), RATE in TFLOP/s at 8192^3 (H200,
+   MMA into conversions and f16 MMAs, which at two blocks' 128 registers spill). wgmma,
+   X(name, BM, BN, STAGES, BLOCK, PERSIST, RATE), RATE in TFLOP/s at 8192^3 (H200,
    gk_bench/RESULTS.md, "FP8 GEMM"):
-   - 128 x 256 x 128, 4 stages (192 KB): the large shapes, as gk_gemm's 128 x 256 (1157 TFLOP/s).
-     256 x 128 and 7 stages of 128 x 128 measured no faster.
-   - 128 x 128 x 128, 6 stages: twice the tiles, for shapes that leave SMs idle on 128 x 256.
-   - 128 x 128 x 128, 6 stages, block scales (905 TFLOP/s; 128 x 64: 659). */
+   - 128 x 256 x 128, 4 stages (192 KB), as gk_gemm's 128 x 256 (1234 TFLOP/s). 256 x 128 and 7
+     stages of 128 x 128 measured no faster.
+   - 128 x 128 x 128, 6 stages: twice the tiles (1118).
+   - 128 x 128 x 128, 6 stages, block scales (905; 128 x 64: 659).
+   - 128 x 128 x 128 ping-pong (PERSIST 2), 4 stages: a block per SM, its consumers on tiles of
+     their own, one storing while the other runs MMAs: the large shapes (1303; 4096^3 135 us
+     against 144 for 128 x 256). */
 #ifndef GK_FP8_MMA_CONFIGS
 #define GK_FP8_MMA_CONFIGS(X)                                  \
     X(gk_fp8_mma128x128x64, 128, 128, 32, 32, 64, 4, 1, 0)     \
@@ -284,9 +295,10 @@ typedef void (*gk_fp8_kernel)(gk_gemm_args, CUtensorMap, CUtensorMap, CUtensorMa
 #endif
 #ifndef GK_FP8_CONFIGS
 #define GK_FP8_CONFIGS(X)                          \
-    X(gk_fp8_128x256x128_s4, 128, 256, 4, 0, 1157) \
-    X(gk_fp8_128x128x128_s6, 128, 128, 6, 0, 1062) \
-    X(gk_fp8_128x128x128_s6_block, 128, 128, 6, 1, 905)
+    X(gk_fp8_128x256x128_s4, 128, 256, 4, 0, 0, 1234)       \
+    X(gk_fp8_128x128x128_s6, 128, 128, 6, 0, 0, 1118)       \
+    X(gk_fp8_128x128x128_s6_block, 128, 128, 6, 1, 0, 905)  \
+    X(gk_fp8_128x128x128_s4_pp, 128, 128, 4, 0, 2, 1303)
 #endif
 
 #define GK_FP8_X_MMA_DEFINE(name, BM, BN, BK16, WM, WN, STAGES, MINB, DBUF) \
@@ -295,13 +307,14 @@ typedef void (*gk_fp8_kernel)(gk_gemm_args, CUtensorMap, CUtensorMap, CUtensorMa
 #define GK_FP8_X_MMA_CONFIG(name, BM, BN, BK16, WM, WN, STAGES, MINB, DBUF) &name##_config,
 GK_FP8_MMA_CONFIGS(GK_FP8_X_MMA_DEFINE)
 #if GK_GEMM_SM90
-#define GK_FP8_X_DEFINE(name, BM, BN, STAGES, BLOCK, RATE) GK_DEFINE_FP8_GEMM(name, BM, BN, STAGES, BLOCK, RATE)
-#define GK_FP8_X_KERNEL(name, BM, BN, STAGES, BLOCK, RATE) (const void *)name,
-#define GK_FP8_X_CONFIG(name, BM, BN, STAGES, BLOCK, RATE) &name##_config,
+#define GK_FP8_X_DEFINE(name, BM, BN, STAGES, BLOCK, PERSIST, RATE) \
+    GK_DEFINE_FP8_GEMM(name, BM, BN, STAGES, BLOCK, PERSIST, RATE)
+#define GK_FP8_X_KERNEL(name, BM, BN, STAGES, BLOCK, PERSIST, RATE) (const void *)name,
+#define GK_FP8_X_CONFIG(name, BM, BN, STAGES, BLOCK, PERSIST, RATE) &name##_config,
 GK_FP8_CONFIGS(GK_FP8_X_DEFINE)
 #else
-#define GK_FP8_X_KERNEL(name, BM, BN, STAGES, BLOCK, RATE)
-#define GK_FP8_X_CONFIG(name, BM, BN, STAGES, BLOCK, RATE)
+#define GK_FP8_X_KERNEL(name, BM, BN, STAGES, BLOCK, PERSIST, RATE)
+#define GK_FP8_X_CONFIG(name, BM, BN, STAGES, BLOCK, PERSIST, RATE)
 #endif
 /* the mma.sync configurations first, then the wgmma ones (where the build has them) */
 static const void *const gk_fp8_kernel_table[] = {GK_FP8_MMA_CONFIGS(GK_FP8_X_MMA_KERNEL)
@@ -346,6 +359,7 @@ static void gk_fp8_plan_impl(int64_t m, int64_t n, int64_t k, int block, int sms
         const gk_fp8_config *f = gk_fp8_config_table[c];
         if (f->block != (block != 0) || f->wgmma != (wg != 0)) continue;
         const int64_t t = gk_ceil_div(m, f->bm) * gk_ceil_div(n, f->bn);
+        if (f->persistent == 2 && t <= sms) continue; /* ping-pong overlaps only a block's second tile */
         const double cost = wg ? (double)gk_ceil_div(t, sms) * f->bm * f->bn / f->rate : (t >= sms ? -f->bm : f->bm);
         if (pl->config < 0 || cost < best) {
             pl->config = c;
@@ -485,7 +499,8 @@ static cudaError_t gk_fp8_run_checked(const char *fn, int config, int splits, vo
     const void *kern = gk_fp8_kernel_table[config];
     static unsigned attr_set[GK_FP8_NCONFIG];
     GK_TRY(gk_smem_opt_in(fn, kern, cfg->smem_bytes, &attr_set[config]));
-    const dim3 grid((unsigned)((int64_t)p.tiles_m * p.tiles_n), (unsigned)splits);
+    dim3 grid((unsigned)((int64_t)p.tiles_m * p.tiles_n), (unsigned)splits);
+    if (cfg->persistent) grid = dim3((unsigned)((int64_t)grid.x * splits < sms ? (int64_t)grid.x * splits : sms), 1);
     if (cfg->wgmma) {
 #if GK_GEMM_SM90
         CUtensorMap ma, mb, ma_last, mb_last;

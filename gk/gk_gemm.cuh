@@ -891,6 +891,7 @@ static void gk_gemm_plan_impl(int64_t m, int64_t n, int64_t k, int64_t rows_a, i
             const gk_gemm_config *w = gk_gemm_config_table[c];
             if (w->swap) continue;
             const int64_t t = gk_ceil_div(m, w->bm) * gk_ceil_div(n, w->bn);
+            if (w->persistent == 2 && t <= sms) continue; /* ping-pong overlaps only a block's second tile */
             const double cost = (double)gk_ceil_div(t, sms) * w->bm * w->bn / w->rate;
             if (pl->config < 0 || cost < best) {
                 pl->config = c;

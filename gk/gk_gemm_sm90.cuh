@@ -11,13 +11,16 @@
      through shared memory with a "full" and an "empty" mbarrier each; the epilogue goes through
      shared memory into 16-byte stores (gk_gemm_wg_store). Swapped tiles (BM 16 or 64) compute
      D^T so that decode-sized M fills the MMAs' N; persistent tiles walk the tiles with one
-     block per SM; a last tile column at most half full runs the half-width wgmma.
+     block per SM; ping-pong tiles are persistent, and their two consumers take the block's tiles
+     in turn, one storing while the other runs its MMAs; a last tile column at most half full
+     runs the half-width wgmma.
 
    GENERATOR
      GK_DEFINE_GEMM_WGMMA(name, dt, BM, BN, STAGES, PERSIST, RATE) writes the kernels (per
      layout) and the config of a BM x BN x 64 tile (BM 128 or 256, BN 64, 128 or 256, not both
      256; or BM 16 or 64, BN 128: a swapped tile, for A row-major only) with STAGES TMA stages,
-     one block per SM (or a persistent grid of them, PERSIST). RATE is the tile's measured
+     one block per SM (or a persistent grid of them, PERSIST 1; PERSIST 2: ping-pong, BM 128 and
+     BN 64 or 128, a consumer holds a whole tile). RATE is the tile's measured
      TFLOP/s (8192^3 NT), which the dispatcher's time model divides by.
 */
 /* A part of gk_gemm.cuh: included on its own, it brings gk_gemm.cuh, which includes it where it
@@ -40,11 +43,12 @@
    [rows][64] box, MN-major operands [64][64] panels along MN. */
 #define GK_GEMM_WG_BK 64
 #define GK_GEMM_WG_THREADS 384
-/* 1 KB of alignment slack, the stages and their two mbarriers, and a persistent kernel's
-   epilogue buffer (BM rows of BN + 8 floats) */
+/* 1 KB of alignment slack, the stages and their two mbarriers, a ping-pong kernel's two turn
+   mbarriers, and a persistent kernel's epilogue buffer (BM rows of BN + 8 floats) */
 #define gk_gemm_wg_epi_bytes_c(BM, BN) ((BM) * ((BN) + 8) * 4)
-#define gk_gemm_wg_smem_bytes_c(BM, BN, STAGES, PERSIST) \
-    (1024 + (STAGES) * (((BM) + (BN)) * GK_GEMM_WG_BK * 2 + 16) + ((PERSIST) ? gk_gemm_wg_epi_bytes_c(BM, BN) : 0))
+#define gk_gemm_wg_smem_bytes_c(BM, BN, STAGES, PERSIST)                                                       \
+    (1024 + (STAGES) * (((BM) + (BN)) * GK_GEMM_WG_BK * 2 + 16) + ((PERSIST) == 2 ? 16 : 0) +                    \
+     ((PERSIST) ? gk_gemm_wg_epi_bytes_c(BM, BN) : 0))
 
 /* Outputs (row, col .. col + cnt - 1) of the wgmma epilogue that its inline path does not take
    (the N edge, fp32 rows off 16-byte alignment): a store each, out of line. The values come by
@@ -67,45 +71,12 @@ static __device__ __noinline__ void gk_gemm_wg_store_each(const gk_gemm_args *p,
         if (e < cnt) gk_store1_f32(p->d, i + e, p->d_dtype, gk_gemm_epilogue(p, v[e], row, col + e));
 }
 
-/* Consumer warpgroup wr's 64 x bn accumulators out through shared memory: written as they sit
-   in registers (rows of bn + 8 floats, so the float2 writes of a half warp, 4 rows by 4 lanes,
-   fall in 32 distinct banks), then read back in rows of 8 values: 16-byte global stores, and
-   one loop body instead of bn / 4 inlined epilogues, which missed the instruction cache (45% of
-   stall cycles at 128 x 256). buf: the stages, free
-   once every consumer is past its last wgmma (barrier 1), or a buffer of its own when the
-   kernel is persistent (the producer is already filling the stages for the next tile).
-   scaled (e4m3): the fp8 tensor or row / column scales go in on the way out, here rather than
-   on the accumulators, where 128 more live values would spill. */
-GK_DEV void gk_gemm_wg_store(const gk_gemm_args *p, const float *acc, float *buf, int persistent, int scaled,
-                             int wr, int bm, int bn, int m0, int n0, int split)
+/* Rows of a warpgroup's staged outputs (mine, rows x width floats, stride ld) to D at (row0,
+   col0) through the epilogue, or to the split's partials. */
+GK_DEV void gk_gemm_wg_store_rows(const gk_gemm_args *p, const float *mine, int ld, int rows, int width, int row0,
+                                  int col0, int scaled, int split)
 {
-    /* a swapped tile (bm 16 or 64): this warpgroup's 64 columns of D (its MMA rows) by bm rows of
-       D, written transposed into [bm][68] (each write of a warp in 32 distinct banks) */
-    const int swap = bm < 128, t = threadIdx.x & 127, lane = t & 31;
-    const int width = swap ? bn / 2 : bn, ld = swap ? width + 4 : bn + 8, rows = swap ? bm : bm / 2;
-    const int row0 = swap ? m0 : m0 + wr * rows, col0 = swap ? n0 + wr * width : n0;
-    float *mine = buf + wr * rows * ld;
-    const int r = (t >> 5) * 16 + (lane >> 2);
-    if (persistent) gk_named_barrier(2 + wr, 128); /* this warpgroup is done reading the last tile's */
-    else gk_named_barrier(1, 256);
-    if (swap) {
-#pragma unroll
-        for (int j = 0; j < bm / 8; j++)
-#pragma unroll
-            for (int i = 0; i < 4; i++) /* acc 4 j + i: MMA row r + 8 (i / 2), column 8 j + 2 (lane % 4) + i % 2 */
-                mine[(j * 8 + (lane & 3) * 2 + (i & 1)) * ld + r + 8 * (i >> 1)] = acc[4 * j + i];
-    } else {
-#pragma unroll
-        for (int ms = 0; ms < rows / 64; ms++)
-#pragma unroll
-            for (int j = 0; j < bn / 8; j++) {
-                const int c = j * 8 + (lane & 3) * 2;
-                const float *a = acc + ms * (bn / 2) + 4 * j;
-                *(float2 *)(mine + (ms * 64 + r) * ld + c) = make_float2(a[0], a[1]);
-                *(float2 *)(mine + (ms * 64 + r + 8) * ld + c) = make_float2(a[2], a[3]);
-            }
-    }
-    gk_named_barrier(2 + wr, 128);
+    const int t = threadIdx.x & 127;
     /* inline, only what a whole chunk of 8 needs: a 16-byte store, or for 2-byte rows off 16-byte
        alignment (an ldd not a multiple of 8) four pairs or a value, three pairs and a value; the
        rest (the N edge, fp32 rows off 16 bytes) out of line. The epilogue runs between tiles
@@ -155,6 +126,59 @@ GK_DEV void gk_gemm_wg_store(const gk_gemm_args *p, const float *acc, float *buf
     }
 }
 
+/* Consumer warpgroup wr's accumulators out through shared memory: written as they sit
+   in registers (rows of bn + 8 floats, so the float2 writes of a half warp, 4 rows by 4 lanes,
+   fall in 32 distinct banks), then read back in rows of 8 values: 16-byte global stores, and
+   one loop body instead of bn / 4 inlined epilogues, which missed the instruction cache (45% of
+   stall cycles at 128 x 256). buf: the stages, free once every consumer is past its last wgmma
+   (barrier 1), or a buffer of its own when the kernel is persistent (the producer is already
+   filling the stages for the next tile). A cooperative tile (persistent 0 or 1) stores bm / 2 x
+   bn a warpgroup in one pass; a ping-pong one (persistent 2) the whole bm x bn tile, 64 rows a
+   pass, while the other warpgroup runs its MMAs.
+   scaled (e4m3): the fp8 tensor or row / column scales go in on the way out, here rather than
+   on the accumulators, where 128 more live values would spill. */
+GK_DEV void gk_gemm_wg_store(const gk_gemm_args *p, const float *acc, float *buf, int persistent, int scaled,
+                             int wr, int bm, int bn, int nb, int m0, int n0, int split)
+{
+    /* a swapped tile (bm 16 or 64): this warpgroup's 64 columns of D (its MMA rows) by bm rows of
+       D, written transposed into [bm][68] (each write of a warp in 32 distinct banks). Otherwise
+       nb columns (bn, or bn / 2 for a half-width tile) in rows of the tile's bn + 8: a ping-pong
+       consumer stores a half-width tile while the other may store a whole one. */
+    const int swap = bm < 128, pp = persistent == 2, t = threadIdx.x & 127, lane = t & 31;
+    const int width = swap ? bn / 2 : nb, ld = swap ? width + 4 : bn + 8;
+    const int rows = swap || pp ? bm : bm / 2, pass_rows = pp ? 64 : rows;
+    const int row0 = swap || pp ? m0 : m0 + wr * rows, col0 = swap ? n0 + wr * width : n0;
+    float *mine = buf + wr * pass_rows * ld;
+    const int r = (t >> 5) * 16 + (lane >> 2);
+#pragma unroll 1
+    for (int pass = 0; pass < rows / pass_rows; pass++) {
+        if (persistent) gk_named_barrier(2 + wr, 128); /* this warpgroup is done reading the last pass */
+        else gk_named_barrier(1, 256);
+        if (swap) {
+#pragma unroll
+            for (int j = 0; j < bm / 8; j++)
+#pragma unroll
+                for (int i = 0; i < 4; i++) /* acc 4 j + i: MMA row r + 8 (i / 2), column 8 j + 2 (lane % 4) + i % 2 */
+                    mine[(j * 8 + (lane & 3) * 2 + (i & 1)) * ld + r + 8 * (i >> 1)] = acc[4 * j + i];
+        } else {
+#pragma unroll
+            for (int ms = 0; ms < rows / 64; ms++) {
+                if (pp && ms != pass) continue; /* ping-pong: slab `pass` only (ms is a constant here) */
+                const int mr = pp ? 0 : ms;
+#pragma unroll
+                for (int j = 0; j < nb / 8; j++) {
+                    const int c = j * 8 + (lane & 3) * 2;
+                    const float *a = acc + ms * (nb / 2) + 4 * j;
+                    *(float2 *)(mine + (mr * 64 + r) * ld + c) = make_float2(a[0], a[1]);
+                    *(float2 *)(mine + (mr * 64 + r + 8) * ld + c) = make_float2(a[2], a[3]);
+                }
+            }
+        }
+        gk_named_barrier(2 + wr, 128);
+        gk_gemm_wg_store_rows(p, mine, ld, pass_rows, width, row0 + pass * pass_rows, col0, scaled, split);
+    }
+}
+
 /* K values in a k-tile: 128 bytes of a row, 64 16-bit values or 128 e4m3. */
 #define gk_gemm_wg_bk(dt) ((dt) == GK_E4M3 ? 128 : 64)
 
@@ -172,18 +196,21 @@ GK_DEV void gk_gemm_wg_item(const gk_gemm_args *p, int item, int tiles, int bm, 
     *ktiles = (min(p->k, *k_begin + p->k_per_split) - *k_begin + bk - 1) / bk;
 }
 
-/* A consumer warpgroup's k-tiles of one work item, nb columns of each B tile (wgmma n = nb);
+/* A consumer warpgroup's k-tiles of one work item, nb columns of each B tile (wgmma n = nb), its
+   rows of A tile rows wr bm / 2 .. (wr + 1) bm / 2 (ping-pong: wr 0, bm twice the tile's);
    `it` counts k-tiles over the block's items (stage it % stages, phase it / stages). Returns
    `it` past this item. bm, nb, dt, ta, tb, blocks must be constants after inlining.
    blocks (e4m3, bm 128, tiles of at most 128 columns inside one 128-column block of B): each
    k-tile's products go to tmp, which is scaled by its row's A block scale and the tile's B block
    scale into acc once the k-tile's wgmmas have finished (p->block_a, block_b; row0: the D row of
-   this thread's first accumulator, kb0: the item's first 128-k block). */
+   this thread's first accumulator, kb0: the item's first 128-k block). turn (ping-pong): the
+   other consumer's turn barrier, arrived on once this item's last stage is waited for. */
 GK_DEV int gk_gemm_wg_consume(char *smem, unsigned long long *full, unsigned long long *empty, int stage_bytes,
-                              int a_bytes, int dt, int ta, int tb, int bm, int nb, int stages, int ktiles, int it,
-                              float *acc, int blocks, float *tmp, const gk_gemm_args *p, int row0, int n0, int kb0)
+                              int a_bytes, int dt, int ta, int tb, int wr, int bm, int nb, int stages, int ktiles,
+                              int it, float *acc, int blocks, float *tmp, const gk_gemm_args *p, int row0, int n0,
+                              int kb0, unsigned long long *turn)
 {
-    const int wr = (threadIdx.x >> 7) - 1, nacc = bm * nb / 256;
+    const int nacc = bm * nb / 256;
     /* a K-major tile steps 32 bytes per k16 (descriptor + 2), an MN-major one 16 rows (+ 128) */
     const int a_step = ta ? 128 : 2, b_step = tb ? 2 : 128;
     const float *sa0 = NULL, *sa1 = NULL, *sb = NULL;
@@ -242,6 +269,8 @@ GK_DEV int gk_gemm_wg_consume(char *smem, unsigned long long *full, unsigned lon
         gk_wgmma_fence_regs(acc, nacc);
         if (kt > 0 && (threadIdx.x & 127) == 0) gk_mbar_arrive(empty + (it - 1) % stages);
     }
+    /* ping-pong: every wait on this item's stages is past, the other consumer's turn */
+    if (turn && (threadIdx.x & 31) == 0) gk_mbar_arrive(turn);
     if (blocks) return it;
     gk_wgmma_wait_0();
     gk_wgmma_fence_regs(acc, nacc);
@@ -258,10 +287,13 @@ GK_DEV void gk_gemm_wg_run(const gk_gemm_args *p, const CUtensorMap *tma, const 
     char *smem = gk_smem_align_1024(gk_gemm_smem);
     /* the MMAs' tile: mm rows (operand A's), mn columns; a swapped tile (bm 16 or 64) puts B's
        bn rows in the MMAs' M and D's bm rows (A's) in their N, and ta / tb are then B's and A's */
-    const int swap = bm < 128, mm = swap ? bn : bm, mn = swap ? bm : bn;
+    const int swap = bm < 128, mm = swap ? bn : bm, mn = swap ? bm : bn, pp = persistent == 2;
     const int a_bytes = mm * GK_GEMM_WG_BK * 2, stage_bytes = a_bytes + mn * GK_GEMM_WG_BK * 2;
     unsigned long long *full = (unsigned long long *)(smem + stages * stage_bytes), *empty = full + stages;
-    float *epi = persistent ? (float *)(empty + stages) : (float *)smem;
+    /* ping-pong: consumer w waits on turn[w] before it waits on an item's stages, until the other
+       has waited on all of its previous item's (a wait by parity is right only one phase ahead) */
+    unsigned long long *turn = empty + stages;
+    float *epi = persistent ? (float *)(turn + (pp ? 2 : 0)) : (float *)smem;
     /* work items: (split, tile) pairs, split-major so that each split walks the rasterized
        tile order; a block takes items blockIdx .. step gridDim (one each when the grid has one
        block per item, several when it is persistent) */
@@ -273,7 +305,11 @@ GK_DEV void gk_gemm_wg_run(const gk_gemm_args *p, const CUtensorMap *tma, const 
     if (threadIdx.x == 0) {
         for (int s = 0; s < stages; s++) {
             gk_mbar_init(full + s, 1);
-            gk_mbar_init(empty + s, 2);
+            gk_mbar_init(empty + s, pp ? 1 : 2); /* an arrival from each consumer on the stage */
+        }
+        if (pp) {
+            gk_mbar_init(turn, 4); /* an arrival from each warp of the other consumer */
+            gk_mbar_init(turn + 1, 4);
         }
         gk_mbar_init_fence();
     }
@@ -315,22 +351,32 @@ GK_DEV void gk_gemm_wg_run(const gk_gemm_args *p, const CUtensorMap *tma, const 
     }
 
     gk_setmaxnreg_inc_232();
-    for (int item = first; item < items; item += step) {
+    /* cooperative: both consumers on each item, a half of its rows each; ping-pong: the block's
+       items in turn, so that one stores a tile while the other runs MMAs (each skips the other's
+       k-tiles in `it`) */
+    const int wr = pp ? 0 : wg - 1, cb = pp ? 2 * mm : mm;
+    unsigned long long *other = pp ? turn + (2 - wg) : NULL;
+    for (int item = first, j = 0, turns = 0; item < items; item += step, j++) {
         int m0, n0, split, k_begin, ktiles;
         gk_gemm_wg_item(p, item, tiles, bm, bn, bk, &m0, &n0, &split, &k_begin, &ktiles);
+        if (pp && (j & 1) != wg - 1) {
+            it += ktiles;
+            continue;
+        }
+        if (pp && j > 0) gk_mbar_wait(turn + (wg - 1), turns++ & 1);
         /* the row of this thread's first accumulator (unswapped tiles; block scales only) */
         const int row0 = m0 + (wg - 1) * 64 + (threadIdx.x >> 5 & 3) * 16 + (threadIdx.x & 31) / 4;
         /* a last tile column at most half full (N % BN in 1 .. BN / 2) runs the half-width
            wgmma, half the MMAs (the producer loads only the rows or panels inside N): 4095 x
            4097 on 128 x 256 tiles 243-246 us, was 284. Not for BN 64 (no n = 32 wgmma here). */
         if (!swap && bn > 64 && p->n - n0 <= bn / 2) {
-            it = gk_gemm_wg_consume(smem, full, empty, stage_bytes, a_bytes, dt, ta, tb, bm, bn / 2, stages, ktiles, it,
-                                    acc, blocks, tmp, p, row0, n0, k_begin / 128);
-            gk_gemm_wg_store(p, acc, epi, persistent, dt == GK_E4M3, wg - 1, bm, bn / 2, m0, n0, split);
+            it = gk_gemm_wg_consume(smem, full, empty, stage_bytes, a_bytes, dt, ta, tb, wr, cb, bn / 2, stages, ktiles,
+                                    it, acc, blocks, tmp, p, row0, n0, k_begin / 128, other);
+            gk_gemm_wg_store(p, acc, epi, persistent, dt == GK_E4M3, wg - 1, bm, bn, bn / 2, m0, n0, split);
         } else {
-            it = gk_gemm_wg_consume(smem, full, empty, stage_bytes, a_bytes, dt, ta, tb, mm, mn, stages, ktiles, it, acc,
-                                    blocks, tmp, p, row0, n0, k_begin / 128);
-            gk_gemm_wg_store(p, acc, epi, persistent, dt == GK_E4M3, wg - 1, bm, bn, m0, n0, split);
+            it = gk_gemm_wg_consume(smem, full, empty, stage_bytes, a_bytes, dt, ta, tb, wr, cb, mn, stages, ktiles, it,
+                                    acc, blocks, tmp, p, row0, n0, k_begin / 128, other);
+            gk_gemm_wg_store(p, acc, epi, persistent, dt == GK_E4M3, wg - 1, bm, bn, bn, m0, n0, split);
         }
     }
 #endif
@@ -346,6 +392,8 @@ typedef void (*gk_gemm_wg_kernel)(gk_gemm_args, CUtensorMap, CUtensorMap, CUtens
     static_assert((BN) == 64 || (BN) == 128 || (BN) == 256,                                                    \
                   #name ": BN is 64, 128 or 256 (wgmma n; 16 rows of a swapped tile)");                       \
     static_assert((BM) * (BN) <= 128 * 256, #name ": at most 128 accumulators a consumer thread");           \
+    static_assert((PERSIST) != 2 || ((BM) == 128 && (BN) <= 128),                                              \
+                  #name ": a ping-pong tile is 128 x 64 or 128 x 128 (a consumer holds all of it)");         \
     static_assert((STAGES) >= 2, #name ": at least 2 stages");                                                 \
     static_assert(gk_gemm_wg_smem_bytes_c(BM, BN, STAGES, PERSIST) <= 227 * 1024,                              \
                   #name ": over 227 KB of shared memory");                                                     \
@@ -357,7 +405,8 @@ typedef void (*gk_gemm_wg_kernel)(gk_gemm_args, CUtensorMap, CUtensorMap, CUtens
     GK_GEMM_WG_KERNEL(name##_tt, dt, 1, 1, BM, BN, STAGES, PERSIST)                                            \
     static const gk_gemm_wg_kernel name##_kernels[4] = {GK_GEMM_WG_OR_NULL_##BM(name##_nn), name##_nt,        \
                                                         GK_GEMM_WG_OR_NULL_##BM(name##_tn), name##_tt};       \
-    static const gk_gemm_config name##_config = {#name, BM, BN, GK_GEMM_WG_BK, (BM) < 128 ? (BM) : (BM) / 2,    \
+    static const gk_gemm_config name##_config = {#name, BM, BN, GK_GEMM_WG_BK,                                 \
+                                                 (BM) < 128 || (PERSIST) == 2 ? (BM) : (BM) / 2,                  \
                                                  (BM) < 128 ? (BN) / 2 : (BN), STAGES, 1, 0, GK_GEMM_WG_THREADS,     \
                                                  gk_gemm_wg_smem_bytes_c(BM, BN, STAGES, PERSIST), 1, 1, PERSIST,   \
                                                  RATE, (BM) < 128};
@@ -380,7 +429,7 @@ typedef void (*gk_gemm_wg_kernel)(gk_gemm_args, CUtensorMap, CUtensorMap, CUtens
               const __grid_constant__ CUtensorMap tmb, const __grid_constant__ CUtensorMap tma_last,           \
               const __grid_constant__ CUtensorMap tmb_last)                                                    \
     {                                                                                                          \
-        float acc[(BM) * (BN) / 256];                                                                          \
+        float acc[(BM) * (BN) / ((PERSIST) == 2 ? 128 : 256)];                                                 \
         gk_gemm_wg_run(&p, &tma, &tmb, &tma_last, &tmb_last, dt, TA, TB, BM, BN, STAGES, PERSIST, 0, acc, acc); \
     }
 
@@ -412,7 +461,12 @@ typedef void (*gk_gemm_wg_kernel)(gk_gemm_args, CUtensorMap, CUtensorMap, CUtens
    - 128 x 64 x 64, 8 stages of 24 KB: twice the blocks of 128 x 128 where both fill one wave,
      for B-bound shapes of 64 < M <= 128: M = 128, N = 8192 48.1 us (128 x 128 55.8; cuBLAS
      44.8). 426 TFLOP/s at 8192^3 (its B tile reused half as often), so the time model leaves it
-     out of larger M. */
+     out of larger M.
+   - 128 x 128 x 64 ping-pong, 4 stages and a 68 KB epilogue buffer: each consumer a whole tile,
+     its epilogue under the other's MMAs. Where a 128 x 128 tile is picked it replaces the
+     6-stage one (4096^3 NT 212 us against 238, NN 230 against 252, 8192^3 1595 against 1722);
+     against 128 x 256 it wins only 4096^3 NT (212 against 217), so RATE is on the scale of the
+     others' (measured 8192^3: 689 TFLOP/s in the run where 128 x 256 read 706). */
 #ifndef GK_GEMM_WG_CONFIGS
 #define GK_GEMM_WG_CONFIGS(X)               \
     X(wg128x256x64_s4, 128, 256, 4, 0, 679) \
@@ -420,7 +474,8 @@ typedef void (*gk_gemm_wg_kernel)(gk_gemm_args, CUtensorMap, CUtensorMap, CUtens
     X(wg128x128x64_s6, 128, 128, 6, 0, 623) \
     X(wg16x128x64_s8_p, 16, 128, 8, 1, 58)  \
     X(wg64x128x64_s7_p, 64, 128, 7, 1, 223) \
-    X(wg128x64x64_s8, 128, 64, 8, 0, 426)
+    X(wg128x64x64_s8, 128, 64, 8, 0, 426)   \
+    X(wg128x128x64_s4_pp, 128, 128, 4, 2, 650)
 #endif
 #define GK_GEMM_WG_X_DEFINE(tile, BM, BN, STAGES, PERSIST, RATE)                   \
     GK_DEFINE_GEMM_WGMMA(gk_gemm_bf16_##tile, GK_BF16, BM, BN, STAGES, PERSIST, RATE) \

@@ -258,6 +258,36 @@ TEST(Fp8Gpu, EveryConfigAndSplits)
     }
 }
 
+// The persistent configurations, where a block walks several tiles (ping-pong: its two consumers
+// take turns): more tiles than two rounds of the SMs with a partial last tile column, K of 3
+// k-tiles (fewer than the stages; 1 a split) and of 8, in 1, 3 and 2 splits.
+TEST(Fp8Gpu, PersistentConfigsWalkManyTiles)
+{
+    GK_REQUIRE_FP8_GEMM();
+    GkRng rng(5);
+    int v = 0;
+    for (int cfg = 0; cfg < gk_fp8_config_count(); cfg++) {
+        const gk_fp8_config f = gk_fp8_config_info(cfg);
+        if (!f.persistent) continue;
+        const int64_t shapes[3][4] = {{1100, 4100, 300, 1}, {1100, 4100, 300, 3}, {700, 4100, 1000, 2}};
+        for (const auto &sh : shapes) {
+            Case c;
+            c.m = sh[0];
+            c.n = sh[1];
+            c.k = sh[2];
+            c.splits = (int)sh[3];
+            c.mode_a = v % 2 ? GK_FP8_ROW : GK_FP8_TENSOR;
+            c.mode_b = GK_FP8_ROW;
+            c.config = cfg;
+            c.d_dtype = v % 2 ? GK_F16 : GK_BF16;
+            c.bias = v % 2 == 0;
+            v++;
+            run_case(c, rng);
+            if (HasFailure()) return;
+        }
+    }
+}
+
 TEST(Fp8Gpu, LargeKDeterministic)
 {
     GK_REQUIRE_FP8_GEMM();

@@ -455,6 +455,37 @@ TEST(GemmGpu, EveryConfigSplits1And3)
                 }
 }
 
+// The persistent unswapped configurations, where a block walks several tiles (ping-pong: its two
+// consumers take turns) on more tiles than two rounds of the SMs and a partial last tile column:
+// K of 2 k-tiles (fewer than the stages) and of 16, whole and in 3 splits (items of unequal
+// k-tiles).
+TEST(GemmGpu, PersistentConfigsWalkManyTiles)
+{
+    GK_REQUIRE_GPU();
+    int v = 0;
+    for (int config = 0; config < gk_gemm_config_count(); config++) {
+        const gk_gemm_config f = gk_gemm_config_info(config);
+        if (!f.persistent || f.swap) continue;
+        for (int64_t k : {100, 1000})
+            for (int splits : {1, 3}) {
+                MmaRun p = mma_run(v % 2 ? GK_F16 : GK_BF16, kDDtypes[v % 3], 1100, 4100, k, v % 4);
+                p.config = config;
+                p.splits = splits;
+                p.sample_rows = 96;
+                gk_test_set_epilogue(&p, v);
+                v++;
+                if (splits > 1) {
+                    p.ws_splits = splits;
+                    p.ws_expect = 1;
+                } else {
+                    p.ws_plan = true;
+                }
+                run_mma(p);
+                if (HasFailure()) return;
+            }
+    }
+}
+
 // Decode-like shapes through the dispatcher (on sm_90a builds the swapped 16 x 128 or 64 x 128
 // tile for NN and NT; for TN and TT the small mma.sync tile at M <= 16, the 128-row tiles
 // above): M of 1, 7, 16, 33 and 64, N with a partial last tile of 128, K short, with a tail of
