@@ -276,8 +276,8 @@ TEST(Fp8Gpu, PersistentConfigsWalkManyTiles)
             c.n = sh[1];
             c.k = sh[2];
             c.splits = (int)sh[3];
-            c.mode_a = v % 2 ? GK_FP8_ROW : GK_FP8_TENSOR;
-            c.mode_b = GK_FP8_ROW;
+            c.mode_a = f.block ? GK_FP8_BLOCK : v % 2 ? GK_FP8_ROW : GK_FP8_TENSOR;
+            c.mode_b = f.block ? GK_FP8_BLOCK : GK_FP8_ROW;
             c.config = cfg;
             c.d_dtype = v % 2 ? GK_F16 : GK_BF16;
             c.bias = v % 2 == 0;
