@@ -126,6 +126,64 @@ GK_DEV void gk_gemm_wg_store_rows(const gk_gemm_args *p, const float *mine, int 
     }
 }
 
+/* A ping-pong pass in 16-bit outputs, for D of bf16 or f16 rows 16-byte aligned, no C, no split
+   and no activation but ReLU: slab ms of the accumulators (64 rows of D from row0, nb columns from
+   col0) through the epilogue in registers, packed to pairs in `mine` (rows of nb / 2 + 4 words:
+   a half warp's writes in 16 distinct banks), read back 16 bytes a thread. Half the shared-memory
+   bytes of the fp32 pass, and no epilogue in the read-back loop: the other consumer's MMAs read
+   their operands from the same shared memory meanwhile. */
+GK_DEV void gk_gemm_wg_pass16(const gk_gemm_args *p, const float *acc, unsigned *mine, int wr, int bm, int nb, int ms0,
+                              int row0, int col0, int scaled)
+{
+    const int t = threadIdx.x & 127, lane = t & 31, r = (t >> 5) * 16 + (lane >> 2), ldw = nb / 2 + 4;
+    const float alpha = p->alpha;
+    const int relu = p->act == GK_ACT_RELU;
+    float ra0 = 1.0f, ra1 = 1.0f;
+    if (scaled) {
+        ra0 = gk_gemm_row_scale(p, row0 + r);
+        ra1 = gk_gemm_row_scale(p, row0 + r + 8);
+    }
+#pragma unroll
+    for (int ms = 0; ms < bm / 64; ms++) {
+        if (ms != ms0) continue; /* ms is a constant here: the accumulators stay in registers */
+#pragma unroll
+        for (int j = 0; j < nb / 8; j++) {
+            const int c = j * 8 + (lane & 3) * 2, col = min(col0 + c, p->n - 1), col1 = min(col0 + c + 1, p->n - 1);
+            const float *a = acc + ms * (nb / 2) + 4 * j;
+            float s0 = alpha, s1 = alpha, b0 = 0.0f, b1 = 0.0f;
+            if (scaled) {
+                s0 *= gk_gemm_col_scale(p, col);
+                s1 *= gk_gemm_col_scale(p, col1);
+            }
+            if (p->bias) {
+                b0 = p->bias[col];
+                b1 = p->bias[col1];
+            }
+            float y[4] = {a[0] * ra0 * s0 + b0, a[1] * ra0 * s1 + b1, a[2] * ra1 * s0 + b0, a[3] * ra1 * s1 + b1};
+            if (relu)
+#pragma unroll
+                for (int e = 0; e < 4; e++) y[e] = fmaxf(y[e], 0.0f);
+            mine[r * ldw + c / 2] = gk_pack2_f32(y, p->d_dtype);
+            mine[(r + 8) * ldw + c / 2] = gk_pack2_f32(y + 2, p->d_dtype);
+        }
+    }
+    gk_named_barrier(2 + wr, 128);
+    for (int i = t; i < 64 * nb / 8; i += 128) {
+        const int row = i / (nb / 8), c8 = i % (nb / 8) * 8, grow = row0 + row, col = col0 + c8;
+        if (grow >= p->m || col >= p->n) continue;
+        const uint4 v = *(const uint4 *)(mine + row * ldw + c8 / 2);
+        unsigned short *dst = (unsigned short *)p->d + (int64_t)grow * p->ldd + col;
+        if (col + 8 <= p->n) {
+            *(uint4 *)dst = v;
+        } else {
+            const unsigned w[4] = {v.x, v.y, v.z, v.w};
+#pragma unroll
+            for (int e = 0; e < 8; e++)
+                if (col + e < p->n) dst[e] = (unsigned short)(w[e / 2] >> (e % 2 * 16));
+        }
+    }
+}
+
 /* Consumer warpgroup wr's accumulators out through shared memory: written as they sit
    in registers (rows of bn + 8 floats, so the float2 writes of a half warp, 4 rows by 4 lanes,
    fall in 32 distinct banks), then read back in rows of 8 values: 16-byte global stores, and
@@ -150,10 +208,16 @@ GK_DEV void gk_gemm_wg_store(const gk_gemm_args *p, const float *acc, float *buf
     const int row0 = swap || pp ? m0 : m0 + wr * rows, col0 = swap ? n0 + wr * width : n0;
     float *mine = buf + wr * pass_rows * ld;
     const int r = (t >> 5) * 16 + (lane >> 2);
+    const int pass16 = pp && !p->partial && p->beta == 0.0f && p->d_dtype != GK_F32 && p->act <= GK_ACT_RELU &&
+                       p->ldd % 8 == 0 && gk_is_aligned(p->d, 16);
 #pragma unroll 1
     for (int pass = 0; pass < rows / pass_rows; pass++) {
         if (persistent) gk_named_barrier(2 + wr, 128); /* this warpgroup is done reading the last pass */
         else gk_named_barrier(1, 256);
+        if (pass16) {
+            gk_gemm_wg_pass16(p, acc, (unsigned *)mine, wr, bm, nb, pass, row0 + pass * 64, col0, scaled);
+            continue;
+        }
         if (swap) {
 #pragma unroll
             for (int j = 0; j < bm / 8; j++)
@@ -463,10 +527,11 @@ typedef void (*gk_gemm_wg_kernel)(gk_gemm_args, CUtensorMap, CUtensorMap, CUtens
      44.8). 426 TFLOP/s at 8192^3 (its B tile reused half as often), so the time model leaves it
      out of larger M.
    - 128 x 128 x 64 ping-pong, 4 stages and a 68 KB epilogue buffer: each consumer a whole tile,
-     its epilogue under the other's MMAs. Where a 128 x 128 tile is picked it replaces the
-     6-stage one (4096^3 NT 212 us against 238, NN 230 against 252, 8192^3 1595 against 1722);
-     against 128 x 256 it wins only 4096^3 NT (212 against 217), so RATE is on the scale of the
-     others' (measured 8192^3: 689 TFLOP/s in the run where 128 x 256 read 706). */
+     its epilogue under the other's MMAs (16-bit outputs packed in registers where it can:
+     gk_gemm_wg_pass16). Where a 128 x 128 tile is picked it replaces the 6-stage one (4096^3 NT
+     202 us against 235, NN 215 against 252, 8192^3 1567 against 1712); against 128 x 256 (217 /
+     215 / 1550) it wins at 4096^3 NT and loses at 8192^3, and the time model, blind to K and
+     layout, cannot tell them apart: RATE stays under 128 x 256's. */
 #ifndef GK_GEMM_WG_CONFIGS
 #define GK_GEMM_WG_CONFIGS(X)               \
     X(wg128x256x64_s4, 128, 256, 4, 0, 679) \

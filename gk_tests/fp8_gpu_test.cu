@@ -281,6 +281,8 @@ TEST(Fp8Gpu, PersistentConfigsWalkManyTiles)
             c.config = cfg;
             c.d_dtype = v % 2 ? GK_F16 : GK_BF16;
             c.bias = v % 2 == 0;
+            c.act = v % 2 ? GK_ACT_NONE : GK_ACT_RELU;
+            c.ldd_pad = v % 3 ? 4 : 0; // 4104: rows 16-byte aligned (the ping-pong tile's 16-bit pass)
             v++;
             run_case(c, rng);
             if (HasFailure()) return;

@@ -458,7 +458,8 @@ TEST(GemmGpu, EveryConfigSplits1And3)
 // The persistent unswapped configurations, where a block walks several tiles (ping-pong: its two
 // consumers take turns) on more tiles than two rounds of the SMs and a partial last tile column:
 // K of 2 k-tiles (fewer than the stages) and of 16, whole and in 3 splits (items of unequal
-// k-tiles).
+// k-tiles); epilogue variants 0 and 1 with D rows 16-byte aligned (ping-pong: the 16-bit pass
+// when D is bf16 or f16 and not split) and variant 3 with D rows as they come (the fp32 pass).
 TEST(GemmGpu, PersistentConfigsWalkManyTiles)
 {
     GK_REQUIRE_GPU();
@@ -467,22 +468,24 @@ TEST(GemmGpu, PersistentConfigsWalkManyTiles)
         const gk_gemm_config f = gk_gemm_config_info(config);
         if (!f.persistent || f.swap) continue;
         for (int64_t k : {100, 1000})
-            for (int splits : {1, 3}) {
-                MmaRun p = mma_run(v % 2 ? GK_F16 : GK_BF16, kDDtypes[v % 3], 1100, 4100, k, v % 4);
-                p.config = config;
-                p.splits = splits;
-                p.sample_rows = 96;
-                gk_test_set_epilogue(&p, v);
-                v++;
-                if (splits > 1) {
-                    p.ws_splits = splits;
-                    p.ws_expect = 1;
-                } else {
-                    p.ws_plan = true;
+            for (int splits : {1, 3})
+                for (int epilogue : {0, 1, 3}) {
+                    MmaRun p = mma_run(v % 2 ? GK_F16 : GK_BF16, kDDtypes[v % 3], 1100, 4100, k, v % 4);
+                    p.config = config;
+                    p.splits = splits;
+                    p.sample_rows = 96;
+                    gk_test_set_epilogue(&p, epilogue);
+                    if (epilogue != 3) p.ldd = 4104;
+                    v++;
+                    if (splits > 1) {
+                        p.ws_splits = splits;
+                        p.ws_expect = 1;
+                    } else {
+                        p.ws_plan = true;
+                    }
+                    run_mma(p);
+                    if (HasFailure()) return;
                 }
-                run_mma(p);
-                if (HasFailure()) return;
-            }
     }
 }
 
