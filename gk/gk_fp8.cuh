@@ -80,9 +80,9 @@
      BM x BN x 128 tile (BM 128 or 256, BN 64, 128 or 256, at most 128 x 256; BLOCK 1: block
      scales, BM 128, BN 128 or 64) with STAGES TMA stages and its gk_fp8_config; PERSIST as
      gk_gemm_sm90.cuh's (1: a block per SM walks the tiles, 2: ping-pong, 128 x 128 at most, no
-     block scales); RATE is its TFLOP/s at 8192^3 on the H200, the dispatcher's time model. GK_DEFINE_FP8_GEMM_MMA(name, BM, BN, BK16, WM, WN,
-     STAGES, MINB, DBUF) writes an mma.sync one (gk_gemm's GK_DEFINE_GEMM_MMA arguments, BK16 in
-     e4m3 pairs).
+     block scales); RATE is its TFLOP/s at 8192^3 on the H200, the dispatcher's time model.
+     GK_DEFINE_FP8_GEMM_MMA(name, BM, BN, BK16, WM, WN, STAGES, MINB, DBUF) writes an mma.sync one
+     (gk_gemm's GK_DEFINE_GEMM_MMA arguments, BK16 in e4m3 pairs).
 
    MEASURED   gk_bench/RESULTS.md, "FP8 GEMM".
 
@@ -503,8 +503,7 @@ static cudaError_t gk_fp8_run_checked(const char *fn, int config, int splits, vo
     const void *kern = gk_fp8_kernel_table[config];
     static unsigned attr_set[GK_FP8_NCONFIG];
     GK_TRY(gk_smem_opt_in(fn, kern, cfg->smem_bytes, &attr_set[config]));
-    dim3 grid((unsigned)((int64_t)p.tiles_m * p.tiles_n), (unsigned)splits);
-    if (cfg->persistent) grid = dim3((unsigned)((int64_t)grid.x * splits < sms ? (int64_t)grid.x * splits : sms), 1);
+    const dim3 grid = gk_gemm_grid(&p, splits, cfg->persistent, sms);
     if (cfg->wgmma) {
 #if GK_GEMM_SM90
         CUtensorMap ma, mb, ma_last, mb_last;

@@ -820,6 +820,15 @@ static size_t gk_gemm_split_bytes(int64_t splits, int64_t m, int64_t n)
     return splits > 1 ? (size_t)gk_round_up(splits * m * n * 4, 256) : 0;
 }
 
+/* The launch grid of p's tiles in `splits` K splits: a block each, or for a persistent kernel at
+   most a block an SM, each walking several. */
+static dim3 gk_gemm_grid(const gk_gemm_args *p, int splits, int persistent, int sms)
+{
+    const int64_t items = (int64_t)p->tiles_m * p->tiles_n * splits;
+    if (persistent) return dim3((unsigned)(items < sms ? items : sms), 1);
+    return dim3((unsigned)((int64_t)p->tiles_m * p->tiles_n), (unsigned)splits);
+}
+
 /* Workspace bytes of one repacked operand ([rows, cols], rows padded to 64 values). */
 static size_t gk_gemm_pack_bytes(int64_t rows, int64_t cols, int aligned)
 {
@@ -1045,8 +1054,7 @@ static cudaError_t gk_gemm_run_checked(const char *fn, int config, int splits, i
     /* a swapped tile's MMAs take B as their A operand (MN-major when B is not transposed) and A
        as their B operand (K-major: A row-major) */
     const int layout = cfg->swap ? (trans_b ? 0 : 2) + 1 : (trans_a ? 2 : 0) + (trans_b ? 1 : 0);
-    dim3 grid((unsigned)((int64_t)p.tiles_m * p.tiles_n), (unsigned)splits);
-    if (cfg->persistent) grid = dim3((unsigned)((int64_t)grid.x * splits < sms ? (int64_t)grid.x * splits : sms), 1);
+    const dim3 grid = gk_gemm_grid(&p, splits, cfg->persistent, sms);
     if (cfg->wgmma) {
         GK_TRY(gk_gemm_wg_launch(fn, config - GK_GEMM_NMMA, cfg, in_dtype, layout, grid, p, trans_a, trans_b, rows_a,
                                  cols_a, rows_b, cols_b, stream));

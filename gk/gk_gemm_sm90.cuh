@@ -127,7 +127,8 @@ GK_DEV void gk_gemm_wg_store_rows(const gk_gemm_args *p, const float *mine, int 
 }
 
 /* A ping-pong pass in 16-bit outputs, for D of bf16 or f16 rows 16-byte aligned, no C, no split
-   and no activation but ReLU: slab ms of the accumulators (64 rows of D from row0, nb columns from
+   and no activation but ReLU (GELU or SiLU inlined for each of 64 pairs would swell the loop
+   past the instruction cache, as the register epilogue once did): slab ms of the accumulators (64 rows of D from row0, nb columns from
    col0) through the epilogue in registers, packed to pairs in `mine` (rows of nb / 2 + 4 words:
    a half warp's writes in 16 distinct banks), read back 16 bytes a thread. Half the shared-memory
    bytes of the fp32 pass, and no epilogue in the read-back loop: the other consumer's MMAs read
