@@ -73,9 +73,11 @@
                                             current device, as gk_w4_plan_for does); 0 with
                                             gk_failure_reason() set on an error (m <= 0 included)
      gk_w4_gemm_ex(config, warps, ...)      one configuration (-1: the dispatcher's; config
-                                            gk_w4_config_count() is the dequantize + GEMM path)
-                                            on a given number of working warps (0: the
-                                            dispatcher's), for tuning and tests
+                                            gk_w4_config_count() is the dequantize + GEMM path;
+                                            a lean one, config_info's lean 1, refuses M past its
+                                            8 NT, other groups and float zero points) on a number
+                                            of working warps (0: the dispatcher's), for tuning and
+                                            tests
      gk_w4_config_count(), gk_w4_config_info(config)
      gk_w4_ledger(m, n, k, group, zero_mode, x_dtype, d_dtype, has_bias)
          FLOPs 2 M N K; bytes: the codes (N K / 2), the scale records (2 bytes a group and row,
@@ -96,6 +98,13 @@
      Warps that get whole pairs store through the epilogue directly. The MMA computes D^T (weight
      rows as the 16-row operand), so M = 1 uses 1 / 8 of each MMA instead of 1 / 16; outputs
      leave as pairs along N (a shuffle).
+     The lean decode kernels (the last configurations; the dispatcher's for M <= 8 and M <= 16 with
+     groups of 128, symmetric or with 4-bit zero points) keep that schedule with one row tile and
+     one or two token tiles a position (all of M), ranges cut at whole groups. A warp's codes are
+     then one contiguous stream: 16-byte loads into registers, two groups ahead, with no ring,
+     cursor or shared memory. For bf16 the codes enter the MMA as 128 + u and a second MMA of the
+     same X fragment by -(128 + z) removes the offset, so a pair of values costs one lop3 (and a
+     shift) and no fma.x2.
 
    ARGUMENTS AND ERRORS
      m == 0 is a no-op. Refused before launch (cudaErrorInvalidValue, gk_failure_reason()
@@ -109,8 +118,12 @@
    CONFIGURATION MACROS
      GK_W4_DEQUANT_M (128)    from this M on, with workspace for it, the dispatcher dequantizes W
                               and runs gk_gemm (its wgmma kernels) instead of the fused kernel
+     GK_W4_CONFIGS(X), GK_W4_LEAN_CONFIGS(X)   the configurations compiled (a sweep may add some)
 
    GENERATOR
+     GK_DEFINE_W4_LEAN(name, dt, NT, WARPS, P, MINB) writes the lean decode kernel for M <= 8 NT (NT
+     1 or 2 token tiles, P groups of 128 in flight a warp): name_s128, name_z128 and its
+     gk_w4_config (lean 1, prefetch 2 P units).
      GK_DEFINE_W4(name, dt, RW, NT, WARPS, PF, MINB) writes the fused kernel of 16 RW x 8 NT
      positions (weight rows x tokens), WARPS independent warps a block, a PF-slot ring a warp,
      registers for MINB blocks an SM: name_int (symmetric and 4-bit zero points, any group),
@@ -173,6 +186,8 @@ typedef struct gk_w4_config {
     int min_blocks;  /* blocks an SM the registers are budgeted for */
     int threads;
     int smem_bytes;  /* the warps' rings, PF RW 1 KB each */
+    int lean;        /* 1: a lean decode kernel (M <= 8 NT, groups of 128, no float zero points):
+                        PF units in flight in registers, no ring */
 } gk_w4_config;
 
 GK_EXTERN_C_BEGIN
@@ -254,10 +269,14 @@ GK_HD int64_t gk_w4_start(int64_t total, int64_t chunk, int64_t warps, int64_t w
 
 GK_HD int64_t gk_w4_warp_of(int64_t x, int64_t total, int64_t chunk, int64_t warps)
 {
-    int64_t w = (x / chunk) * warps / (total / chunk);
-    while (w + 1 < warps && gk_w4_start(total, chunk, warps, w + 1) <= x) w++;
-    while (w > 0 && gk_w4_start(total, chunk, warps, w) > x) w--;
-    return w;
+    /* start(w) <= x  <=>  T w / W < q + 1 (T = total / chunk, q = x / chunk): the last such w is
+       ((q + 1) W - 1) / T. In double while (q + 1) W < 2^52: a quotient of such integers rounds to
+       within 2^-48 of itself, never across an integer, so floor() is exact and the GPU does no
+       64-bit division (the partials' sum takes this twice an output) */
+    const double q = floor((double)x / (double)chunk), t = floor((double)total / (double)chunk);
+    const double num = (q + 1.0) * (double)warps - 1.0;
+    const int64_t w = num < 4503599627370496.0 ? (int64_t)floor(num / t) : ((x / chunk + 1) * warps - 1) / (total / chunk);
+    return w < warps - 1 ? w : warps - 1;
 }
 
 #ifdef __CUDACC__
@@ -567,21 +586,146 @@ GK_DEV void gk_w4_run(const gk_w4_args *p, int dt, int variant, int rw, int nt, 
     gk_cp_async_wait_0();
 }
 
+/* The lean decode kernel: one 16-row tile and NT 8-token tiles a position (M <= 8 NT), groups of 128,
+   symmetric or 4-bit zero points. Position x's codes are then lane x * 32 + lane of the prepacked
+   codes and its scale record word (x >> 1) * 8 + row, so a warp's range is one contiguous stream,
+   cut at group boundaries (chunk 2): P groups of codes and records in flight in registers (no
+   ring, no cursor, no shared memory), X fragments from L1. The codes enter the MMA as 128 + u
+   (one lop3 a pair) and, for bf16, a second MMA of the same X fragment by -(128 + z) a row removes
+   the offset: two MMAs a k16 step instead of four fma.x2 (products exact in fp32; the sums carry
+   the offset's magnitude, ~2^-22 of sum |x w| a group; f16's 1024 would carry 8 times that, so f16
+   subtracts by fma.x2). cw, cs, cz: P groups of codes (two units a group), scale and zero records. */
+GK_DEV void gk_w4_lean(const gk_w4_args *p, int dt, int zeros, int nt, int warps, int P, uint4 *cw, unsigned *cs,
+                       unsigned *cz)
+{
+    const int lane = threadIdx.x & 31, i = lane >> 2;
+    const int w = blockIdx.x * warps + (threadIdx.x >> 5);
+    gk_grid_launch_dependents(); /* the partials' sum may start its blocks; it waits for this grid */
+    if (w >= p->warps) return;
+    const int begin = (int)gk_w4_start(p->total, p->chunk, p->warps, w); /* even: chunk 2 or units */
+    const int end = (int)gk_w4_start(p->total, p->chunk, p->warps, w + 1);
+    if (begin >= end) return;
+    const unsigned magic = dt == GK_BF16 ? 0x43004300u : 0x64006400u;
+    const unsigned neg_sym = dt == GK_BF16 ? 0xC308C308u : 0xE408E408u; /* -(128 + 8), -(1024 + 8) */
+    const int units = p->units;
+    const char *cp = (const char *)(p->codes + lane) + (int64_t)begin * 512; /* a unit: 32 lanes x 16 bytes */
+    const unsigned *sp = p->scales + i + (begin >> 1) * 8, *zp = zeros ? p->zeros + i + (begin >> 1) * 8 : NULL;
+    /* this lane's token of each 8-token tile; tokens past M read token M - 1: their columns of the
+       MMA are never stored */
+    const char *xrow[2];
+#pragma unroll
+    for (int t = 0; t < nt; t++) {
+        const int tok = 8 * t + i < p->g.m ? 8 * t + i : p->g.m - 1;
+        xrow[t] = (const char *)p->g.a + ((int64_t)tok * p->g.lda + (lane & 3) * 8) * 2;
+    }
+#pragma unroll
+    for (int g = 0; g < P; g++) {
+        if (begin + 2 * g < end) {
+            cw[2 * g] = gk_ld16_cs(cp);
+            cw[2 * g + 1] = gk_ld16_cs(cp + 512);
+            cs[g] = __ldg(sp);
+            if (zeros) cz[g] = __ldg(zp);
+        }
+        cp += 1024;
+        sp += 8;
+        if (zeros) zp += 8;
+    }
+    int u = begin % units, rg = begin / units, xoff = u * (GK_W4_UNIT * 2);
+    /* the partial slot of the first pair; the warp opens every later pair it meets: slot 0 */
+    int sl = p->g.partial ? w - (int)gk_w4_warp_of((int64_t)rg * units, p->total, p->chunk, p->warps) : 0;
+    float acc[8] = {0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f};
+    const float zero[4] = {0.0f, 0.0f, 0.0f, 0.0f};
+    for (int x = begin; x < end; x += 2 * P) {
+#pragma unroll
+        for (int g = 0; g < P; g++) {
+            if (x + 2 * g >= end) break;
+            const uint4 wq[2] = {cw[2 * g], cw[2 * g + 1]};
+            const unsigned sr = cs[g], zr = zeros ? cz[g] : 0u;
+            unsigned xb[2][16];
+#pragma unroll
+            for (int t = 0; t < nt; t++)
+#pragma unroll
+                for (int h = 0; h < 4; h++) {
+                    const uint4 v = gk_ld16_nc(xrow[t] + xoff + 64 * h);
+                    xb[t][4 * h] = v.x, xb[t][4 * h + 1] = v.y, xb[t][4 * h + 2] = v.z, xb[t][4 * h + 3] = v.w;
+                }
+            const unsigned nz_lo = zeros ? gk_w4_dup_lo(zr) ^ 0x80008000u : neg_sym;
+            const unsigned nz_hi = zeros ? gk_w4_dup_hi(zr) ^ 0x80008000u : neg_sym;
+            const unsigned nz[4] = {nz_lo, nz_hi, nz_lo, nz_hi};
+            const unsigned one = 0x3C003C00u; /* f16 */
+            /* each token tile's sums of the codes and of the offset: independent chains of MMAs */
+            float tc[2][4], cc[2][4] = {{0.0f, 0.0f, 0.0f, 0.0f}, {0.0f, 0.0f, 0.0f, 0.0f}};
+#pragma unroll
+            for (int s = 0; s < 8; s++) { /* unit s / 4, its k16 step s % 4; X: unit h's words 8 h + 2 (s % 4) */
+                const uint4 q = wq[s >> 2];
+                const unsigned wd = (s & 3) == 0 ? q.x : (s & 3) == 1 ? q.y : (s & 3) == 2 ? q.z : q.w;
+                unsigned a[4];
+                if (dt == GK_BF16) {
+#pragma unroll
+                    for (int e = 0; e < 4; e++) a[e] = gk_w4_pair(wd, e, magic);
+#pragma unroll
+                    for (int t = 0; t < nt; t++) {
+                        const unsigned *b = xb[t] + 8 * (s >> 2) + 2 * (s & 3);
+                        gk_mma_m16n8k16_bf16(tc[t], a, b, s ? tc[t] : zero);
+                        gk_mma_m16n8k16_bf16(cc[t], nz, b, s ? cc[t] : zero);
+                    }
+                } else { /* f16: 1024 + u against values ~u would cost 2^-19 of sum |x w|: u - z exact by fma.x2 */
+#pragma unroll
+                    for (int e = 0; e < 4; e++) a[e] = gk_w4_fma2(gk_w4_pair(wd, e, magic), one, (e & 1) ? nz_hi : nz_lo, dt);
+#pragma unroll
+                    for (int t = 0; t < nt; t++)
+                        gk_mma_m16n8k16_f16(tc[t], a, xb[t] + 8 * (s >> 2) + 2 * (s & 3), s ? tc[t] : zero);
+                }
+            }
+            const float s_lo = gk_w4_half_f32(sr & 0xFFFFu, dt), s_hi = gk_w4_half_f32(sr >> 16, dt);
+#pragma unroll
+            for (int t = 0; t < nt; t++)
+#pragma unroll
+                for (int e = 0; e < 4; e++) acc[4 * t + e] = fmaf(tc[t][e] + cc[t][e], e < 2 ? s_lo : s_hi, acc[4 * t + e]);
+            /* the group P ahead into the registers just used (loaded after their last use: no copies) */
+            if (x + 2 * g + 2 * P < end) {
+                cw[2 * g] = gk_ld16_cs(cp);
+                cw[2 * g + 1] = gk_ld16_cs(cp + 512);
+                cs[g] = __ldg(sp);
+                if (zeros) cz[g] = __ldg(zp);
+            }
+            cp += 1024;
+            sp += 8;
+            if (zeros) zp += 8;
+            u += 2;
+            xoff += 2 * GK_W4_UNIT * 2;
+            if (u == units || x + 2 * g + 2 == end) { /* the pair ends, or the warp's part of it */
+                gk_w4_store(p, acc, rg, 0, sl, 1, nt, lane);
+                sl = 0;
+#pragma unroll
+                for (int e = 0; e < 8; e++) acc[e] = 0.0f;
+                if (u == units) {
+                    u = 0;
+                    xoff = 0;
+                    rg++;
+                }
+            }
+        }
+    }
+}
+
 /* The partials' sum: each output's pair, the warps that met it (slots 0 .. w1 - w0), added in
-   slot order, through the epilogue. Launched dependent on the GEMM grid (PDL). */
+   slot order, through the epilogue. Launched dependent on the GEMM grid (PDL); rows along y, so
+   no division an output. */
 static __global__ void __launch_bounds__(256) gk_w4_reduce(gk_w4_args p, int rw, int nt)
 {
     gk_grid_dependency_wait();
     const int64_t total = (int64_t)p.g.m * p.g.n;
-    for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < total; i += (int64_t)gridDim.x * blockDim.x) {
-        const int row = (int)(i / p.g.n), col = (int)(i % p.g.n);
-        const int64_t pair = (int64_t)(col / (16 * rw)) * p.token_tiles + row / (8 * nt);
-        const int64_t w0 = gk_w4_warp_of(pair * p.units, p.total, p.chunk, p.warps);
-        const int64_t w1 = gk_w4_warp_of(pair * p.units + p.units - 1, p.total, p.chunk, p.warps);
-        float s = 0.0f;
-        for (int64_t z = 0; z <= w1 - w0; z++) s += p.g.partial[z * total + i];
-        gk_store1_f32(p.g.d, (int64_t)row * p.g.ldd + col, p.g.d_dtype, gk_gemm_epilogue(&p.g, s, row, col));
-    }
+    for (int row = blockIdx.y; row < p.g.m; row += gridDim.y)
+        for (int col = blockIdx.x * blockDim.x + threadIdx.x; col < p.g.n; col += gridDim.x * blockDim.x) {
+            const int64_t i = (int64_t)row * p.g.n + col;
+            const int64_t pair = (int64_t)(col / (16 * rw)) * p.token_tiles + row / (8 * nt);
+            const int64_t w0 = gk_w4_warp_of(pair * p.units, p.total, p.chunk, p.warps);
+            const int64_t w1 = gk_w4_warp_of(pair * p.units + p.units - 1, p.total, p.chunk, p.warps);
+            float s = 0.0f;
+            for (int64_t z = 0; z <= w1 - w0; z++) s += p.g.partial[z * total + i];
+            gk_store1_f32(p.g.d, (int64_t)row * p.g.ldd + col, p.g.d_dtype, gk_gemm_epilogue(&p.g, s, row, col));
+        }
 }
 
 typedef void (*gk_w4_kernel)(gk_w4_args);
@@ -609,7 +753,26 @@ typedef void (*gk_w4_kernel)(gk_w4_args);
     GK_W4_KERNEL(name##_s128, dt, 2, RW, NT, WARPS, PF, MINB)                                               \
     GK_W4_KERNEL(name##_z128, dt, 3, RW, NT, WARPS, PF, MINB)                                               \
     static const gk_w4_config name##_config = {#name, RW, NT, WARPS, PF, MINB, (WARPS) * 32,               \
-                                               gk_w4_smem_bytes_c(RW, NT, WARPS, PF)};
+                                               gk_w4_smem_bytes_c(RW, NT, WARPS, PF), 0};
+
+#define GK_W4_LEAN_KERNEL(kname, dt, ZEROS, NT, WARPS, P, MINB)                                                \
+    static __global__ void __launch_bounds__((WARPS) * 32, MINB) kname(gk_w4_args p)                       \
+    {                                                                                                      \
+        uint4 cw[2 * (P)];                                                                                 \
+        unsigned cs[P], cz[P];                                                                             \
+        gk_w4_lean(&p, dt, ZEROS, NT, WARPS, P, cw, cs, cz);                                                   \
+    }
+
+/* The lean decode kernel of WARPS warps a block and P groups (2 P units) in flight a warp:
+   name_s128 and name_z128 (groups of 128, symmetric or 4-bit zero points; M <= 8) and its
+   gk_w4_config (prefetch: the units in flight, 2 P). */
+#define GK_DEFINE_W4_LEAN(name, dt, NT, WARPS, P, MINB)                                                     \
+    static_assert((P) >= 1 && (P) <= 4, #name ": P (groups in flight) must be 1 to 4");                   \
+    static_assert((NT) == 1 || (NT) == 2, #name ": NT (token tiles) must be 1 or 2");                     \
+    static_assert((WARPS) >= 1 && (WARPS) <= 32, #name ": WARPS must be 1 to 32");                          \
+    GK_W4_LEAN_KERNEL(name##_s128, dt, 0, NT, WARPS, P, MINB)                                               \
+    GK_W4_LEAN_KERNEL(name##_z128, dt, 1, NT, WARPS, P, MINB)                                               \
+    static const gk_w4_config name##_config = {#name, 1, NT, WARPS, 2 * (P), MINB, (WARPS) * 32, 0, 1};
 
 /* Canonical -> prepacked codes: a thread a lane's 16 bytes. */
 static __global__ void __launch_bounds__(256) gk_w4_pack_codes(uint4 *dst, const gk_int4x2 *q, int n, int k,
@@ -786,9 +949,49 @@ GK_W4_CONFIGS(GK_W4_X_DEFINE)
     {{gk_w4_bf16_##tile##_int, gk_w4_bf16_##tile##_flt, gk_w4_bf16_##tile##_s128, gk_w4_bf16_##tile##_z128},   \
      {gk_w4_f16_##tile##_int, gk_w4_f16_##tile##_flt, gk_w4_f16_##tile##_s128, gk_w4_f16_##tile##_z128}},
 #define GK_W4_X_CONFIG(tile, RW, NT, WARPS, PF, MINB) &gk_w4_bf16_##tile##_config,
-static const gk_w4_kernel gk_w4_kernel_table[][2][4] = {GK_W4_CONFIGS(GK_W4_X_KERNELS)};
-static const gk_w4_config *const gk_w4_config_table[] = {GK_W4_CONFIGS(GK_W4_X_CONFIG)};
+
+/* The lean decode kernels (tile, NT, WARPS, P, MINB), the last configurations, by NT: the
+   dispatcher's for M <= 8 NT with groups of 128 and no float zero points (H200, M = 1, 28672 x
+   8192: P 2 with 24 warps an SM 43.2 us, P 4 with 16 45.5). */
+#ifndef GK_W4_LEAN_CONFIGS
+#define GK_W4_LEAN_CONFIGS(X) \
+    X(l1t1, 1, 4, 2, 5)       \
+    X(l1t2, 2, 4, 2, 4)
+#endif
+#define GK_W4_X_LEAN_DEFINE(tile, NT, WARPS, P, MINB)                          \
+    GK_DEFINE_W4_LEAN(gk_w4_bf16_##tile, GK_BF16, NT, WARPS, P, MINB) \
+    GK_DEFINE_W4_LEAN(gk_w4_f16_##tile, GK_F16, NT, WARPS, P, MINB)
+GK_W4_LEAN_CONFIGS(GK_W4_X_LEAN_DEFINE)
+#define GK_W4_X_LEAN_KERNELS(tile, NT, WARPS, P, MINB)                                    \
+    {{NULL, NULL, gk_w4_bf16_##tile##_s128, gk_w4_bf16_##tile##_z128},                   \
+     {NULL, NULL, gk_w4_f16_##tile##_s128, gk_w4_f16_##tile##_z128}},
+#define GK_W4_X_LEAN_CONFIG(tile, NT, WARPS, P, MINB) &gk_w4_bf16_##tile##_config,
+
+static const gk_w4_kernel gk_w4_kernel_table[][2][4] = {GK_W4_CONFIGS(GK_W4_X_KERNELS)
+                                                            GK_W4_LEAN_CONFIGS(GK_W4_X_LEAN_KERNELS)};
+static const gk_w4_config *const gk_w4_config_table[] = {GK_W4_CONFIGS(GK_W4_X_CONFIG)
+                                                             GK_W4_LEAN_CONFIGS(GK_W4_X_LEAN_CONFIG)};
 #define GK_W4_NCONFIG ((int)(sizeof gk_w4_config_table / sizeof gk_w4_config_table[0]))
+
+/* The lean configuration for M tokens: the fewest token tiles that hold them; -1: none does. */
+static int gk_w4_lean_for(int64_t m)
+{
+    int best = -1;
+    for (int c = 0; c < GK_W4_NCONFIG; c++) {
+        const gk_w4_config *cfg = gk_w4_config_table[c];
+        if (cfg->lean && m <= 8 * cfg->token_tiles && (best < 0 || cfg->token_tiles < gk_w4_config_table[best]->token_tiles))
+            best = c;
+    }
+    return best;
+}
+
+/* The kernel variant of a weight: 4-bit zero points or symmetric, any group; float zero points;
+   symmetric or 4-bit zero points with groups of 128, compiled for that case (H200, M = 1,
+   28672 x 8192, symmetric: 57.8 us against 67.6 for the general variant). */
+static int gk_w4_variant(int group, int zero_mode)
+{
+    return zero_mode == GK_W4_ZEROS_FLOAT ? 1 : group != 128 ? 0 : zero_mode == GK_W4_SYMMETRIC ? 2 : 3;
+}
 
 static cudaError_t gk_w4_check_shape(const char *fn, int64_t n, int64_t k, int group, int zero_mode)
 {
@@ -830,6 +1033,7 @@ static cudaError_t gk_w4_blocks_per_sm(int config, int *out)
     int fewest = 1 << 30;
     for (int v = 0; v < 8; v++) {
         int b = 0;
+        if (!gk_w4_kernel_table[config][v / 4][v % 4]) continue; /* the lean kernel's missing variants */
         GK_TRY(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&b, (const void *)gk_w4_kernel_table[config][v / 4][v % 4],
                                                              gk_w4_config_table[config]->threads,
                                                              gk_w4_config_table[config]->smem_bytes));
@@ -850,27 +1054,30 @@ typedef struct gk_w4_sched {
     size_t partial_bytes;
 } gk_w4_sched;
 
-static void gk_w4_schedule(int config, int warps, int64_t m, int64_t n, int64_t k, size_t ws, int sms,
+static void gk_w4_schedule(int config, int warps, int64_t m, int64_t n, int64_t k, int var, size_t ws, int sms,
                            const int *bpsm_of, gk_w4_sched *sc)
 {
-    /* by M: two 16-row weight tiles a position, one 8-token tile up to 8 tokens, two above (H200,
-       N 28672, K 8192: M = 1 r2t1 67.4 us, r1t1 85.3; M = 16 r2t2 96.2, r1t2 114) */
-    if (config < 0) config = m <= 8 ? 1 : 3;
+    /* by M: the lean kernel where it applies; else two 16-row weight tiles a position, one 8-token
+       tile up to 8 tokens, two above (H200, N 28672, K 8192: M = 1 r2t1 67.4 us, r1t1 85.3; M = 16
+       r2t2 96.2, r1t2 114) */
+    const int lean = var >= 2 ? gk_w4_lean_for(m) : -1;
+    if (config < 0) config = lean >= 0 ? lean : m <= 8 ? 1 : 3;
     const gk_w4_config *cfg = gk_w4_config_table[config];
     const int64_t units = k / GK_W4_UNIT;
     const int64_t pairs = gk_ceil_div(gk_w4_tiles(n), cfg->row_tiles) * gk_ceil_div(m, 8 * cfg->token_tiles);
     const int64_t total = pairs * units;
+    const int64_t step = cfg->lean ? 2 : 1; /* the lean kernel's ranges: whole groups of 128 */
     int64_t w = warps;
     if (w <= 0) {
         w = (int64_t)bpsm_of[config] * sms * cfg->warps;
         const int64_t most = gk_ceil_div(total, 2LL * cfg->prefetch);
         if (w > most) w = most;
     }
-    if (w > total) w = total;
+    if (w > total / step) w = total / step;
     if (w < 1) w = 1;
     sc->config = config;
     sc->total = total;
-    const int64_t per = total / w; /* the shortest range */
+    const int64_t per = total >= 2 * step ? total / step / w * step : 1; /* the shortest range */
     const int64_t slots = (units - 1) / per + 2;
     const size_t pb = (size_t)(slots * m * n * 4);
     if (pairs >= 8 * w || pb > ws) { /* whole pairs a warp */
@@ -879,7 +1086,7 @@ static void gk_w4_schedule(int config, int warps, int64_t m, int64_t n, int64_t 
         sc->slots = 1;
         sc->partial_bytes = 0;
     } else {
-        sc->chunk = 1;
+        sc->chunk = (int)step;
         sc->slots = (int)slots;
         sc->partial_bytes = pb;
     }
@@ -891,7 +1098,8 @@ static size_t gk_w4_dequant_ws(int64_t m, int64_t n, int64_t k)
     return (size_t)gk_round_up(n * k * 2, 256) + gk_gemm_workspace_bytes(m, n, k, 0, k, 1, k);
 }
 
-static void gk_w4_plan_impl(int64_t m, int64_t n, int64_t k, size_t ws, int sms, const int *bpsm_of, gk_w4_plan *pl)
+static void gk_w4_plan_impl(int64_t m, int64_t n, int64_t k, int var, size_t ws, int sms, const int *bpsm_of,
+                            gk_w4_plan *pl)
 {
     memset(pl, 0, sizeof *pl);
     if (m >= GK_W4_DEQUANT_M && ws >= gk_w4_dequant_ws(m, n, k)) {
@@ -901,7 +1109,7 @@ static void gk_w4_plan_impl(int64_t m, int64_t n, int64_t k, size_t ws, int sms,
         return;
     }
     gk_w4_sched sc;
-    gk_w4_schedule(-1, 0, m, n, k, ws, sms, bpsm_of, &sc);
+    gk_w4_schedule(-1, 0, m, n, k, var, ws, sms, bpsm_of, &sc);
     pl->config = sc.config;
     pl->warps = sc.warps;
     pl->slots = sc.slots;
@@ -970,12 +1178,20 @@ static cudaError_t gk_w4_gemm_checked(const char *fn, int config, int warps, int
     int sms, bpsm[GK_W4_NCONFIG];
     GK_TRY(gk_sm_count(&sms));
     GK_TRY(gk_w4_bpsm_all(bpsm));
+    const int var = gk_w4_variant(w->group, w->zero_mode);
     gk_w4_plan pl;
-    gk_w4_plan_impl(m, n, k, workspace_bytes, sms, bpsm, &pl);
+    gk_w4_plan_impl(m, n, k, var, workspace_bytes, sms, bpsm, &pl);
     if (config == GK_W4_NCONFIG && workspace_bytes < gk_w4_dequant_ws(m, n, k))
         return gk__fail(cudaErrorInvalidValue, fn, "the dequantize + GEMM path needs a workspace of %zu bytes (%zu given)",
                         gk_w4_dequant_ws(m, n, k), workspace_bytes);
     if (config < 0) config = pl.config;
+    if (config < GK_W4_NCONFIG && gk_w4_config_table[config]->lean &&
+        (var < 2 || m > 8 * gk_w4_config_table[config]->token_tiles))
+        return gk__fail(cudaErrorInvalidValue, fn,
+                        "config %d (%s, the lean decode kernel) takes m <= %d (m = %lld) and groups of 128 (group = %d), "
+                        "symmetric or with 4-bit zero points (zero_mode = %d)",
+                        config, gk_w4_config_table[config]->name, 8 * gk_w4_config_table[config]->token_tiles,
+                        (long long)m, w->group, w->zero_mode);
 
     if (config == GK_W4_NCONFIG) { /* W dequantized into the workspace, then the bf16 / f16 GEMM */
         void *wd = workspace;
@@ -993,7 +1209,7 @@ static cudaError_t gk_w4_gemm_checked(const char *fn, int config, int warps, int
 
     const gk_w4_config *cfg = gk_w4_config_table[config];
     gk_w4_sched sc;
-    gk_w4_schedule(config, warps, m, n, k, workspace_bytes, sms, bpsm, &sc);
+    gk_w4_schedule(config, warps, m, n, k, var, workspace_bytes, sms, bpsm, &sc);
     gk_w4_args p;
     memset(&p, 0, sizeof p);
     p.g = gk_gemm_args_of(d, d_dtype, ldd, c, ldc, bias, m, n, k, alpha, beta, act);
@@ -1013,10 +1229,6 @@ static cudaError_t gk_w4_gemm_checked(const char *fn, int config, int warps, int
     p.warps = sc.warps;
     p.chunk = sc.chunk;
     p.total = sc.total;
-    /* the kernel variant: 4-bit zero points or symmetric, any group; float zero points; symmetric or
-       4-bit zero points with groups of 128, compiled for that case (H200, M = 1, 28672 x 8192,
-       symmetric: 57.8 us against 67.6) */
-    const int var = w->zero_mode == GK_W4_ZEROS_FLOAT ? 1 : w->group != 128 ? 0 : w->zero_mode == GK_W4_SYMMETRIC ? 2 : 3;
     const gk_w4_kernel kern = gk_w4_kernel_table[config][x_dtype == GK_F16][var];
     static unsigned attr_set[GK_W4_NCONFIG][2][4];
     GK_TRY(gk_smem_opt_in(fn, (const void *)kern, cfg->smem_bytes, &attr_set[config][x_dtype == GK_F16][var]));
@@ -1025,9 +1237,12 @@ static cudaError_t gk_w4_gemm_checked(const char *fn, int config, int warps, int
     if (p.g.partial) { /* the partials' sum, launched dependent: its blocks start as the GEMM's finish */
         int blocks;
         GK_TRY(gk_grid_size(m * n, 256, 4, &blocks));
+        const int64_t bx = gk_ceil_div(n, 256), by = gk_ceil_div(blocks, bx);
         int rw = cfg->row_tiles, nt = cfg->token_tiles;
         void *args[3] = {&p, &rw, &nt};
-        GK_TRY(gk_launch_dependent(fn, (const void *)gk_w4_reduce, dim3((unsigned)blocks), dim3(256), args, stream));
+        GK_TRY(gk_launch_dependent(fn, (const void *)gk_w4_reduce,
+                                   dim3((unsigned)(bx < blocks ? bx : blocks), (unsigned)(by < m ? (by < 65535 ? by : 65535) : m)),
+                                   dim3(256), args, stream));
     }
     return cudaSuccess;
 }
@@ -1224,7 +1439,7 @@ GK_IMPL gk_w4_plan gk_w4_plan_for(int64_t m, int64_t n, int64_t k, int group, in
     int sms = 0, bpsm[GK_W4_NCONFIG];
     if (e == cudaSuccess) e = gk_sm_count(&sms);
     if (e == cudaSuccess) e = gk_w4_bpsm_all(bpsm);
-    if (e == cudaSuccess) gk_w4_plan_impl(m, n, k, workspace_bytes, sms, bpsm, &pl);
+    if (e == cudaSuccess) gk_w4_plan_impl(m, n, k, gk_w4_variant(group, zero_mode), workspace_bytes, sms, bpsm, &pl);
     gk__end(fn, e);
     return pl;
 }
@@ -1240,10 +1455,12 @@ GK_IMPL size_t gk_w4_workspace_bytes(int64_t m, int64_t n, int64_t k)
     if (e == cudaSuccess) e = gk_sm_count(&sms);
     if (e == cudaSuccess) e = gk_w4_bpsm_all(bpsm);
     if (gk__end(fn, e) != cudaSuccess) return 0;
-    gk_w4_sched sc;
-    gk_w4_schedule(-1, 0, m, n, k, (size_t)-1, sms, bpsm, &sc);
+    gk_w4_sched sc, lean; /* the general kernels' partials and the lean kernel's */
+    gk_w4_schedule(-1, 0, m, n, k, 0, (size_t)-1, sms, bpsm, &sc);
+    gk_w4_schedule(-1, 0, m, n, k, 2, (size_t)-1, sms, bpsm, &lean);
+    size_t most = sc.partial_bytes > lean.partial_bytes ? sc.partial_bytes : lean.partial_bytes;
     const size_t dq = m >= GK_W4_DEQUANT_M ? gk_w4_dequant_ws(m, n, k) : 0;
-    return sc.partial_bytes > dq ? sc.partial_bytes : dq;
+    return most > dq ? most : dq;
 }
 
 GK_IMPL int gk_w4_config_count(void) { return GK_W4_NCONFIG; }

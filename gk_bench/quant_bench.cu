@@ -836,6 +836,7 @@ static void register_all()
     for (int64_t m : {16, 64}) {
         const std::string base = problem_name(GK_BF16, GK_W4_SYMMETRIC, m, 28672, 8192);
         for (int cfg = 0; cfg < gk_w4_config_count(); cfg++)
+            if (!gk_w4_config_info(cfg).lean || m <= 8 * gk_w4_config_info(cfg).token_tiles) // lean: M <= 8 NT
             add(qcase(base + "/gk_cfg" + std::to_string(cfg) + "_" + config_tile(cfg) + "_w0sm", GK_BF16,
                       GK_W4_SYMMETRIC, m, 28672, 8192, Q_EX, cfg, 0));
     }

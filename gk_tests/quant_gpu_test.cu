@@ -520,6 +520,23 @@ static void run_w4(const W4Run &p, std::vector<unsigned char> *d_bytes = nullptr
 
     std::vector<unsigned char> previous;
     HostTensor got(p.d_dt, dd.n);
+    // the lean decode kernel refuses what it does not take, before anything is written
+    if (p.ex && p.config >= 0 && p.config < gk_w4_config_count() && gk_w4_config_info(p.config).lean &&
+        (m > 8 * gk_w4_config_info(p.config).token_tiles || gk_w4_variant(p.group, p.zm) < 2)) {
+        GK_CUDA_OK(dd.poison());
+        EXPECT_EQ(gk_w4_gemm_ex(p.config, p.warps, dd.ptr(), p.d_dt, ldd, dx.ptr(), ldx, &dw.w, c, ldc, bias, m,
+                                p.alpha, p.beta, p.act, ws, ws_bytes, 0),
+                  cudaErrorInvalidValue);
+        EXPECT_NE(strstr(gk_failure_reason(), "the lean decode kernel"), nullptr) << gk_failure_reason();
+        GK_CUDA_OK(cudaDeviceSynchronize());
+        GK_CUDA_OK(dd.download(&got));
+        for (size_t i = 0; i < got.n; i++)
+            if (!gk_test_is_poison(got, i)) {
+                ADD_FAILURE() << "element " << i << " of D written by a refused call";
+                break;
+            }
+        return;
+    }
     for (int rep = 0; rep < p.repeat; rep++) {
         GK_CUDA_OK(dd.poison());
         if (p.c_mode == kCInPlace) GK_CUDA_OK(dd.upload(hc));
@@ -788,6 +805,49 @@ TEST(QuantGpuGemm, EveryConfigAndWarps)
                 }
 }
 
+// The lean decode kernels (the last configurations, 1 and 2 token tiles): M up to 8 NT, groups of
+// 128, symmetric and 4-bit zero points, both dtypes, N not a multiple of 16, K from one group to
+// 33, on working warps from 1 (a warp walks every pair) to more than the positions (a warp a
+// unit), with partials and without.
+TEST(QuantGpuGemm, LeanDecodeKernel)
+{
+    GK_REQUIRE_GPU();
+    std::vector<int> leans;
+    for (int c = 0; c < gk_w4_config_count(); c++)
+        if (gk_w4_config_info(c).lean) leans.push_back(c);
+    ASSERT_FALSE(leans.empty());
+    struct {
+        int64_t m, n, k;
+    } const shapes[] = {{1, 200, 4224}, {3, 1032, 128}, {8, 8, 384}, {5, 40, 1152}, {2, 4104, 256}};
+    FailBudget budget(8);
+    int v = 0;
+    for (int lean : leans)
+        for (const auto &sh : shapes)
+        for (int zm : {GK_W4_SYMMETRIC, GK_W4_ZEROS_INT4})
+            for (int warps : {0, 1, 2, 3, 7, 64, 100000}) {
+                W4Run p;
+                // M past one token tile where the kernel holds two (16, 9 and 13 rows)
+                p.m = gk_w4_config_info(lean).token_tiles == 2 && sh.m != 1 ? sh.m + 8 : sh.m;
+                p.n = sh.n;
+                p.k = sh.k;
+                p.group = 128;
+                p.zm = zm;
+                p.dt = kDtypes[v % 2];
+                p.d_dt = kDDtypes[v % 3];
+                p.sdt = kSDtypes[(v / 2) % 3];
+                gk_test_set_epilogue(&p, v);
+                set_padding(&p, v / 3);
+                p.ex = true;
+                p.config = lean;
+                p.warps = warps;
+                p.ws = v % 4 != 3 ? kWsGenerous : kWsNone;
+                const int before = failures_now();
+                run_w4(p);
+                v++;
+                if (budget.spent(before)) return;
+            }
+}
+
 // The dispatcher (config -1, warps 0, through gk_w4_gemm_ex and the typed calls) with and without
 // workspace, and its plan: within the workspace given and gk_w4_workspace_bytes; partials (slots
 // > 1) only with workspace for them; the dequantize + GEMM path from GK_W4_DEQUANT_M on with
@@ -798,9 +858,9 @@ TEST(QuantGpuGemm, Dispatcher)
     const int count = gk_w4_config_count();
     FailBudget budget(6);
     int v = 0;
-    for (int64_t m : {1, 3, 17, 129, 600, 1000})
+    for (int64_t m : {1, 3, 12, 17, 129, 600, 1000})
         for (int64_t n : {200, 1032})
-            for (int64_t k : {192, 4160})
+            for (int64_t k : {192, 4224})
                 for (WsMode ws : {kWsNone, kWsMax, kWsPlan}) {
                     const int group = groups_for(k)[(size_t)v % groups_for(k).size()];
                     const int zm = v % 3;
@@ -816,6 +876,10 @@ TEST(QuantGpuGemm, Dispatcher)
                     EXPECT_GE(pl.config, 0);
                     EXPECT_LE(pl.config, count);
                     EXPECT_EQ(pl.dequant, pl.config == count ? 1 : 0);
+                    const bool lean = pl.config >= 0 && pl.config < count && gk_w4_config_info(pl.config).lean;
+                    EXPECT_EQ(lean, m <= 16 && group == 128 && zm != GK_W4_ZEROS_FLOAT)
+                        << "a lean decode kernel where one applies, and only there";
+                    if (lean) EXPECT_EQ(gk_w4_config_info(pl.config).token_tiles, m <= 8 ? 1 : 2) << "the fewest token tiles";
                     EXPECT_LE(pl.workspace_bytes, wsb);
                     EXPECT_LE(pl.workspace_bytes, max_ws);
                     if (m < GK_W4_DEQUANT_M || wsb == 0) EXPECT_EQ(pl.dequant, 0);

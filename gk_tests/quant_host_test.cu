@@ -151,8 +151,9 @@ TEST(QuantSchedule, RangesPartitionTheWork)
     int checked = 0;
     for (int64_t units : {1, 3, 65})
         for (int64_t pairs : {1, 2, 7, 39, 1000})
-            for (int whole = 0; whole < 2; whole++) {
-                const int64_t total = pairs * units, chunk = whole ? units : 1, chunks = total / chunk;
+            for (int mode = 0; mode < 3; mode++) { // chunk 1, whole pairs, whole groups of two units (lean)
+                const int64_t total = pairs * units, chunk = mode == 0 ? 1 : mode == 1 ? units : 2, chunks = total / chunk;
+                if (total % chunk) continue;
                 for (int64_t warps : {(int64_t)1, (int64_t)2, (int64_t)3, (int64_t)7, (int64_t)64, (int64_t)528, chunks}) {
                     if (warps > chunks) continue;
                     int64_t lo = INT64_MAX, hi = 0;
@@ -178,6 +179,17 @@ TEST(QuantSchedule, RangesPartitionTheWork)
         EXPECT_LE(gk_w4_start(97, 1, 10, w), x);
         EXPECT_GT(gk_w4_start(97, 1, 10, w + 1), x);
     }
+    // warp_of in double and, past (q + 1) W = 2^52, in 64-bit integers: the same answer
+    GkRng rng(0x77a1u);
+    for (const int64_t total : {(int64_t)1 << 40, ((int64_t)1 << 44) + 12345})
+        for (const int64_t warps : {(int64_t)3, (int64_t)4999, (int64_t)262144})
+            for (int r = 0; r < 200; r++) {
+                const int64_t x = r < 3 ? (r == 0 ? 0 : r == 1 ? total - 1 : total / 2) : (int64_t)(rng.next() % (uint64_t)total);
+                const int64_t w = gk_w4_warp_of(x, total, 1, warps);
+                ASSERT_TRUE(w >= 0 && w < warps) << x;
+                EXPECT_LE(gk_w4_start(total, 1, warps, w), x) << "total " << total << " warps " << warps << " x " << x;
+                EXPECT_GT(gk_w4_start(total, 1, warps, w + 1), x) << "total " << total << " warps " << warps << " x " << x;
+            }
 }
 
 // AWQ packs columns {0, 2, 4, 6, 1, 3, 5, 7} in nibbles 0..7.
@@ -334,8 +346,16 @@ TEST(QuantConfigs, Info)
         EXPECT_GE(info.prefetch, 2) << info.name;
         EXPECT_LE(info.prefetch, 8) << info.name;
         EXPECT_GE(info.min_blocks, 1) << info.name;
-        // the warps' rings: PF RW KB each
-        EXPECT_GE(info.smem_bytes, info.warps * info.prefetch * info.row_tiles * 1024) << info.name;
+        // the warps' rings: PF RW KB each; the lean decode kernels (the last ones) have none
+        if (info.lean) {
+            EXPECT_EQ(info.smem_bytes, 0) << info.name;
+            EXPECT_EQ(info.row_tiles, 1) << info.name;
+            EXPECT_LE(info.token_tiles, 2) << info.name;
+            if (c + 1 < count) EXPECT_TRUE(gk_w4_config_info(c + 1).lean) << "lean configurations come last";
+        } else {
+            EXPECT_EQ(info.lean, 0) << info.name;
+            EXPECT_GE(info.smem_bytes, info.warps * info.prefetch * info.row_tiles * 1024) << info.name;
+        }
         EXPECT_LE(info.smem_bytes, 227 * 1024) << info.name;
     }
     for (int bad : {-1, count, count + 1, 1 << 30}) {
@@ -1146,18 +1166,21 @@ TEST(QuantEmulation, FusedKernelDataFlow)
                     w.s[i] = 0.01 * (1 + (int)(rng.next() >> 61));
                     w.z[i] = mode == GK_W4_ZEROS_FLOAT ? 0.25 * (int)(rng.next() >> 59) : (double)(rng.next() >> 60);
                 }
+                const int var = gk_w4_variant(group, mode);
                 for (int config = 0; config < gk_w4_config_count(); config++) {
+                    const gk_w4_config ci = gk_w4_config_info(config);
+                    if (ci.lean && (m > 8 * ci.token_tiles || var < 2)) continue; // refused (GPU test)
                     const std::string what = "m " + std::to_string(m) + " n " + std::to_string(n) + " k " +
                                              std::to_string(k) + " group " + std::to_string(group) + " mode " +
                                              std::to_string(mode) + " config " + std::to_string(config);
                     gk_w4_sched sc;
-                    gk_w4_schedule(config, 0, m, n, k, (size_t)-1, sms, bpsm, &sc);
+                    gk_w4_schedule(config, 0, m, n, k, var, (size_t)-1, sms, bpsm, &sc);
                     emu_check(w, x, m, config, sc.warps, sc.chunk, sc.partial_bytes > 0, sc.slots, what + " (schedule)");
-                    gk_w4_schedule(config, 0, m, n, k, 0, sms, bpsm, &sc); // no workspace: whole pairs
+                    gk_w4_schedule(config, 0, m, n, k, var, 0, sms, bpsm, &sc); // no workspace: whole pairs
                     EXPECT_EQ(sc.partial_bytes, 0u) << what;
                     emu_check(w, x, m, config, sc.warps, sc.chunk, 0, 1, what + " (whole pairs)");
                     for (int forced : {1, 3, 7, 1000}) {
-                        gk_w4_schedule(config, forced, m, n, k, (size_t)-1, sms, bpsm, &sc);
+                        gk_w4_schedule(config, forced, m, n, k, var, (size_t)-1, sms, bpsm, &sc);
                         emu_check(w, x, m, config, sc.warps, sc.chunk, sc.partial_bytes > 0, sc.slots,
                                   what + " (" + std::to_string(forced) + " warps)");
                     }
