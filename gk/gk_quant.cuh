@@ -952,7 +952,8 @@ GK_W4_CONFIGS(GK_W4_X_DEFINE)
 
 /* The lean decode kernels (tile, NT, WARPS, P, MINB), the last configurations, by NT: the
    dispatcher's for M <= 8 NT with groups of 128 and no float zero points (H200, M = 1, 28672 x
-   8192: P 2 with 24 warps an SM 43.2 us, P 4 with 16 45.5). */
+   8192: P 2 on 20 warps an SM 42.6 us, on 24 43.2 but at 80 registers the 4-bit-zero kernel
+   spills; P 4 on 16 45.5). */
 #ifndef GK_W4_LEAN_CONFIGS
 #define GK_W4_LEAN_CONFIGS(X) \
     X(l1t1, 1, 4, 2, 5)       \
