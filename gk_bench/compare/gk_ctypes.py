@@ -651,7 +651,8 @@ def _check_w4(lib):
         rings = 0 if c.lean else c.warps * c.prefetch * c.row_tiles * 1024
         if not (c.name and c.name.startswith(b"gk_w4_bf16_") and 1 <= c.row_tiles <= 4 and c.token_tiles >= 1 and
                 1 <= c.warps <= 32 and 2 <= c.prefetch <= 8 and c.min_blocks >= 1 and c.threads == 32 * c.warps and
-                rings <= c.smem_bytes <= 232448 and c.lean in (0, 1) and (c.lean == 0 or i == count - 1)):
+                rings <= c.smem_bytes <= 232448 and c.lean in (0, 1) and
+                (c.lean == 0 or all(fns["gk_w4_config_info"](j).lean for j in range(i, count)))):
             problems.append("gk_w4_config_info(%d): %r, RW %d NT %d, %d warps, PF %d, %d blocks, %d threads, %d bytes "
                             "(the rings alone take %d): gk_w4_config's mirror?" %
                             (i, c.name, c.row_tiles, c.token_tiles, c.warps, c.prefetch, c.min_blocks, c.threads,
