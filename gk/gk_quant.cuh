@@ -595,6 +595,22 @@ GK_DEV void gk_w4_run(const gk_w4_args *p, int dt, int variant, int rw, int nt, 
    the offset: two MMAs a k16 step instead of four fma.x2 (products exact in fp32; the sums carry
    the offset's magnitude, ~2^-22 of sum |x w| a group; f16's 1024 would carry 8 times that, so f16
    subtracts by fma.x2). cw, cs, cz: P groups of codes (two units a group), scale and zero records. */
+/* One group of the lean kernel's stream into registers (codes of its two units, scale and zero
+   records) when load is set; the stream's pointers step to the next group either way. */
+GK_DEV void gk_w4_lean_fetch(uint4 *cw, unsigned *cs, unsigned *cz, const char **cp, const unsigned **sp,
+                             const unsigned **zp, int load, int zeros)
+{
+    if (load) {
+        cw[0] = gk_ld16_cs(*cp);
+        cw[1] = gk_ld16_cs(*cp + 512);
+        *cs = __ldg(*sp);
+        if (zeros) *cz = __ldg(*zp);
+    }
+    *cp += 1024;
+    *sp += 8;
+    if (zeros) *zp += 8;
+}
+
 GK_DEV void gk_w4_lean(const gk_w4_args *p, int dt, int zeros, int nt, int warps, int P, uint4 *cw, unsigned *cs,
                        unsigned *cz)
 {
@@ -619,17 +635,7 @@ GK_DEV void gk_w4_lean(const gk_w4_args *p, int dt, int zeros, int nt, int warps
         xrow[t] = (const char *)p->g.a + ((int64_t)tok * p->g.lda + (lane & 3) * 8) * 2;
     }
 #pragma unroll
-    for (int g = 0; g < P; g++) {
-        if (begin + 2 * g < end) {
-            cw[2 * g] = gk_ld16_cs(cp);
-            cw[2 * g + 1] = gk_ld16_cs(cp + 512);
-            cs[g] = __ldg(sp);
-            if (zeros) cz[g] = __ldg(zp);
-        }
-        cp += 1024;
-        sp += 8;
-        if (zeros) zp += 8;
-    }
+    for (int g = 0; g < P; g++) gk_w4_lean_fetch(cw + 2 * g, cs + g, cz + g, &cp, &sp, &zp, begin + 2 * g < end, zeros);
     int u = begin % units, rg = begin / units, xoff = u * (GK_W4_UNIT * 2);
     /* the partial slot of the first pair; the warp opens every later pair it meets: slot 0 */
     int sl = p->g.partial ? w - (int)gk_w4_warp_of((int64_t)rg * units, p->total, p->chunk, p->warps) : 0;
@@ -683,15 +689,7 @@ GK_DEV void gk_w4_lean(const gk_w4_args *p, int dt, int zeros, int nt, int warps
 #pragma unroll
                 for (int e = 0; e < 4; e++) acc[4 * t + e] = fmaf(tc[t][e] + cc[t][e], e < 2 ? s_lo : s_hi, acc[4 * t + e]);
             /* the group P ahead into the registers just used (loaded after their last use: no copies) */
-            if (x + 2 * g + 2 * P < end) {
-                cw[2 * g] = gk_ld16_cs(cp);
-                cw[2 * g + 1] = gk_ld16_cs(cp + 512);
-                cs[g] = __ldg(sp);
-                if (zeros) cz[g] = __ldg(zp);
-            }
-            cp += 1024;
-            sp += 8;
-            if (zeros) zp += 8;
+            gk_w4_lean_fetch(cw + 2 * g, cs + g, cz + g, &cp, &sp, &zp, x + 2 * g + 2 * P < end, zeros);
             u += 2;
             xoff += 2 * GK_W4_UNIT * 2;
             if (u == units || x + 2 * g + 2 == end) { /* the pair ends, or the warp's part of it */

@@ -765,6 +765,28 @@ TEST(QuantGpuGemm, Group32)
             }
 }
 
+// A run through gk_w4_gemm_ex of configuration config on `warps` working warps, its dtypes,
+// epilogue, padding and workspace (with partials, or none: whole pairs) varied by v.
+static W4Run forced_run(int64_t m, int64_t n, int64_t k, int group, int zm, int config, int warps, bool partials, int v)
+{
+    W4Run p;
+    p.m = m;
+    p.n = n;
+    p.k = k;
+    p.group = group;
+    p.zm = zm;
+    p.dt = kDtypes[v % 2];
+    p.d_dt = kDDtypes[v % 3];
+    p.sdt = kSDtypes[(v / 2) % 3];
+    gk_test_set_epilogue(&p, v);
+    set_padding(&p, v / 3);
+    p.ex = true;
+    p.config = config;
+    p.warps = warps;
+    p.ws = partials ? kWsGenerous : kWsNone;
+    return p;
+}
+
 // Every configuration through gk_w4_gemm_ex on 1, 2, 3, 7, 64 and 100000 working warps forced and
 // the dispatcher's number (0), with a workspace for any schedule (few warps store whole pairs,
 // many share pairs through partials) and without one (whole pairs always); and index
@@ -783,21 +805,8 @@ TEST(QuantGpuGemm, EveryConfigAndWarps)
             for (int cfg = 0; cfg <= gk_w4_config_count(); cfg++)
                 for (int warps : {0, 1, 2, 3, 7, 64, 100000}) {
                     if (cfg == gk_w4_config_count() && warps > 0) continue; // one pass: no warps of its own
-                    W4Run p;
-                    p.m = sh.m;
-                    p.n = sh.n;
-                    p.k = sh.k;
-                    p.group = sh.group;
-                    p.zm = zm;
-                    p.dt = kDtypes[v % 2];
-                    p.d_dt = kDDtypes[v % 3];
-                    p.sdt = kSDtypes[(v / 2) % 3];
-                    gk_test_set_epilogue(&p, v);
-                    set_padding(&p, v / 3);
-                    p.ex = true;
-                    p.config = cfg;
-                    p.warps = warps;
-                    p.ws = cfg == gk_w4_config_count() || v % 4 != 3 ? kWsGenerous : kWsNone;
+                    const W4Run p = forced_run(sh.m, sh.n, sh.k, sh.group, zm, cfg, warps,
+                                               cfg == gk_w4_config_count() || v % 4 != 3, v);
                     const int before = failures_now();
                     run_w4(p);
                     v++;
@@ -823,29 +832,16 @@ TEST(QuantGpuGemm, LeanDecodeKernel)
     int v = 0;
     for (int lean : leans)
         for (const auto &sh : shapes)
-        for (int zm : {GK_W4_SYMMETRIC, GK_W4_ZEROS_INT4})
-            for (int warps : {0, 1, 2, 3, 7, 64, 100000}) {
-                W4Run p;
-                // M past one token tile where the kernel holds two (16, 9 and 13 rows)
-                p.m = gk_w4_config_info(lean).token_tiles == 2 && sh.m != 1 ? sh.m + 8 : sh.m;
-                p.n = sh.n;
-                p.k = sh.k;
-                p.group = 128;
-                p.zm = zm;
-                p.dt = kDtypes[v % 2];
-                p.d_dt = kDDtypes[v % 3];
-                p.sdt = kSDtypes[(v / 2) % 3];
-                gk_test_set_epilogue(&p, v);
-                set_padding(&p, v / 3);
-                p.ex = true;
-                p.config = lean;
-                p.warps = warps;
-                p.ws = v % 4 != 3 ? kWsGenerous : kWsNone;
-                const int before = failures_now();
-                run_w4(p);
-                v++;
-                if (budget.spent(before)) return;
-            }
+            for (int zm : {GK_W4_SYMMETRIC, GK_W4_ZEROS_INT4})
+                for (int warps : {0, 1, 2, 3, 7, 64, 100000}) {
+                    // M past one token tile where the kernel holds two (16, 9 and 13 rows)
+                    const int64_t m = gk_w4_config_info(lean).token_tiles == 2 && sh.m != 1 ? sh.m + 8 : sh.m;
+                    const W4Run p = forced_run(m, sh.n, sh.k, 128, zm, lean, warps, v % 4 != 3, v);
+                    const int before = failures_now();
+                    run_w4(p);
+                    v++;
+                    if (budget.spent(before)) return;
+                }
 }
 
 // The dispatcher (config -1, warps 0, through gk_w4_gemm_ex and the typed calls) with and without
