@@ -410,14 +410,14 @@ GK_HOST cudaError_t gk_smem_opt_in(const char *fn, const void *kern, int bytes, 
    the stream (programmatic stream serialization) on compute capability 9.0 and later: its blocks
    may start while that grid finishes, and gk_grid_dependency_wait in it waits for that grid's
    writes. A plain stream-ordered launch before 9.0. */
-GK_HOST cudaError_t gk_launch_dependent(const char *fn, const void *kern, dim3 grid, dim3 block, void **args,
-                                        cudaStream_t stream)
+GK_HOST cudaError_t gk_launch_dependent(const char *fn, const void *kern, dim3 grid, dim3 block, size_t smem_bytes,
+                                        void **args, cudaStream_t stream)
 {
     int major = 0, dev = 0;
     GK_TRY(cudaGetDevice(&dev));
     GK_TRY(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev));
     cudaLaunchConfig_t lc; /* every field set below */
-    lc.dynamicSmemBytes = 0;
+    lc.dynamicSmemBytes = smem_bytes;
     lc.gridDim = grid;
     lc.blockDim = block;
     lc.stream = stream;

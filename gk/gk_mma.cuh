@@ -69,16 +69,20 @@
      gk_wgmma_m64k32_e4m3(d, da, db, n, acc)
                                         wgmma.mma_async.sync.aligned.m64n{16,64,128,256}k32.f32.e4m3.e4m3
                                         (K-major operands; a k32 step is 32 bytes, as a 16-bit k16)
-     gk_wgmma_fence(), gk_wgmma_commit(), gk_wgmma_wait_0/1(), gk_wgmma_fence_regs(d, n)
+     gk_wgmma_fence(), gk_wgmma_commit(), gk_wgmma_wait_0/1(), gk_wgmma_fence_regs(d, n),
+     gk_wgmma_fence_uregs(a, n)         (register A kept live until a wait)
      gk_wgmma_m64k16_rs(d, a, db, dt, n, tb)
                                         the same with A (64 x 16) from registers: 4 a thread, the
                                         m16n8k16 A fragment of its warp's 16 rows
      gk_tma_load_4d(dst, map, bar, c0, c1, c2, c3)
                                         cp.async.bulk.tensor.4d (a box of a strided 4-D tensor)
+     gk_bulk_load(dst, src, bytes, bar) cp.async.bulk (contiguous bytes, no tensor map)
      gk_fence_proxy_async()             fence.proxy.async.shared::cta (st.shared before wgmma reads)
      host: gk_tma_map(fn, map, x, dt, rank, dims, strides, box)
                                         a bf16, f16 or e4m3 tensor's TMA map, 128-byte swizzle,
                                         zero fill
+           gk_tma_map_words(fn, map, x, rank, dims, strides, box)
+                                        the same of 32-bit words, no swizzle
            gk_sm90a_ready(&built, &known, &ready)
                                         the device is 9.0 and the image has sm_90a code
      GK_BUILD_HAS_SM90                  1 when nvcc's target list holds compute capability 9.0
@@ -317,6 +321,15 @@ GK_DEV void gk_tma_load_4d(void *dst, const void *tensor_map, void *bar, int c0,
                  : "memory");
 }
 
+/* A bulk copy (no tensor map) of bytes (a multiple of 16; dst and src 16-byte aligned) into
+   shared memory; the bytes count against bar's transaction. */
+GK_DEV void gk_bulk_load(void *dst, const void *src, int bytes, void *bar)
+{
+    asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];"
+                 ::"r"(gk_smem_addr(dst)), "l"(src), "r"(bytes), "r"(gk_smem_addr(bar))
+                 : "memory");
+}
+
 /* bar.sync on a named barrier (1..15; 0 is __syncthreads) for `threads` threads, a multiple of
    32: a subset of the block, such as one warpgroup, synchronizes alone. */
 GK_DEV void gk_named_barrier(int id, int threads) { asm volatile("bar.sync %0, %1;" ::"r"(id), "r"(threads) : "memory"); }
@@ -369,6 +382,14 @@ GK_DEV void gk_wgmma_fence_regs(float *d, int n)
 {
 #pragma unroll
     for (int i = 0; i < n; i++) asm volatile("" : "+f"(d[i])::"memory");
+}
+
+/* The same for a wgmma's A registers: the compiler keeps them (and does not reuse them) until
+   here, after the wait that ends the wgmma reading them. */
+GK_DEV void gk_wgmma_fence_uregs(unsigned *a, int n)
+{
+#pragma unroll
+    for (int i = 0; i < n; i++) asm volatile("" : "+r"(a[i])::"memory");
 }
 
 #define GK_WG_D8(i)                                                                                             \
@@ -464,15 +485,27 @@ GK_DEV void gk_wgmma_m64k32_e4m3(float *d, unsigned long long da, unsigned long 
                  #TB "; }"                                                                                      \
                  : GK_WG_D8(0), GK_WG_D8(8), GK_WG_D8(16), GK_WG_D8(24)                                         \
                  : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(db), "r"(1))
+#define GK_WGMMA_RS_N32(TYPE, TB)                                                                               \
+    asm volatile("{ .reg .pred p; setp.ne.b32 p, %21, 0;\n"                                                     \
+                 "wgmma.mma_async.sync.aligned.m64n32k16.f32." TYPE "." TYPE " {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15}, {%16, %17, %18, %19}, %20, p, 1, 1, " \
+                 #TB "; }"                                                                                      \
+                 : GK_WG_D8(0), GK_WG_D8(8)                                                                     \
+                 : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(db), "r"(1))
+#define GK_WGMMA_RS_N16(TYPE, TB)                                                                               \
+    asm volatile("{ .reg .pred p; setp.ne.b32 p, %13, 0;\n"                                                     \
+                 "wgmma.mma_async.sync.aligned.m64n16k16.f32." TYPE "." TYPE " {%0, %1, %2, %3, %4, %5, %6, %7}, {%8, %9, %10, %11}, %12, p, 1, 1, " \
+                 #TB "; }"                                                                                      \
+                 : GK_WG_D8(0)                                                                                  \
+                 : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(db), "r"(1))
 #define GK_WGMMA_RS_LAYOUTS(N, TYPE)            \
     do {                                        \
         if (!tb) GK_WGMMA_RS_##N(TYPE, 0);      \
         else GK_WGMMA_RS_##N(TYPE, 1);          \
     } while (0)
 
-/* wgmma.mma_async.sync.aligned.m64nNk16.f32.{bf16,f16} with A from registers, N 256, 128 or 64:
-   D (as gk_wgmma_m64k16's) += A B; a: this thread's 4 registers of A (the m16n8k16 A fragment of
-   rows 16 (warp % 4) .. +15); tb: B is MN-major. dt, n, tb constants after inlining. */
+/* wgmma.mma_async.sync.aligned.m64nNk16.f32.{bf16,f16} with A from registers, N 256, 128, 64, 32
+   or 16: D (as gk_wgmma_m64k16's) += A B; a: this thread's 4 registers of A (the m16n8k16 A
+   fragment of rows 16 (warp % 4) .. +15); tb: B is MN-major. dt, n, tb constants after inlining. */
 GK_DEV void gk_wgmma_m64k16_rs(float *d, const unsigned *a, unsigned long long db, int dt, int n, int tb)
 {
     if (n == 256) {
@@ -481,9 +514,15 @@ GK_DEV void gk_wgmma_m64k16_rs(float *d, const unsigned *a, unsigned long long d
     } else if (n == 128) {
         if (dt == GK_BF16) GK_WGMMA_RS_LAYOUTS(N128, "bf16");
         else GK_WGMMA_RS_LAYOUTS(N128, "f16");
-    } else {
+    } else if (n == 64) {
         if (dt == GK_BF16) GK_WGMMA_RS_LAYOUTS(N64, "bf16");
         else GK_WGMMA_RS_LAYOUTS(N64, "f16");
+    } else if (n == 32) {
+        if (dt == GK_BF16) GK_WGMMA_RS_LAYOUTS(N32, "bf16");
+        else GK_WGMMA_RS_LAYOUTS(N32, "f16");
+    } else {
+        if (dt == GK_BF16) GK_WGMMA_RS_LAYOUTS(N16, "bf16");
+        else GK_WGMMA_RS_LAYOUTS(N16, "f16");
     }
 }
 
@@ -496,12 +535,8 @@ typedef CUresult (*gk_tensor_map_encode_fn)(CUtensorMap *, CUtensorMapDataType, 
                                             CUtensorMapInterleave, CUtensorMapSwizzle, CUtensorMapL2promotion,
                                             CUtensorMapFloatOOBfill);
 
-/* A rank-dimensional tensor of dt values (bf16, f16 or e4m3; dims[0] contiguous; strides[i] in
-   elements between steps of dimension i + 1, 16 bytes' multiples) as a TMA map of box[] boxes,
-   box[0] 128 bytes (64 16-bit values, 128 e4m3: the 128-byte swizzle that wgmma's descriptors
-   read), zero-filled past every dimension's end. */
-GK_HOST cudaError_t gk_tma_map(const char *fn, CUtensorMap *map, const void *x, int dt, int rank, const int64_t *dims,
-                               const int64_t *strides, const int *box)
+/* The driver's cuTensorMapEncodeTiled, found through the runtime once (no -lcuda). */
+GK_HOST cudaError_t gk_tma_encoder(const char *fn, gk_tensor_map_encode_fn *out)
 {
     static gk_tensor_map_encode_fn encode;
     if (!encode) {
@@ -512,23 +547,50 @@ GK_HOST cudaError_t gk_tma_map(const char *fn, CUtensorMap *map, const void *x, 
             return gk__fail(cudaErrorNotSupported, fn, "the driver has no cuTensorMapEncodeTiled");
         encode = (gk_tensor_map_encode_fn)f;
     }
+    *out = encode;
+    return cudaSuccess;
+}
+
+/* A rank-dimensional tensor of type elements (elem bytes each; dims[0] contiguous; strides[i] in
+   elements between steps of dimension i + 1, 16 bytes' multiples) as a TMA map of box[] boxes,
+   zero-filled past every dimension's end. */
+GK_HOST cudaError_t gk_tma_encode(const char *fn, CUtensorMap *map, const void *x, CUtensorMapDataType type, int elem,
+                                 int rank, const int64_t *dims, const int64_t *strides, const int *box,
+                                 CUtensorMapSwizzle swizzle)
+{
+    gk_tensor_map_encode_fn encode = NULL;
+    GK_TRY(gk_tma_encoder(fn, &encode));
     cuuint64_t d[5], st[4];
-    cuuint32_t b[5], elem[5];
+    cuuint32_t b[5], one[5];
     for (int i = 0; i < rank; i++) {
         d[i] = (cuuint64_t)dims[i];
         b[i] = (cuuint32_t)box[i];
-        elem[i] = 1;
-        if (i > 0) st[i - 1] = (cuuint64_t)strides[i - 1] * gk_dtype_size(dt);
+        one[i] = 1;
+        if (i > 0) st[i - 1] = (cuuint64_t)strides[i - 1] * elem;
     }
+    const CUresult r = encode(map, type, (cuuint32_t)rank, (void *)x, d, st, b, one, CU_TENSOR_MAP_INTERLEAVE_NONE,
+                              swizzle, CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+    if (r != CUDA_SUCCESS) return gk__fail(cudaErrorInvalidValue, fn, "cuTensorMapEncodeTiled failed (CUresult %d)", (int)r);
+    return cudaSuccess;
+}
+
+/* A rank-dimensional tensor of dt values (bf16, f16 or e4m3) as a TMA map of box[] boxes, box[0]
+   128 bytes (64 16-bit values, 128 e4m3: the 128-byte swizzle that wgmma's descriptors read). */
+GK_HOST cudaError_t gk_tma_map(const char *fn, CUtensorMap *map, const void *x, int dt, int rank, const int64_t *dims,
+                               const int64_t *strides, const int *box)
+{
     const CUtensorMapDataType type = dt == GK_F16    ? CU_TENSOR_MAP_DATA_TYPE_FLOAT16
                                      : dt == GK_E4M3 ? CU_TENSOR_MAP_DATA_TYPE_UINT8
                                                      : CU_TENSOR_MAP_DATA_TYPE_BFLOAT16;
-    const CUresult r = encode(map, type,
-                              (cuuint32_t)rank, (void *)x, d, st, b, elem, CU_TENSOR_MAP_INTERLEAVE_NONE,
-                              CU_TENSOR_MAP_SWIZZLE_128B, CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
-                              CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
-    if (r != CUDA_SUCCESS) return gk__fail(cudaErrorInvalidValue, fn, "cuTensorMapEncodeTiled failed (CUresult %d)", (int)r);
-    return cudaSuccess;
+    return gk_tma_encode(fn, map, x, type, gk_dtype_size(dt), rank, dims, strides, box, CU_TENSOR_MAP_SWIZZLE_128B);
+}
+
+/* The same for a tensor of 32-bit words copied as they are (no swizzle; box[0] 4 to 1024 bytes,
+   a multiple of 16). */
+GK_HOST cudaError_t gk_tma_map_words(const char *fn, CUtensorMap *map, const void *x, int rank, const int64_t *dims,
+                                     const int64_t *strides, const int *box)
+{
+    return gk_tma_encode(fn, map, x, CU_TENSOR_MAP_DATA_TYPE_UINT32, 4, rank, dims, strides, box, CU_TENSOR_MAP_SWIZZLE_NONE);
 }
 
 /* 1 when the current device is compute capability 9.0 and *built, a __device__ int the caller's

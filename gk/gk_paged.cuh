@@ -1282,7 +1282,7 @@ static cudaError_t gk_pd_run_host(const char *fn, int config, int splits, int dt
            decode blocks finish, and wait for them (griddepcontrol.wait) */
         const int64_t rows = (int64_t)a.a.batch * a.a.sq * a.a.hq;
         void *args[1] = {&a.a};
-        GK_TRY(gk_launch_dependent(fn, (const void *)gk_attn_combine, dim3((unsigned)rows), dim3(256), args, stream));
+        GK_TRY(gk_launch_dependent(fn, (const void *)gk_attn_combine, dim3((unsigned)rows), dim3(256), 0, args, stream));
     }
     return cudaSuccess;
 }

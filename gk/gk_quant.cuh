@@ -105,25 +105,42 @@
      cursor or shared memory. For bf16 the codes enter the MMA as 128 + u and a second MMA of the
      same X fragment by -(128 + z) removes the offset, so a pair of values costs one lop3 (and a
      shift) and no fma.x2.
+     The wgmma kernels (sm_90a builds on compute capability 9.0; the dispatcher's for
+     GK_W4_WGMMA_M < M < GK_W4_WG_DEQUANT_M with the workspace for them) keep the schedule with a
+     block as the worker: 4 WGS row tiles (a consumer warpgroup each 64 rows) and T tokens a
+     position. X is first copied into the workspace in the codes' k order and the 128-byte swizzle
+     (gk_w4_stage_x); a producer warp copies each unit's codes and records (TMA) and X's unit (one
+     bulk copy) into a ring of stages; the consumers dequantize their lanes' codes to (u - z) s in
+     the dtype (one rounding a weight, as the dequantize + GEMM path) straight into the register A
+     operand of wgmma.m64nTk16, X the shared-memory B.
 
    ARGUMENTS AND ERRORS
      m == 0 is a no-op. Refused before launch (cudaErrorInvalidValue, gk_failure_reason()
      names it): null pointers, n not a positive multiple of 8, k not a positive multiple of 64
      and of the group, a group other than 32, 64, 128 or k, an unknown zero mode or dtype, x
      rows not 16-byte aligned, a weight of another dtype than x, d overlapping x, the packed
-     weight or bias, d partially overlapping c, sizes past 32-bit indexing, an act-order g_idx.
+     weight or bias, d partially overlapping c, sizes past 32-bit indexing, an act-order g_idx;
+     for a wgmma configuration forced through gk_w4_gemm_ex, a workspace too small for X's staged
+     copy (cudaErrorInvalidValue) or a build or device without sm_90a (cudaErrorNotSupported).
      A zero point of GK_W4_ZEROS_FLOAT must be finite; NaN or inf in a scale reaches only the
      outputs of its row n.
 
    CONFIGURATION MACROS
      GK_W4_DEQUANT_M (128)    from this M on, with workspace for it, the dispatcher dequantizes W
-                              and runs gk_gemm (its wgmma kernels) instead of the fused kernel
-     GK_W4_CONFIGS(X), GK_W4_LEAN_CONFIGS(X)   the configurations compiled (a sweep may add some)
+                              and runs gk_gemm (its wgmma kernels) instead of the fused kernel;
+     GK_W4_WG_DEQUANT_M (512) the same where the wgmma kernels run
+     GK_W4_WGMMA_M (16)       past this M (below GK_W4_WG_DEQUANT_M), where the wgmma kernels run and
+                              the workspace holds X's staged copy, the dispatcher takes them
+     GK_W4_CONFIGS(X), GK_W4_LEAN_CONFIGS(X), GK_W4_WG_CONFIGS(X)
+                              the configurations compiled (a sweep may add some)
 
    GENERATOR
      GK_DEFINE_W4_LEAN(name, dt, NT, WARPS, P, MINB) writes the lean decode kernel for M <= 8 NT (NT
      1 or 2 token tiles, P groups of 128 in flight a warp): name_s128, name_z128 and its
      gk_w4_config (lean 1, prefetch 2 P units).
+     GK_DEFINE_W4_WGMMA(name, dt, T, WGS, STAGES) writes the wgmma kernel of 64 WGS weight rows and
+     T tokens a position (wgmma n = T), STAGES stages: name_sym, name_zint, name_zflt and its
+     gk_w4_config (wgmma 1).
      GK_DEFINE_W4(name, dt, RW, NT, WARPS, PF, MINB) writes the fused kernel of 16 RW x 8 NT
      positions (weight rows x tokens), WARPS independent warps a block, a PF-slot ring a warp,
      registers for MINB blocks an SM: name_int (symmetric and 4-bit zero points, any group),
@@ -154,6 +171,16 @@
    bf16 GEMM ~130 (it is bound by the bf16 weight's bytes); at M = 64 they are even (314 / ~311) */
 #ifndef GK_W4_DEQUANT_M
 #define GK_W4_DEQUANT_M 128
+#endif
+/* past this M, where they run, the dispatcher takes the wgmma kernels, and dequantizes W for gk_gemm
+   only from GK_W4_WG_DEQUANT_M on (H200, M = 16, 28672 x 8192: the lean kernel 67 us, wgmma 79; M
+   = 128: wgmma 145 us, dequantize + GEMM 319; M = 256: 268 against ~320; M = 4096: 6582 against
+   2821) */
+#ifndef GK_W4_WGMMA_M
+#define GK_W4_WGMMA_M 16
+#endif
+#ifndef GK_W4_WG_DEQUANT_M
+#define GK_W4_WG_DEQUANT_M 512
 #endif
 
 typedef enum gk_w4_zeros { GK_W4_SYMMETRIC = 0, GK_W4_ZEROS_INT4 = 1, GK_W4_ZEROS_FLOAT = 2 } gk_w4_zeros;
@@ -188,6 +215,8 @@ typedef struct gk_w4_config {
     int smem_bytes;  /* the warps' rings, PF RW 1 KB each */
     int lean;        /* 1: a lean decode kernel (M <= 8 NT, groups of 128, no float zero points):
                         PF units in flight in registers, no ring */
+    int wgmma;       /* 1: the wgmma kernel (sm_90a; 8 row tiles, 8 NT tokens a tile, a block a
+                        worker, PF stages); needs X's staged copy in the workspace */
 } gk_w4_config;
 
 GK_EXTERN_C_BEGIN
@@ -708,23 +737,240 @@ GK_DEV void gk_w4_lean(const gk_w4_args *p, int dt, int zeros, int nt, int warps
 }
 
 /* The partials' sum: each output's pair, the warps that met it (slots 0 .. w1 - w0), added in
-   slot order, through the epilogue. Launched dependent on the GEMM grid (PDL); rows along y, so
-   no division an output. */
+   slot order, through the epilogue. Launched dependent on the GEMM grid (PDL). A thread a column
+   and 8 rows (one token tile's, one pair): the pair's first and last warps (gk_w4_warp_of, double
+   divisions) once for 8 outputs. */
 static __global__ void __launch_bounds__(256) gk_w4_reduce(gk_w4_args p, int rw, int nt)
 {
     gk_grid_dependency_wait();
     const int64_t total = (int64_t)p.g.m * p.g.n;
-    for (int row = blockIdx.y; row < p.g.m; row += gridDim.y)
+    for (int r8 = blockIdx.y * 8; r8 < p.g.m; r8 += gridDim.y * 8)
         for (int col = blockIdx.x * blockDim.x + threadIdx.x; col < p.g.n; col += gridDim.x * blockDim.x) {
-            const int64_t i = (int64_t)row * p.g.n + col;
-            const int64_t pair = (int64_t)(col / (16 * rw)) * p.token_tiles + row / (8 * nt);
-            const int64_t w0 = gk_w4_warp_of(pair * p.units, p.total, p.chunk, p.warps);
-            const int64_t w1 = gk_w4_warp_of(pair * p.units + p.units - 1, p.total, p.chunk, p.warps);
-            float s = 0.0f;
-            for (int64_t z = 0; z <= w1 - w0; z++) s += p.g.partial[z * total + i];
-            gk_store1_f32(p.g.d, (int64_t)row * p.g.ldd + col, p.g.d_dtype, gk_gemm_epilogue(&p.g, s, row, col));
+            const int64_t pair = (int64_t)(col / (16 * rw)) * p.token_tiles + r8 / (8 * nt);
+            const int slots = (int)(gk_w4_warp_of(pair * p.units + p.units - 1, p.total, p.chunk, p.warps) -
+                                    gk_w4_warp_of(pair * p.units, p.total, p.chunk, p.warps)) + 1;
+            float s[8];
+#pragma unroll
+            for (int r = 0; r < 8; r++) { /* rows past M read row M - 1's partials, not stored */
+                const float *q = p.g.partial + (int64_t)min(r8 + r, p.g.m - 1) * p.g.n + col;
+                s[r] = 0.0f;
+                for (int z = 0; z < slots; z++) s[r] += q[z * total];
+            }
+#pragma unroll
+            for (int r = 0; r < 8; r++)
+                if (r8 + r < p.g.m)
+                    gk_store1_f32(p.g.d, (int64_t)(r8 + r) * p.g.ldd + col, p.g.d_dtype,
+                                  gk_gemm_epilogue(&p.g, s[r], r8 + r, col));
         }
 }
+
+#if GK_GEMM_SM90
+/* ---------------------------------------------------------------- sm_90a: the wgmma kernel
+
+   Past decode sizes the tensor rate decides, and wgmma's is twice mma.sync's. A block is WGS
+   consumer warpgroups of 64 weight rows (warp w: the prepacked row tile w of the block's RT = 4
+   WGS, whose lanes' codes are the wgmma's register A fragments as they are mma.sync's) and a
+   producer warp that copies each unit's codes and records (TMA boxes of the RT tiles) and X's
+   unit (a bulk copy) into a ring of stages. X is first rewritten by gk_w4_stage_x into the codes'
+   k order and the 128-byte swizzle, T rows a token tile, so that a stage's X is one contiguous
+   copy that wgmma reads as its K-major B. A weight is dequantized to (u - z) s in the
+   activations' dtype (u - z exact, one rounding by s, as the dequantize + GEMM path rounds): a
+   lop3 and two fma.x2 a pair. Positions (16 RT weight rows, T tokens, 64 k) are cut into a range
+   a block as the fused kernels' are, with partials summed by gk_w4_reduce. */
+#define gk_w4_wg_threads_c(WGS) (128 * (WGS) + 32)
+/* a stage, 1024-byte aligned: X's unit (T rows of 128 bytes), the RT row tiles' codes (512 bytes
+   each), their scale records and zero records (32 bytes a tile, 64 when G = 32: two groups) */
+#define gk_w4_wg_stage_bytes_c(T, RT) (((T) * 128 + (RT) * (512 + 128) + 1023) / 1024 * 1024)
+#define gk_w4_wg_smem_bytes_c(T, RT, STAGES) (1024 + (STAGES) * (gk_w4_wg_stage_bytes_c(T, RT) + 16))
+
+/* X [M][K] (row stride ldx) in the wgmma kernel's staged form: [token tile][unit][T rows][128
+   bytes], a row's 64 values of the unit in the codes' k order (step s, MMA column c: gk_w4_code_src's
+   k), its 16-byte chunks at chunk ^ (row % 8), rows past M zero. A thread a 16-byte chunk: columns
+   8 (c % 2) .. + 7 of step c / 2, lane column j's pair the unit's word 16 (s / 2) + 4 j + 2 (s % 2)
+   + c % 2. */
+static __global__ void __launch_bounds__(256) gk_w4_stage_x(uint4 *xs, const unsigned *x, int64_t ldx, int m, int units,
+                                                          int T, int64_t total)
+{
+    gk_grid_launch_dependents(); /* the GEMM may start its blocks; its producer waits for this grid */
+    for (int64_t idx = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; idx < total; idx += (int64_t)gridDim.x * blockDim.x) {
+        const int c = (int)(idx & 7), s = c >> 1;
+        const int64_t ru = idx >> 3, row = ru / units;
+        const int u = (int)(ru % units), r = (int)(row % T);
+        uint4 v = make_uint4(0u, 0u, 0u, 0u);
+        if (row < m) {
+            const unsigned *q = x + (row * ldx + u * GK_W4_UNIT) / 2 + 16 * (s >> 1) + 2 * (s & 1) + (c & 1);
+            v = make_uint4(__ldg(q), __ldg(q + 4), __ldg(q + 8), __ldg(q + 12));
+        }
+        xs[((row / T * units + u) * T + r) * 8 + (c ^ (r & 7))] = v;
+    }
+}
+
+/* A unit's codes (this lane's 16 bytes) as the A registers of its four k16 steps: (u - z) s, u - z
+   exact. rec: this lane's scale record of the unit's first group, zoff words on its zero record,
+   two: a second group 8 words on (G = 32, steps 2-3); mode: 0 symmetric, 1 4-bit zero points
+   (records 128 + z), 2 float zero points (records -z s). */
+GK_DEV void gk_w4_wg_dequant(unsigned *a, uint4 cw, const unsigned *rec, int zoff, int two, int dt, int mode)
+{
+    const unsigned magic = dt == GK_BF16 ? 0x43004300u : 0x64006400u;
+    const unsigned one = dt == GK_BF16 ? 0x3F803F80u : 0x3C003C00u;
+    const unsigned neg_base = dt == GK_BF16 ? 0xC300C300u : 0xE400E400u; /* -128, -1024 */
+    const unsigned neg_sym = dt == GK_BF16 ? 0xC308C308u : 0xE408E408u;  /* -(128 + 8), -(1024 + 8) */
+    unsigned sc[2][2], c1[2][2], c2[2][2]; /* [half][row i, i + 8]: t = pair + c1, weight t s + c2 */
+#pragma unroll
+    for (int h = 0; h < 2; h++) {
+        const unsigned r = rec[h && two ? 8 : 0], z = mode ? rec[zoff + (h && two ? 8 : 0)] : 0u;
+        sc[h][0] = gk_w4_dup_lo(r), sc[h][1] = gk_w4_dup_hi(r);
+        c1[h][0] = c1[h][1] = mode == 2 ? neg_base : neg_sym;
+        c2[h][0] = c2[h][1] = 0x80008000u; /* -0: t s + c2 = t s */
+        if (mode == 1) c1[h][0] = gk_w4_dup_lo(z) ^ 0x80008000u, c1[h][1] = gk_w4_dup_hi(z) ^ 0x80008000u;
+        if (mode == 2) c2[h][0] = gk_w4_dup_lo(z), c2[h][1] = gk_w4_dup_hi(z);
+    }
+#pragma unroll
+    for (int s = 0; s < 4; s++) {
+        const unsigned w = s == 0 ? cw.x : s == 1 ? cw.y : s == 2 ? cw.z : cw.w;
+        const int h = s >> 1;
+#pragma unroll
+        for (int e = 0; e < 4; e++) {
+            const unsigned t = gk_w4_fma2(gk_w4_pair(w, e, magic), one, c1[h][e & 1], dt);
+            a[4 * s + e] = gk_w4_fma2(t, sc[h][e & 1], c2[h][e & 1], dt);
+        }
+    }
+}
+
+/* A consumer warp's position at stage s (parity ph): wait for it, dequantize its unit into a,
+   issue the warpgroup's four wgmmas; once the previous position's are done, free their A registers
+   (prev) and hand their stage (*held, -1: none) back. */
+GK_DEV void gk_w4_wg_step(char *smem, unsigned long long *full, unsigned long long *empty, int s, int ph, int T, int RT,
+                          int tile, int lane, int two, int mode, int dt, float *acc, unsigned *a, unsigned *prev,
+                          int *held)
+{
+    const char *st = smem + s * gk_w4_wg_stage_bytes_c(T, RT);
+    gk_mbar_wait(full + s, ph);
+    const uint4 cw = *(const uint4 *)(st + T * 128 + tile * 512 + lane * 16);
+    /* records: a row of 8 words a tile (16 when G = 32), scales then zeros */
+    const int rw = two ? 16 : 8;
+    gk_w4_wg_dequant(a, cw, (const unsigned *)(st + T * 128 + RT * 512) + tile * rw + (lane >> 2), RT * rw, two, dt,
+                     mode);
+    const unsigned long long db = gk_wgmma_desc_sw128(st, 16);
+    gk_wgmma_fence();
+#pragma unroll
+    for (int k = 0; k < 4; k++) gk_wgmma_m64k16_rs(acc, a + 4 * k, db + 2 * k, dt, T, 0);
+    gk_wgmma_commit();
+    gk_wgmma_wait_1();
+    gk_wgmma_fence_regs(acc, T / 2);
+    gk_wgmma_fence_uregs(prev, 16);
+    if (*held >= 0 && lane == 0) gk_mbar_arrive(empty + *held);
+    *held = s;
+}
+
+/* tmc, tms, tmz: TMA maps of the codes ([tiles][units x 128 words], boxes of 128 x RT tiles) and the
+   scale and zero records ([tiles][groups x 8 words], boxes of a unit's groups x RT tiles) */
+GK_DEV void gk_w4_wg(const gk_w4_args *p, const CUtensorMap *tmc, const CUtensorMap *tms, const CUtensorMap *tmz,
+                     int dt, int mode, int T, int WGS, int stages, float *acc)
+{
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+    extern __shared__ uint4 gk_w4_wg_smem[];
+    const int RT = 4 * WGS, sb = gk_w4_wg_stage_bytes_c(T, RT);
+    char *smem = gk_smem_align_1024(gk_w4_wg_smem);
+    unsigned long long *full = (unsigned long long *)(smem + stages * sb), *empty = full + stages;
+    const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31, w = blockIdx.x;
+    if (threadIdx.x == 0) {
+        for (int s = 0; s < stages; s++) {
+            gk_mbar_init(full + s, 1);
+            gk_mbar_init(empty + s, RT); /* an arrival from each consumer warp */
+        }
+        gk_mbar_init_fence();
+    }
+    __syncthreads();
+    gk_grid_launch_dependents(); /* the partials' sum may start its blocks; it waits for this grid */
+    const int64_t begin = gk_w4_start(p->total, p->chunk, p->warps, w), end = gk_w4_start(p->total, p->chunk, p->warps, w + 1);
+    if (w >= p->warps || begin >= end) return;
+    const int units = p->units, two = p->group_log2 == 5, rw = two ? 16 : 8;
+    const int64_t pair = begin / units;
+    int rg = (int)(pair / p->token_tiles), tt = (int)(pair % p->token_tiles), u = (int)(begin % units);
+    const int n = (int)(end - begin);
+
+    if (warp == RT) { /* the producer: one thread, a TMA box of the RT row tiles' codes, one of their
+                         scale (and zero) records, a bulk copy of X's unit */
+        if (lane) return;
+        gk_grid_dependency_wait(); /* X staged by the kernel before */
+        const int tx = T * 128 + RT * 512 + RT * rw * 4 * (mode ? 2 : 1);
+        for (int it = 0, s = 0, ph = 0; it < n; it++) {
+            const int g = p->group_log2 ? (u * GK_W4_UNIT) >> p->group_log2 : 0;
+            char *st = smem + s * sb;
+            if (it >= stages) gk_mbar_wait(empty + s, ph ^ 1);
+            gk_mbar_arrive_expect_tx(full + s, tx);
+            gk_tma_load_2d(st + T * 128, tmc, full + s, u * 128, rg * RT);
+            gk_tma_load_2d(st + T * 128 + RT * 512, tms, full + s, g * 8, rg * RT);
+            if (mode) gk_tma_load_2d(st + T * 128 + RT * 512 + RT * rw * 4, tmz, full + s, g * 8, rg * RT);
+            gk_bulk_load(st, (const char *)p->g.a + ((int64_t)tt * units + u) * T * 128, T * 128, full + s);
+            if (++s == stages) s = 0, ph ^= 1;
+            if (++u == units) {
+                u = 0;
+                if (++tt == p->token_tiles) tt = 0, rg++;
+            }
+        }
+        return;
+    }
+
+    const int tile = warp;
+    /* the partial slot of the first pair; the block opens every later pair it meets: slot 0 */
+    int sl = p->g.partial ? w - (int)gk_w4_warp_of(pair * units, p->total, p->chunk, p->warps) : 0, held = -1;
+    int s = 0, ph = 0;
+    unsigned a0[16], a1[16];
+    for (int it = 0; it < n;) { /* a pair's positions, then its store */
+        const int last = it + min(n - it, units - u);
+#pragma unroll
+        for (int q = 0; q < T / 2; q++) acc[q] = 0.0f;
+        gk_wgmma_fence_regs(acc, T / 2);
+        for (; it + 1 < last; it += 2) {
+            gk_w4_wg_step(smem, full, empty, s, ph, T, RT, tile, lane, two, mode, dt, acc, a0, a1, &held);
+            if (++s == stages) s = 0, ph ^= 1;
+            gk_w4_wg_step(smem, full, empty, s, ph, T, RT, tile, lane, two, mode, dt, acc, a1, a0, &held);
+            if (++s == stages) s = 0, ph ^= 1;
+        }
+        if (it < last) {
+            gk_w4_wg_step(smem, full, empty, s, ph, T, RT, tile, lane, two, mode, dt, acc, a0, a1, &held);
+            if (++s == stages) s = 0, ph ^= 1;
+            it++;
+        }
+        gk_wgmma_wait_0();
+        gk_wgmma_fence_regs(acc, T / 2);
+        gk_wgmma_fence_uregs(a0, 16);
+        gk_wgmma_fence_uregs(a1, 16);
+        if (lane == 0) gk_mbar_arrive(empty + held);
+        held = -1;
+        gk_w4_store(p, acc, rg * RT + tile, tt, sl, 1, T / 8, lane);
+        sl = 0;
+        u = 0;
+        if (++tt == p->token_tiles) tt = 0, rg++;
+    }
+#endif
+}
+
+#define GK_W4_WG_KERNEL(kname, dt, MODE, T, WGS, STAGES)                                                        \
+    static __global__ void __launch_bounds__(gk_w4_wg_threads_c(WGS), 1)                                        \
+        kname(const __grid_constant__ gk_w4_args p, const __grid_constant__ CUtensorMap tmc,                    \
+              const __grid_constant__ CUtensorMap tms, const __grid_constant__ CUtensorMap tmz)                 \
+    {                                                                                                           \
+        float acc[(T) / 2];                                                                                     \
+        gk_w4_wg(&p, &tmc, &tms, &tmz, dt, MODE, T, WGS, STAGES, acc);                                          \
+    }
+
+/* The wgmma kernel of T tokens a tile (wgmma n = T: 16, 32, 64 or 128), WGS consumer warpgroups
+   (RT = 4 WGS row tiles a block) and STAGES stages: name_sym, name_zint, name_zflt (by zero mode,
+   any group) and its gk_w4_config (wgmma 1: RT row tiles, T / 8 token tiles, a block a worker). */
+#define GK_DEFINE_W4_WGMMA(name, dt, T, WGS, STAGES)                                                       \
+    static_assert((T) == 16 || (T) == 32 || (T) == 64 || (T) == 128, #name ": T is 16, 32, 64 or 128");   \
+    static_assert((WGS) >= 1 && (WGS) <= 3, #name ": WGS (consumer warpgroups) is 1 to 3");                \
+    static_assert(gk_w4_wg_smem_bytes_c(T, 4 * (WGS), STAGES) <= 227 * 1024,                                \
+                  #name ": STAGES past 227 KB of shared memory");                                           \
+    GK_W4_WG_KERNEL(name##_sym, dt, 0, T, WGS, STAGES)                                                      \
+    GK_W4_WG_KERNEL(name##_zint, dt, 1, T, WGS, STAGES)                                                     \
+    GK_W4_WG_KERNEL(name##_zflt, dt, 2, T, WGS, STAGES)                                                     \
+    static const gk_w4_config name##_config = {#name, 4 * (WGS), (T) / 8, 1, STAGES, 1, gk_w4_wg_threads_c(WGS), \
+                                               gk_w4_wg_smem_bytes_c(T, 4 * (WGS), STAGES), 0, 1};
+#endif /* GK_GEMM_SM90 */
 
 typedef void (*gk_w4_kernel)(gk_w4_args);
 
@@ -751,7 +997,7 @@ typedef void (*gk_w4_kernel)(gk_w4_args);
     GK_W4_KERNEL(name##_s128, dt, 2, RW, NT, WARPS, PF, MINB)                                               \
     GK_W4_KERNEL(name##_z128, dt, 3, RW, NT, WARPS, PF, MINB)                                               \
     static const gk_w4_config name##_config = {#name, RW, NT, WARPS, PF, MINB, (WARPS) * 32,               \
-                                               gk_w4_smem_bytes_c(RW, NT, WARPS, PF), 0};
+                                               gk_w4_smem_bytes_c(RW, NT, WARPS, PF), 0, 0};
 
 #define GK_W4_LEAN_KERNEL(kname, dt, ZEROS, NT, WARPS, P, MINB)                                                \
     static __global__ void __launch_bounds__((WARPS) * 32, MINB) kname(gk_w4_args p)                       \
@@ -770,7 +1016,7 @@ typedef void (*gk_w4_kernel)(gk_w4_args);
     static_assert((WARPS) >= 1 && (WARPS) <= 32, #name ": WARPS must be 1 to 32");                          \
     GK_W4_LEAN_KERNEL(name##_s128, dt, 0, NT, WARPS, P, MINB)                                               \
     GK_W4_LEAN_KERNEL(name##_z128, dt, 1, NT, WARPS, P, MINB)                                               \
-    static const gk_w4_config name##_config = {#name, 1, NT, WARPS, 2 * (P), MINB, (WARPS) * 32, 0, 1};
+    static const gk_w4_config name##_config = {#name, 1, NT, WARPS, 2 * (P), MINB, (WARPS) * 32, 0, 1, 0};
 
 /* Canonical -> prepacked codes: a thread a lane's 16 bytes. */
 static __global__ void __launch_bounds__(256) gk_w4_pack_codes(uint4 *dst, const gk_int4x2 *q, int n, int k,
@@ -966,11 +1212,77 @@ GK_W4_LEAN_CONFIGS(GK_W4_X_LEAN_DEFINE)
      {NULL, NULL, gk_w4_f16_##tile##_s128, gk_w4_f16_##tile##_z128}},
 #define GK_W4_X_LEAN_CONFIG(tile, NT, WARPS, P, MINB) &gk_w4_bf16_##tile##_config,
 
+/* The wgmma kernels (tile, T, WGS, STAGES), last, in sm_90a-capable builds (GK_GEMM_SM90): the
+   dispatcher's for GK_W4_WGMMA_M < M < GK_W4_WG_DEQUANT_M on compute capability 9.0, T the fewest
+   tokens that hold M. */
+#if GK_GEMM_SM90
+#ifndef GK_W4_WG_CONFIGS
+#define GK_W4_WG_CONFIGS(X) \
+    X(w16, 16, 3, 16)       \
+    X(w32, 32, 3, 14)       \
+    X(w64, 64, 3, 10)       \
+    X(w128, 128, 2, 9)
+#endif
+#else
+#undef GK_W4_WG_CONFIGS
+#define GK_W4_WG_CONFIGS(X)
+#endif
+#define GK_W4_X_WG_DEFINE(tile, T, WGS, STAGES)                            \
+    GK_DEFINE_W4_WGMMA(gk_w4_bf16_##tile, GK_BF16, T, WGS, STAGES) \
+    GK_DEFINE_W4_WGMMA(gk_w4_f16_##tile, GK_F16, T, WGS, STAGES)
+GK_W4_WG_CONFIGS(GK_W4_X_WG_DEFINE)
+/* (the table's type is the mma.sync kernels'; a wgmma kernel, which takes three TMA maps more, is
+   launched through cudaLaunchKernelExC; its entries are by zero mode, not by variant) */
+#define GK_W4_WG_AS(k) (gk_w4_kernel)(void (*)(void))(k)
+#define GK_W4_X_WG_KERNELS(tile, T, WGS, STAGES)                                                         \
+    {{GK_W4_WG_AS(gk_w4_bf16_##tile##_sym), GK_W4_WG_AS(gk_w4_bf16_##tile##_zint),                      \
+      GK_W4_WG_AS(gk_w4_bf16_##tile##_zflt), GK_W4_WG_AS(gk_w4_bf16_##tile##_sym)},                     \
+     {GK_W4_WG_AS(gk_w4_f16_##tile##_sym), GK_W4_WG_AS(gk_w4_f16_##tile##_zint),                        \
+      GK_W4_WG_AS(gk_w4_f16_##tile##_zflt), GK_W4_WG_AS(gk_w4_f16_##tile##_sym)}},
+#define GK_W4_X_WG_CONFIG(tile, T, WGS, STAGES) &gk_w4_bf16_##tile##_config,
+
 static const gk_w4_kernel gk_w4_kernel_table[][2][4] = {GK_W4_CONFIGS(GK_W4_X_KERNELS)
-                                                            GK_W4_LEAN_CONFIGS(GK_W4_X_LEAN_KERNELS)};
+                                                            GK_W4_LEAN_CONFIGS(GK_W4_X_LEAN_KERNELS)
+                                                                GK_W4_WG_CONFIGS(GK_W4_X_WG_KERNELS)};
 static const gk_w4_config *const gk_w4_config_table[] = {GK_W4_CONFIGS(GK_W4_X_CONFIG)
-                                                             GK_W4_LEAN_CONFIGS(GK_W4_X_LEAN_CONFIG)};
+                                                             GK_W4_LEAN_CONFIGS(GK_W4_X_LEAN_CONFIG)
+                                                                 GK_W4_WG_CONFIGS(GK_W4_X_WG_CONFIG)};
 #define GK_W4_NCONFIG ((int)(sizeof gk_w4_config_table / sizeof gk_w4_config_table[0]))
+
+#if GK_GEMM_SM90
+/* 1 in the image of a build that has sm_90a code (the wgmma kernels are empty otherwise). */
+static __device__ int gk_w4_wg_built =
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+    1;
+#else
+    0;
+#endif
+/* The wgmma kernels can run: sm_90a code in this build and a compute capability 9.0 device. */
+static int gk_w4_wg_ready(void)
+{
+    static unsigned known, ready;
+    return gk_sm90a_ready(&gk_w4_wg_built, &known, &ready);
+}
+#else
+static int gk_w4_wg_ready(void) { return 0; }
+#endif
+
+/* The wgmma configuration for M tokens: the fewest tokens a tile that hold them, else the most;
+   -1: none is built. */
+static int gk_w4_wg_for(int64_t m)
+{
+    int best = -1;
+    for (int c = 0; c < GK_W4_NCONFIG; c++) {
+        const gk_w4_config *cfg = gk_w4_config_table[c];
+        if (!cfg->wgmma) continue;
+        const int t = cfg->token_tiles, bt = best < 0 ? 0 : gk_w4_config_table[best]->token_tiles;
+        if (best < 0 || (8 * bt < m ? t > bt : (8 * t >= m && t < bt))) best = c;
+    }
+    return best;
+}
+
+/* The bytes of X's staged copy (gk_w4_stage_x) for a wgmma configuration of T tokens a tile */
+static size_t gk_w4_wg_x_bytes(int64_t m, int64_t k, int T) { return (size_t)gk_round_up(gk_ceil_div(m, T) * T * k * 2, 256); }
 
 /* The lean configuration for M tokens: the fewest token tiles that hold them; -1: none does. */
 static int gk_w4_lean_for(int64_t m)
@@ -1050,7 +1362,8 @@ static cudaError_t gk_w4_blocks_per_sm(int config, int *out)
 typedef struct gk_w4_sched {
     int config, warps, chunk, slots;
     int64_t total;
-    size_t partial_bytes;
+    size_t partial_bytes; /* at the workspace's start */
+    size_t x_bytes;       /* the wgmma kernel's staged X, after the partials (256-byte aligned) */
 } gk_w4_sched;
 
 static void gk_w4_schedule(int config, int warps, int64_t m, int64_t n, int64_t k, int var, size_t ws, int sms,
@@ -1079,11 +1392,13 @@ static void gk_w4_schedule(int config, int warps, int64_t m, int64_t n, int64_t 
     const int64_t per = total >= 2 * step ? total / step / w * step : 1; /* the shortest range */
     const int64_t slots = (units - 1) / per + 2;
     const size_t pb = (size_t)(slots * m * n * 4);
+    sc->x_bytes = cfg->wgmma ? gk_w4_wg_x_bytes(m, k, 8 * cfg->token_tiles) : 0;
+    const size_t need = cfg->wgmma ? (size_t)gk_round_up((int64_t)pb, 256) + sc->x_bytes : pb; /* with X staged after */
     /* whole pairs a warp: when every warp would get 8 or more anyway, when the partials do not fit,
        or, for a lean kernel, when the pairs keep 5 / 6 of the warps busy (H200, M = 16, 28672 x
        8192: 1792 pairs on 2112 warps 65.1 us whole, 69.8 with partials; M = 1, 2640 warps: 46.1
        whole, 42.9 with partials) */
-    if (pairs >= 8 * w || pb > ws || (cfg->lean && 6 * pairs >= 5 * w)) {
+    if (pairs >= 8 * w || need > ws || (cfg->lean && 6 * pairs >= 5 * w)) {
         if (w > pairs) w = pairs;
         sc->chunk = (int)units;
         sc->slots = 1;
@@ -1101,22 +1416,33 @@ static size_t gk_w4_dequant_ws(int64_t m, int64_t n, int64_t k)
     return (size_t)gk_round_up(n * k * 2, 256) + gk_gemm_workspace_bytes(m, n, k, 0, k, 1, k);
 }
 
-static void gk_w4_plan_impl(int64_t m, int64_t n, int64_t k, int var, size_t ws, int sms, const int *bpsm_of,
+/* The workspace a schedule uses: the partials, then (wgmma) X's staged copy 256-byte aligned. */
+static size_t gk_w4_sched_ws(const gk_w4_sched *sc)
+{
+    return sc->x_bytes ? (size_t)gk_round_up((int64_t)sc->partial_bytes, 256) + sc->x_bytes : sc->partial_bytes;
+}
+
+/* wg: the wgmma kernels can run (gk_w4_wg_ready) */
+static void gk_w4_plan_impl(int64_t m, int64_t n, int64_t k, int var, size_t ws, int sms, const int *bpsm_of, int wg,
                             gk_w4_plan *pl)
 {
     memset(pl, 0, sizeof *pl);
-    if (m >= GK_W4_DEQUANT_M && ws >= gk_w4_dequant_ws(m, n, k)) {
+    const int wc = gk_w4_wg_for(m);
+    const int wg_ok = wg && wc >= 0 && m > GK_W4_WGMMA_M &&
+                      ws >= gk_w4_wg_x_bytes(m, k, 8 * gk_w4_config_table[wc]->token_tiles);
+    if (m >= (wg_ok ? GK_W4_WG_DEQUANT_M : GK_W4_DEQUANT_M) && ws >= gk_w4_dequant_ws(m, n, k)) {
         pl->config = GK_W4_NCONFIG;
         pl->dequant = 1;
         pl->workspace_bytes = gk_w4_dequant_ws(m, n, k);
         return;
     }
+    const int config = wg_ok ? wc : -1;
     gk_w4_sched sc;
-    gk_w4_schedule(-1, 0, m, n, k, var, ws, sms, bpsm_of, &sc);
+    gk_w4_schedule(config, 0, m, n, k, var, ws, sms, bpsm_of, &sc);
     pl->config = sc.config;
     pl->warps = sc.warps;
     pl->slots = sc.slots;
-    pl->workspace_bytes = sc.partial_bytes;
+    pl->workspace_bytes = gk_w4_sched_ws(&sc);
 }
 
 static cudaError_t gk_w4_bpsm_all(int *bpsm)
@@ -1183,7 +1509,7 @@ static cudaError_t gk_w4_gemm_checked(const char *fn, int config, int warps, int
     GK_TRY(gk_w4_bpsm_all(bpsm));
     const int var = gk_w4_variant(w->group, w->zero_mode);
     gk_w4_plan pl;
-    gk_w4_plan_impl(m, n, k, var, workspace_bytes, sms, bpsm, &pl);
+    gk_w4_plan_impl(m, n, k, var, workspace_bytes, sms, bpsm, gk_w4_wg_ready(), &pl);
     if (config == GK_W4_NCONFIG && workspace_bytes < gk_w4_dequant_ws(m, n, k))
         return gk__fail(cudaErrorInvalidValue, fn, "the dequantize + GEMM path needs a workspace of %zu bytes (%zu given)",
                         gk_w4_dequant_ws(m, n, k), workspace_bytes);
@@ -1211,8 +1537,16 @@ static cudaError_t gk_w4_gemm_checked(const char *fn, int config, int warps, int
     }
 
     const gk_w4_config *cfg = gk_w4_config_table[config];
+    if (cfg->wgmma && !gk_w4_wg_ready())
+        return gk__fail(cudaErrorNotSupported, fn,
+                        "config %d (%s, the wgmma kernel) needs sm_90a code in this build and a compute capability 9.0 "
+                        "device", config, cfg->name);
     gk_w4_sched sc;
     gk_w4_schedule(config, warps, m, n, k, var, workspace_bytes, sms, bpsm, &sc);
+    if (cfg->wgmma && workspace_bytes < gk_w4_sched_ws(&sc))
+        return gk__fail(cudaErrorInvalidValue, fn,
+                        "config %d (%s, the wgmma kernel) needs a workspace of %zu bytes for X's staged copy (%zu given)",
+                        config, cfg->name, gk_w4_sched_ws(&sc), workspace_bytes);
     gk_w4_args p;
     memset(&p, 0, sizeof p);
     p.g = gk_gemm_args_of(d, d_dtype, ldd, c, ldc, bias, m, n, k, alpha, beta, act);
@@ -1232,20 +1566,46 @@ static cudaError_t gk_w4_gemm_checked(const char *fn, int config, int warps, int
     p.warps = sc.warps;
     p.chunk = sc.chunk;
     p.total = sc.total;
-    const gk_w4_kernel kern = gk_w4_kernel_table[config][x_dtype == GK_F16][var];
+    const int kv = cfg->wgmma ? w->zero_mode : var; /* a wgmma configuration's kernels are by zero mode */
+    const gk_w4_kernel kern = gk_w4_kernel_table[config][x_dtype == GK_F16][kv];
     static unsigned attr_set[GK_W4_NCONFIG][2][4];
-    GK_TRY(gk_smem_opt_in(fn, (const void *)kern, cfg->smem_bytes, &attr_set[config][x_dtype == GK_F16][var]));
-    kern<<<(unsigned)gk_ceil_div(sc.warps, cfg->warps), cfg->threads, cfg->smem_bytes, stream>>>(p);
-    GK_TRY(gk_check_launch(fn));
-    if (p.g.partial) { /* the partials' sum, launched dependent: its blocks start as the GEMM's finish */
+    GK_TRY(gk_smem_opt_in(fn, (const void *)kern, cfg->smem_bytes, &attr_set[config][x_dtype == GK_F16][kv]));
+    const dim3 grid((unsigned)gk_ceil_div(sc.warps, cfg->warps));
+#if GK_GEMM_SM90
+    if (cfg->wgmma) { /* X staged after the partials, then the GEMM launched dependent on it */
+        const int T = 8 * cfg->token_tiles;
+        uint4 *xs = (uint4 *)((char *)workspace + gk_round_up((int64_t)sc.partial_bytes, 256));
+        const int64_t chunks = (int64_t)p.token_tiles * T * p.units * 8;
         int blocks;
-        GK_TRY(gk_grid_size(m * n, 256, 4, &blocks));
-        const int64_t bx = gk_ceil_div(n, 256), by = gk_ceil_div(blocks, bx);
+        GK_TRY(gk_grid_size(chunks, 256, 8, &blocks));
+        gk_w4_stage_x<<<blocks, 256, 0, stream>>>(xs, (const unsigned *)x, ldx, (int)m, p.units, T, chunks);
+        GK_TRY(gk_check_launch(fn));
+        p.g.a = xs;
+        /* the codes [tiles][units x 128 words], the records [tiles][groups x 8 words] */
+        const int two = w->group == 32;
+        const int64_t cdims[2] = {(int64_t)p.units * 128, p.tiles}, cstr[1] = {(int64_t)p.units * 128};
+        const int64_t rdims[2] = {(int64_t)p.groups * 8, p.tiles}, rstr[1] = {(int64_t)p.groups * 8};
+        const int cbox[2] = {128, cfg->row_tiles}, rbox[2] = {two ? 16 : 8, cfg->row_tiles};
+        CUtensorMap tmc, tms, tmz;
+        GK_TRY(gk_tma_map_words(fn, &tmc, p.codes, 2, cdims, cstr, cbox));
+        GK_TRY(gk_tma_map_words(fn, &tms, p.scales, 2, rdims, rstr, rbox));
+        tmz = tms;
+        if (p.zeros) GK_TRY(gk_tma_map_words(fn, &tmz, p.zeros, 2, rdims, rstr, rbox));
+        void *args[4] = {&p, &tmc, &tms, &tmz};
+        GK_TRY(gk_launch_dependent(fn, (const void *)kern, grid, dim3(cfg->threads), cfg->smem_bytes, args, stream));
+    } else
+#endif
+    {
+        kern<<<grid, cfg->threads, cfg->smem_bytes, stream>>>(p);
+        GK_TRY(gk_check_launch(fn));
+    }
+    if (p.g.partial) { /* the partials' sum, launched dependent: its blocks start as the GEMM's finish */
         int rw = cfg->row_tiles, nt = cfg->token_tiles;
         void *args[3] = {&p, &rw, &nt};
+        const int64_t r8 = gk_ceil_div(m, 8);
         GK_TRY(gk_launch_dependent(fn, (const void *)gk_w4_reduce,
-                                   dim3((unsigned)(bx < blocks ? bx : blocks), (unsigned)(by < m ? (by < 65535 ? by : 65535) : m)),
-                                   dim3(256), args, stream));
+                                   dim3((unsigned)gk_ceil_div(n, 256), (unsigned)(r8 < 65535 ? r8 : 65535)), dim3(256), 0,
+                                   args, stream));
     }
     return cudaSuccess;
 }
@@ -1442,7 +1802,7 @@ GK_IMPL gk_w4_plan gk_w4_plan_for(int64_t m, int64_t n, int64_t k, int group, in
     int sms = 0, bpsm[GK_W4_NCONFIG];
     if (e == cudaSuccess) e = gk_sm_count(&sms);
     if (e == cudaSuccess) e = gk_w4_bpsm_all(bpsm);
-    if (e == cudaSuccess) gk_w4_plan_impl(m, n, k, gk_w4_variant(group, zero_mode), workspace_bytes, sms, bpsm, &pl);
+    if (e == cudaSuccess) gk_w4_plan_impl(m, n, k, gk_w4_variant(group, zero_mode), workspace_bytes, sms, bpsm, gk_w4_wg_ready(), &pl);
     gk__end(fn, e);
     return pl;
 }
@@ -1462,7 +1822,13 @@ GK_IMPL size_t gk_w4_workspace_bytes(int64_t m, int64_t n, int64_t k)
     gk_w4_schedule(-1, 0, m, n, k, 0, (size_t)-1, sms, bpsm, &sc);
     gk_w4_schedule(-1, 0, m, n, k, 2, (size_t)-1, sms, bpsm, &lean);
     size_t most = sc.partial_bytes > lean.partial_bytes ? sc.partial_bytes : lean.partial_bytes;
-    const size_t dq = m >= GK_W4_DEQUANT_M ? gk_w4_dequant_ws(m, n, k) : 0;
+    const int wc = gk_w4_wg_for(m), wg = gk_w4_wg_ready() && wc >= 0 && m > GK_W4_WGMMA_M;
+    if (wg && m < GK_W4_WG_DEQUANT_M) { /* X staged, and its partials */
+        gk_w4_sched wsc;
+        gk_w4_schedule(wc, 0, m, n, k, 0, (size_t)-1, sms, bpsm, &wsc);
+        if (gk_w4_sched_ws(&wsc) > most) most = gk_w4_sched_ws(&wsc);
+    }
+    const size_t dq = m >= (wg ? GK_W4_WG_DEQUANT_M : GK_W4_DEQUANT_M) ? gk_w4_dequant_ws(m, n, k) : 0;
     return most > dq ? most : dq;
 }
 

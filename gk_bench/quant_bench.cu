@@ -828,9 +828,10 @@ static void register_all()
         const int sms = gk_bench_device().sms;
         for (int cfg = 0; cfg < gk_w4_config_count(); cfg++)
             for (int per_sm : {0, 4, 8, 16, 24, 32})
-                add(qcase(base + "/gk_cfg" + std::to_string(cfg) + "_" + config_tile(cfg) + "_w" + std::to_string(per_sm) +
-                              "sm",
-                          GK_BF16, GK_W4_SYMMETRIC, 1, 28672, 8192, Q_EX, cfg, per_sm * sms));
+                if (!gk_w4_config_info(cfg).wgmma) // a block a worker: its own rows below
+                    add(qcase(base + "/gk_cfg" + std::to_string(cfg) + "_" + config_tile(cfg) + "_w" +
+                                  std::to_string(per_sm) + "sm",
+                              GK_BF16, GK_W4_SYMMETRIC, 1, 28672, 8192, Q_EX, cfg, per_sm * sms));
     }
     // and at M 16 and 64 on the schedule's own warp count (the dispatcher's choice by M)
     for (int64_t m : {16, 64}) {
@@ -840,6 +841,28 @@ static void register_all()
             add(qcase(base + "/gk_cfg" + std::to_string(cfg) + "_" + config_tile(cfg) + "_w0sm", GK_BF16,
                       GK_W4_SYMMETRIC, m, 28672, 8192, Q_EX, cfg, 0));
     }
+    // the wgmma configurations at M 1 to 32 (the lean and ring kernels' range), 128, 256 and 4096
+    // (where the dispatcher dequantizes W for gk_gemm)
+    for (int64_t m : {1, 8, 32}) {
+        const std::string base = problem_name(GK_BF16, GK_W4_SYMMETRIC, m, 28672, 8192);
+        for (int cfg = 0; cfg < gk_w4_config_count(); cfg++)
+            if (gk_w4_config_info(cfg).wgmma && 8 * gk_w4_config_info(cfg).token_tiles <= 64)
+                add(qcase(base + "/gk_cfg" + std::to_string(cfg) + "_" + config_tile(cfg) + "_w0sm", GK_BF16,
+                          GK_W4_SYMMETRIC, m, 28672, 8192, Q_EX, cfg, 0));
+    }
+    for (int64_t m : {256, 512}) { // around GK_W4_WG_DEQUANT_M: the dispatcher's pick on the gate/up shape
+        const std::string base = problem_name(GK_BF16, GK_W4_SYMMETRIC, m, 28672, 8192);
+        add(qcase(base + "/cublas", GK_BF16, GK_W4_SYMMETRIC, m, 28672, 8192, Q_CUBLAS));
+        add(qcase(base + "/gk", GK_BF16, GK_W4_SYMMETRIC, m, 28672, 8192, Q_GK));
+    }
+    for (const auto &s : shapes)
+        for (int64_t m : {128, 256, 512, 4096}) {
+            const std::string base = problem_name(GK_BF16, GK_W4_SYMMETRIC, m, s.n, s.k);
+            for (int cfg = 0; cfg < gk_w4_config_count(); cfg++)
+                if (gk_w4_config_info(cfg).wgmma)
+                    add(qcase(base + "/gk_cfg" + std::to_string(cfg) + "_" + config_tile(cfg) + "_w0sm", GK_BF16,
+                              GK_W4_SYMMETRIC, m, s.n, s.k, Q_EX, cfg, 0));
+        }
     // the large-M path's first step alone
     for (const auto &s : shapes) {
         char buf[96];

@@ -26,7 +26,8 @@
 //   + |alpha| sqrt(K) max|x| max|w| 2^-8 (bf16) or 2^-11 (f16) where the weights are rounded to the
 //     activations' dtype once each (float zero points: u s - z s formed in the dtype; the dequantize +
 //     GEMM path: W stored in the dtype): K independent roundings of at most half a step each.
-// With 4-bit zero points the fused kernel multiplies exact codes, so there the last term is 0. One
+// (the wgmma kernel: every zero mode). With 4-bit zero points the mma.sync kernels multiply exact
+// codes, so there the last term is 0. One
 // missing 64-k unit errs by about 8 |x| |w| (|x w| ~ 0.3 each), far past these bounds.
 #define GK_IMPLEMENTATION
 #include "gk/gk_quant.cuh"
@@ -457,7 +458,9 @@ static size_t generous_workspace(int64_t m, int64_t n, int64_t k, int64_t ldx)
 {
     const size_t dq = (size_t)gk_round_up(n * k * 2, 256) + gk_gemm_workspace_bytes(m, n, k, 0, ldx, 1, k);
     const size_t partials = (size_t)(k / 64 + 1) * (size_t)(m * n) * 4;
-    return std::max(dq, partials);
+    // the wgmma kernel: its partials, then X staged in tiles of up to 128 tokens
+    const size_t staged = partials + 256 + (size_t)gk_round_up(gk_ceil_div(m, 128) * 128 * k * 2, 256);
+    return std::max(dq, staged);
 }
 
 static uint64_t run_salt(const W4Run &p)
@@ -520,14 +523,19 @@ static void run_w4(const W4Run &p, std::vector<unsigned char> *d_bytes = nullptr
 
     std::vector<unsigned char> previous;
     HostTensor got(p.d_dt, dd.n);
-    // the lean decode kernel refuses what it does not take, before anything is written
-    if (p.ex && p.config >= 0 && p.config < gk_w4_config_count() && gk_w4_config_info(p.config).lean &&
-        (m > 8 * gk_w4_config_info(p.config).token_tiles || gk_w4_variant(p.group, p.zm) < 2)) {
+    // the lean decode kernel refuses what it does not take, the wgmma kernel a workspace too small
+    // for X's staged copy, before anything is written
+    const gk_w4_config forced = gk_w4_config_info(p.ex ? p.config : -1);
+    const bool lean_refuses =
+        forced.lean && (m > 8 * forced.token_tiles || gk_w4_variant(p.group, p.zm) < 2);
+    const bool wg_refuses = forced.wgmma && (!gk_w4_wg_ready() || ws_bytes < gk_w4_wg_x_bytes(m, k, 8 * forced.token_tiles));
+    if (lean_refuses || wg_refuses) {
         GK_CUDA_OK(dd.poison());
         EXPECT_EQ(gk_w4_gemm_ex(p.config, p.warps, dd.ptr(), p.d_dt, ldd, dx.ptr(), ldx, &dw.w, c, ldc, bias, m,
                                 p.alpha, p.beta, p.act, ws, ws_bytes, 0),
-                  cudaErrorInvalidValue);
-        EXPECT_NE(strstr(gk_failure_reason(), "the lean decode kernel"), nullptr) << gk_failure_reason();
+                  forced.wgmma && !gk_w4_wg_ready() ? cudaErrorNotSupported : cudaErrorInvalidValue);
+        EXPECT_NE(strstr(gk_failure_reason(), lean_refuses ? "the lean decode kernel" : "the wgmma kernel"), nullptr)
+            << gk_failure_reason();
         GK_CUDA_OK(cudaDeviceSynchronize());
         GK_CUDA_OK(dd.download(&got));
         for (size_t i = 0; i < got.n; i++)
@@ -573,9 +581,10 @@ static void run_w4(const W4Run &p, std::vector<unsigned char> *d_bytes = nullptr
     for (int64_t r = 0; r < m; r++)
         for (int64_t kk = 0; kk < k; kk++) max_x = std::max(max_x, std::fabs(hx.get((size_t)(r * ldx + kk))));
     // the weights rounded once each to the dtype: float zero points, or the dequantize + GEMM path
-    const bool dequant_path = (p.ex && p.config == gk_w4_config_count()) ||
-                              ((!p.ex || p.config < 0) && m >= GK_W4_DEQUANT_M && ws_bytes > 0);
-    const bool rounded_w = p.zm == GK_W4_ZEROS_FLOAT || dequant_path;
+    // the dequantize + GEMM path and the wgmma kernel form (u - z) s in the dtype (what the dispatcher
+    // picked, when it picked)
+    const int ran = p.ex && p.config >= 0 ? p.config : gk_w4_plan_for(m, n, k, p.group, p.zm, ws_bytes).config;
+    const bool rounded_w = p.zm == GK_W4_ZEROS_FLOAT || ran == gk_w4_config_count() || gk_w4_config_info(ran).wgmma;
     const double w_round = rounded_w ? std::sqrt((double)k) * max_x * max_w * (p.dt == GK_BF16 ? 0x1p-8 : 0x1p-11) : 0.0;
     const GkTol tol = gk_test_tol(p.d_dt);
 
@@ -844,6 +853,38 @@ TEST(QuantGpuGemm, LeanDecodeKernel)
                 }
 }
 
+// The wgmma kernels (sm_90a; elsewhere refused, checked in run_w4): M within one token tile and
+// past it (T 64 and 128: partial last tiles, M 1 and 1000), N off the 128-row block and off 16,
+// every group (32 records two a unit) and zero mode, K of one unit to 65, on working blocks from 1
+// (a block walks every pair) to more than the positions (a block a unit), with partials and
+// without (no workspace: refused).
+TEST(QuantGpuGemm, WgmmaKernel)
+{
+    GK_REQUIRE_GPU();
+    std::vector<int> wgs;
+    for (int c = 0; c < gk_w4_config_count(); c++)
+        if (gk_w4_config_info(c).wgmma) wgs.push_back(c);
+    if (wgs.empty()) GTEST_SKIP() << "this build has no wgmma kernels (GK_GEMM_SM90 0)";
+    struct {
+        int64_t m, n, k;
+        int group;
+    } const shapes[] = {{17, 200, 4160, 64}, {64, 1032, 192, 32}, {129, 40, 512, 128}, {1, 136, 4160, 4160},
+                        {100, 24, 64, 64},   {1000, 264, 384, 128}};
+    FailBudget budget(8);
+    int v = 0;
+    for (int wg : wgs)
+        for (const auto &sh : shapes)
+            for (int zm : {GK_W4_SYMMETRIC, GK_W4_ZEROS_INT4, GK_W4_ZEROS_FLOAT})
+                for (int warps : {0, 1, 3, 100000}) {
+                    W4Run p = forced_run(sh.m, sh.n, sh.k, sh.group, zm, wg, warps, v % 8 != 7, v);
+                    p.sample_rows = sh.m > 200 ? 48 : 0;
+                    const int before = failures_now();
+                    run_w4(p);
+                    v++;
+                    if (budget.spent(before)) return;
+                }
+}
+
 // The dispatcher (config -1, warps 0, through gk_w4_gemm_ex and the typed calls) with and without
 // workspace, and its plan: within the workspace given and gk_w4_workspace_bytes; partials (slots
 // > 1) only with workspace for them; the dequantize + GEMM path from GK_W4_DEQUANT_M on with
@@ -876,16 +917,21 @@ TEST(QuantGpuGemm, Dispatcher)
                     EXPECT_EQ(lean, m <= 16 && group == 128 && zm != GK_W4_ZEROS_FLOAT)
                         << "a lean decode kernel where one applies, and only there";
                     if (lean) EXPECT_EQ(gk_w4_config_info(pl.config).token_tiles, m <= 8 ? 1 : 2) << "the fewest token tiles";
+                    const bool wg = pl.config >= 0 && pl.config < count && gk_w4_config_info(pl.config).wgmma;
+                    const int64_t dq_m = gk_w4_wg_ready() && m > GK_W4_WGMMA_M ? GK_W4_WG_DEQUANT_M : GK_W4_DEQUANT_M;
+                    const bool wg_applies = gk_w4_wg_ready() && m > GK_W4_WGMMA_M && m < dq_m;
+                    if (wg) EXPECT_TRUE(wg_applies) << "the wgmma kernel only where it applies";
+                    if (wg_applies && wsb == max_ws) EXPECT_TRUE(wg) << "the wgmma kernel where it applies";
                     EXPECT_LE(pl.workspace_bytes, wsb);
                     EXPECT_LE(pl.workspace_bytes, max_ws);
-                    if (m < GK_W4_DEQUANT_M || wsb == 0) EXPECT_EQ(pl.dequant, 0);
-                    if (m >= GK_W4_DEQUANT_M && wsb) EXPECT_EQ(pl.dequant, 1) << "gk_w4_workspace_bytes is enough for it";
+                    if (m < dq_m || wsb == 0) EXPECT_EQ(pl.dequant, 0);
+                    if (m >= dq_m && wsb) EXPECT_EQ(pl.dequant, 1) << "gk_w4_workspace_bytes is enough for it";
                     if (!pl.dequant) {
                         EXPECT_GE(pl.warps, 1);
                         EXPECT_GE(pl.slots, 1);
                         if (wsb == 0) EXPECT_EQ(pl.slots, 1) << "partials without a workspace";
-                        if (pl.slots == 1) EXPECT_EQ(pl.workspace_bytes, 0u);
-                        else EXPECT_GE(pl.workspace_bytes, (size_t)pl.slots * (size_t)(m * n) * 4);
+                        if (pl.slots > 1) EXPECT_GE(pl.workspace_bytes, (size_t)pl.slots * (size_t)(m * n) * 4);
+                        else if (!wg) EXPECT_EQ(pl.workspace_bytes, 0u);
                     }
                     // run a spread of them (every m, each workspace mode), m = 1000 all
                     if ((v++ % 4) != 0 && m != 1000) continue;

@@ -338,25 +338,37 @@ TEST(QuantConfigs, Info)
         const gk_w4_config info = gk_w4_config_info(c);
         ASSERT_NE(info.name, nullptr) << c;
         EXPECT_TRUE(names.insert(info.name).second) << "name " << info.name << " twice";
+        EXPECT_GE(info.token_tiles, 1) << info.name;
+        EXPECT_GE(info.min_blocks, 1) << info.name;
+        EXPECT_LE(info.smem_bytes, 227 * 1024) << info.name;
+        const gk_w4_config next = gk_w4_config_info(c + 1);
+        if (info.wgmma) { // the wgmma kernels, last: RW / 4 consumer warpgroups and a producer warp, a block a worker
+            EXPECT_EQ(info.lean, 0) << info.name;
+            EXPECT_TRUE(info.row_tiles == 4 || info.row_tiles == 8 || info.row_tiles == 12) << info.name;
+            EXPECT_EQ(info.threads, info.row_tiles * 32 + 32) << info.name;
+            EXPECT_EQ(info.warps, 1) << info.name;
+            EXPECT_LE(info.token_tiles, 16) << info.name;
+            EXPECT_GE(info.prefetch, 2) << info.name;
+            // PF stages of X's unit (8 NT rows of 128 bytes) and the RW tiles' codes
+            EXPECT_GE(info.smem_bytes, info.prefetch * (info.token_tiles * 8 * 128 + info.row_tiles * 512)) << info.name;
+            if (c + 1 < count) EXPECT_TRUE(next.wgmma) << "wgmma configurations come last";
+            continue;
+        }
         EXPECT_EQ(info.threads, info.warps * 32) << info.name;
         EXPECT_GE(info.row_tiles, 1) << info.name;
         EXPECT_LE(info.row_tiles, 4) << info.name;
-        EXPECT_GE(info.token_tiles, 1) << info.name;
         EXPECT_GE(info.warps, 1) << info.name;
         EXPECT_GE(info.prefetch, 2) << info.name;
         EXPECT_LE(info.prefetch, 8) << info.name;
-        EXPECT_GE(info.min_blocks, 1) << info.name;
-        // the warps' rings: PF RW KB each; the lean decode kernels (the last ones) have none
+        // the warps' rings: PF RW KB each; the lean decode kernels (after the ring kernels) have none
         if (info.lean) {
             EXPECT_EQ(info.smem_bytes, 0) << info.name;
             EXPECT_EQ(info.row_tiles, 1) << info.name;
             EXPECT_LE(info.token_tiles, 2) << info.name;
-            if (c + 1 < count) EXPECT_TRUE(gk_w4_config_info(c + 1).lean) << "lean configurations come last";
+            if (c + 1 < count) EXPECT_TRUE(next.lean || next.wgmma) << "lean configurations after the ring kernels";
         } else {
-            EXPECT_EQ(info.lean, 0) << info.name;
             EXPECT_GE(info.smem_bytes, info.warps * info.prefetch * info.row_tiles * 1024) << info.name;
         }
-        EXPECT_LE(info.smem_bytes, 227 * 1024) << info.name;
     }
     for (int bad : {-1, count, count + 1, 1 << 30}) {
         const gk_w4_config info = gk_w4_config_info(bad);
@@ -1145,7 +1157,8 @@ TEST(QuantEmulation, FusedKernelDataFlow)
 {
     GkRng rng(0x5157u);
     const int shapes[][3] = {{1, 40, 64}, {3, 200, 192}, {17, 8, 256}, {40, 104, 128}};
-    const int sms = 3, bpsm[8] = {2, 2, 2, 2, 2, 2, 2, 2}; // a small GPU: ranges end inside pairs
+    const int sms = 3; // a small GPU: ranges end inside pairs
+    std::vector<int> bpsm((size_t)gk_w4_config_count(), 2);
     for (const auto &sh : shapes) {
         const int m = sh[0], n = sh[1], k = sh[2];
         std::vector<double> x((size_t)m * k);
@@ -1174,13 +1187,13 @@ TEST(QuantEmulation, FusedKernelDataFlow)
                                              std::to_string(k) + " group " + std::to_string(group) + " mode " +
                                              std::to_string(mode) + " config " + std::to_string(config);
                     gk_w4_sched sc;
-                    gk_w4_schedule(config, 0, m, n, k, var, (size_t)-1, sms, bpsm, &sc);
+                    gk_w4_schedule(config, 0, m, n, k, var, (size_t)-1, sms, bpsm.data(), &sc);
                     emu_check(w, x, m, config, sc.warps, sc.chunk, sc.partial_bytes > 0, sc.slots, what + " (schedule)");
-                    gk_w4_schedule(config, 0, m, n, k, var, 0, sms, bpsm, &sc); // no workspace: whole pairs
+                    gk_w4_schedule(config, 0, m, n, k, var, 0, sms, bpsm.data(), &sc); // no workspace: whole pairs
                     EXPECT_EQ(sc.partial_bytes, 0u) << what;
                     emu_check(w, x, m, config, sc.warps, sc.chunk, 0, 1, what + " (whole pairs)");
                     for (int forced : {1, 3, 7, 1000}) {
-                        gk_w4_schedule(config, forced, m, n, k, var, (size_t)-1, sms, bpsm, &sc);
+                        gk_w4_schedule(config, forced, m, n, k, var, (size_t)-1, sms, bpsm.data(), &sc);
                         emu_check(w, x, m, config, sc.warps, sc.chunk, sc.partial_bytes > 0, sc.slots,
                                   what + " (" + std::to_string(forced) + " warps)");
                     }

@@ -183,10 +183,11 @@ class GkW4Config(ctypes.Structure):
     """gk_w4_config (gk_quant.cuh), returned by value by gk_w4_config_info (name None for an unknown
     index): a fused kernel's 16-row weight tiles and 8-token tiles a position, independent warps a
     block, ring slots a warp (prefetch; the lean decode kernel: units in flight in registers), the
-    blocks an SM its registers are budgeted for, threads, shared bytes and whether it is the lean
-    decode kernel."""
+    blocks an SM its registers are budgeted for, threads, shared bytes, whether it is the lean
+    decode kernel and whether it is the wgmma kernel (prefetch: its stages; a block one worker)."""
     _fields_ = [("name", ctypes.c_char_p), ("row_tiles", _int), ("token_tiles", _int), ("warps", _int),
-                ("prefetch", _int), ("min_blocks", _int), ("threads", _int), ("smem_bytes", _int), ("lean", _int)]
+                ("prefetch", _int), ("min_blocks", _int), ("threads", _int), ("smem_bytes", _int), ("lean", _int),
+                ("wgmma", _int)]
 
 
 # The x86-64 (LP64) layouts of gk_quant.cuh's structs, as gcc -std=c11 lays them out (sizeof and
@@ -194,8 +195,8 @@ class GkW4Config(ctypes.Structure):
 W4_LAYOUTS = {
     "GkW4Weight": (40, {"packed": 0, "n": 8, "k": 16, "group": 24, "zero_mode": 28, "dtype": 32}),
     "GkW4Plan": (24, {"config": 0, "warps": 4, "slots": 8, "dequant": 12, "workspace_bytes": 16}),
-    "GkW4Config": (40, {"name": 0, "row_tiles": 8, "token_tiles": 12, "warps": 16, "prefetch": 20, "min_blocks": 24,
-                        "threads": 28, "smem_bytes": 32, "lean": 36}),
+    "GkW4Config": (48, {"name": 0, "row_tiles": 8, "token_tiles": 12, "warps": 16, "prefetch": 20, "min_blocks": 24,
+                        "threads": 28, "smem_bytes": 32, "lean": 36, "wgmma": 40}),
 }
 
 _kv_p = ctypes.POINTER(GkPagedKv)
@@ -645,14 +646,20 @@ def _check_w4(lib):
     count = fns["gk_w4_config_count"]()
     if count < 1 or fns["gk_w4_config_info"](count).name is not None or fns["gk_w4_config_info"](-1).name is not None:
         problems.append("gk_w4_config_count() is %d, or gk_w4_config_info names an unknown index" % count)
+    kinds = [(fns["gk_w4_config_info"](i).lean, fns["gk_w4_config_info"](i).wgmma) for i in range(count)]
     for i in range(count):
         c = fns["gk_w4_config_info"](i)
-        # the warps' rings: PF slots of RW 1 KB each (the lean decode kernel has none)
-        rings = 0 if c.lean else c.warps * c.prefetch * c.row_tiles * 1024
-        if not (c.name and c.name.startswith(b"gk_w4_bf16_") and 1 <= c.row_tiles <= 4 and c.token_tiles >= 1 and
-                1 <= c.warps <= 32 and 2 <= c.prefetch <= 8 and c.min_blocks >= 1 and c.threads == 32 * c.warps and
-                rings <= c.smem_bytes <= 232448 and c.lean in (0, 1) and
-                (c.lean == 0 or all(fns["gk_w4_config_info"](j).lean for j in range(i, count)))):
+        if c.wgmma: # a block of RW / 4 consumer warpgroups and a producer warp; PF stages of X's unit and the codes
+            rings = c.prefetch * (c.token_tiles * 8 * 128 + c.row_tiles * 512)
+            shape_ok = (c.row_tiles in (4, 8, 12) and c.warps == 1 and c.threads == 32 * c.row_tiles + 32 and
+                        c.lean == 0 and all(w for _, w in kinds[i:]))
+        else: # the warps' rings: PF slots of RW 1 KB each (the lean decode kernel has none)
+            rings = 0 if c.lean else c.warps * c.prefetch * c.row_tiles * 1024
+            shape_ok = (1 <= c.row_tiles <= 4 and 1 <= c.warps <= 32 and 2 <= c.prefetch <= 8 and
+                        c.threads == 32 * c.warps and c.lean in (0, 1) and c.wgmma == 0 and
+                        (c.lean == 0 or all(l or w for l, w in kinds[i:])))
+        if not (c.name and c.name.startswith(b"gk_w4_bf16_") and shape_ok and c.token_tiles >= 1 and
+                c.min_blocks >= 1 and rings <= c.smem_bytes <= 232448):
             problems.append("gk_w4_config_info(%d): %r, RW %d NT %d, %d warps, PF %d, %d blocks, %d threads, %d bytes "
                             "(the rings alone take %d): gk_w4_config's mirror?" %
                             (i, c.name, c.row_tiles, c.token_tiles, c.warps, c.prefetch, c.min_blocks, c.threads,
