@@ -2,8 +2,9 @@
    weights with group scales (symmetric, int4 zero points or float zero points), the weight
    formats real checkpoints use (GPTQ, AWQ) converted once into one prepacked layout, and a
    kernel that streams that layout with one 16-byte load a lane, dequantizes in registers by bit
-   tricks (no per-value cvt, no shared-memory round trip) and feeds mma.sync directly. The FP8
-   GEMM (e4m3 weights and activations) is gk_fp8.cuh.
+   tricks (no per-value cvt, no shared-memory round trip) and feeds mma.sync directly, or on
+   sm_90a, past decode sizes, wgmma's register A operand. The FP8 GEMM (e4m3 weights and
+   activations) is gk_fp8.cuh.
 
    Needs gk_core.cuh, gk_mma.cuh and gk_gemm.cuh (with gk_gemm_sm90.cuh; same folder: the
    epilogue, the split-K sum and, for large M, the bf16 / f16 GEMM). In ONE .cu file:
@@ -751,10 +752,11 @@ static __global__ void __launch_bounds__(256) gk_w4_reduce(gk_w4_args p, int rw,
                                     gk_w4_warp_of(pair * p.units, p.total, p.chunk, p.warps)) + 1;
             float s[8];
 #pragma unroll
-            for (int r = 0; r < 8; r++) { /* rows past M read row M - 1's partials, not stored */
-                const float *q = p.g.partial + (int64_t)min(r8 + r, p.g.m - 1) * p.g.n + col;
+            for (int r = 0; r < 8; r++) {
+                const float *q = p.g.partial + (int64_t)(r8 + r) * p.g.n + col;
                 s[r] = 0.0f;
-                for (int z = 0; z < slots; z++) s[r] += q[z * total];
+                if (r8 + r < p.g.m)
+                    for (int z = 0; z < slots; z++) s[r] += q[z * total];
             }
 #pragma unroll
             for (int r = 0; r < 8; r++)
