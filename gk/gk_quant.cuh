@@ -18,9 +18,11 @@
        GK_W4_SYMMETRIC    z = 8: the code is the signed int4 q = u - 8, W = q s
        GK_W4_ZEROS_INT4   z is a 4-bit code (0..15) of each (group, n)              (GPTQ, AWQ)
        GK_W4_ZEROS_FLOAT  z is a bf16 / f16 value of each (group, n) (HQQ style): W = u s - z s
-     fp32 accumulation. With 4-bit zero points the kernel multiplies exact integer codes
-     (u - z) with X and applies s to each group's fp32 sum; with float zero points it forms
-     u s - z s in the activations' dtype (one rounding a weight), as Marlin does.
+     fp32 accumulation. With 4-bit zero points (or symmetric) the mma.sync kernels multiply exact
+     integer codes (u - z) with X and apply s to each group's fp32 sum; with float zero points they
+     form u s - z s in the activations' dtype (one rounding a weight), as Marlin does. The wgmma
+     kernels and the dequantize + GEMM path round each weight once to the dtype in every mode:
+     (u - z) s (u s + (-z s) with float zero points).
 
    CANONICAL FORM (what gk_w4_prepack reads; strides are the packed widths)
      q       gk_int4x2 [N][K / 2], k even in the low nibble. GK_W4_SYMMETRIC: signed nibbles
