@@ -782,35 +782,30 @@ static __global__ void __launch_bounds__(256) gk_w4_reduce(gk_w4_args p, int rw,
    lop3 and two fma.x2 a pair. Positions (16 RT weight rows, T tokens, 64 k) are cut into a range
    a block as the fused kernels' are, with partials summed by gk_w4_reduce. */
 #define gk_w4_wg_threads_c(WGS) (128 * (WGS) + 32)
-/* units a stage: fewer waits, copies and warpgroup syncs a unit, 1 KB runs of a tile's codes */
-#define GK_W4_WG_UNITS 2
-/* a stage, 1024-byte aligned: X's GK_W4_WG_UNITS units (T rows of 128 bytes each), the RT row tiles'
-   codes (GK_W4_WG_UNITS x 512 bytes each), their scale records and zero records (rows of 8 words
-   a group, 2 GK_W4_WG_UNITS groups at most: G = 32) */
-#define gk_w4_wg_stage_bytes_c(T, RT) \
-    ((GK_W4_WG_UNITS * ((T) * 128 + (RT) * (512 + 128)) + 1023) / 1024 * 1024)
+/* a stage, 1024-byte aligned: X's unit (T rows of 128 bytes), the RT row tiles' codes (512 bytes
+   each), their scale records and zero records (32 bytes a tile, 64 when G = 32: two groups) */
+#define gk_w4_wg_stage_bytes_c(T, RT) (((T) * 128 + (RT) * (512 + 128) + 1023) / 1024 * 1024)
 #define gk_w4_wg_smem_bytes_c(T, RT, STAGES) (1024 + (STAGES) * (gk_w4_wg_stage_bytes_c(T, RT) + 16))
 
 /* X [M][K] (row stride ldx) in the wgmma kernel's staged form: [token tile][unit][T rows][128
    bytes], a row's 64 values of the unit in the codes' k order (step s, MMA column c: gk_w4_code_src's
-   k), its 16-byte chunks at chunk ^ (row % 8); rows past M, and the GK_W4_WG_UNITS - 1 units after
-   the last (a stage's copy past the end), zero. A thread a 16-byte chunk: columns 8 (c % 2) .. + 7
-   of step c / 2, lane column j's pair the unit's word 16 (s / 2) + 4 j + 2 (s % 2) + c % 2. */
+   k), its 16-byte chunks at chunk ^ (row % 8), rows past M zero. A thread a 16-byte chunk: columns
+   8 (c % 2) .. + 7 of step c / 2, lane column j's pair the unit's word 16 (s / 2) + 4 j + 2 (s % 2)
+   + c % 2. */
 static __global__ void __launch_bounds__(256) gk_w4_stage_x(uint4 *xs, const unsigned *x, int64_t ldx, int m, int units,
-                                                          int tiles, int T, int64_t total)
+                                                          int T, int64_t total)
 {
     gk_grid_launch_dependents(); /* the GEMM may start its blocks; its producer waits for this grid */
     for (int64_t idx = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; idx < total; idx += (int64_t)gridDim.x * blockDim.x) {
         const int c = (int)(idx & 7), s = c >> 1;
-        const int64_t fu = (idx >> 3) / T, tt = fu / units; /* flat unit tt units + u */
-        const int r = (int)((idx >> 3) % T), u = (int)(fu % units);
-        const int64_t row = tt * T + r;
+        const int64_t ru = idx >> 3, row = ru / units;
+        const int u = (int)(ru % units), r = (int)(row % T);
         uint4 v = make_uint4(0u, 0u, 0u, 0u);
-        if (tt < tiles && row < m) {
+        if (row < m) {
             const unsigned *q = x + (row * ldx + u * GK_W4_UNIT) / 2 + 16 * (s >> 1) + 2 * (s & 1) + (c & 1);
             v = make_uint4(__ldg(q), __ldg(q + 4), __ldg(q + 8), __ldg(q + 12));
         }
-        xs[(fu * T + r) * 8 + (c ^ (r & 7))] = v;
+        xs[((row / T * units + u) * T + r) * 8 + (c ^ (r & 7))] = v;
     }
 }
 
@@ -846,51 +841,40 @@ GK_DEV void gk_w4_wg_dequant(unsigned *a, uint4 cw, const unsigned *rec, int zof
     }
 }
 
-/* A consumer warp's stage s (parity ph) of su units (su < GK_W4_WG_UNITS at a pair's or the
-   range's end: the missing unit's A is zero), the first unit u: wait for it, dequantize its units
-   into a, issue the warpgroup's wgmmas; once the previous stage's are done, free their A registers
-   (prev) and hand their stage (*held, -1: none) back. rg: scale and zero records a tile row. */
-GK_DEV void gk_w4_wg_step(char *smem, unsigned long long *full, unsigned long long *empty, int s, int ph, int su, int u,
-                          int glog2, int rg, int T, int RT, int tile, int lane, int two, int mode, int dt, float *acc,
-                          unsigned *a, unsigned *prev, int *held)
+/* A consumer warp's position at stage s (parity ph): wait for it, dequantize its unit into a,
+   issue the warpgroup's four wgmmas; once the previous position's are done, free their A registers
+   (prev) and hand their stage (*held, -1: none) back. */
+GK_DEV void gk_w4_wg_step(char *smem, unsigned long long *full, unsigned long long *empty, int s, int ph, int T, int RT,
+                          int tile, int lane, int two, int mode, int dt, float *acc, unsigned *a, unsigned *prev,
+                          int *held)
 {
-    const int U = GK_W4_WG_UNITS;
-    const char *st = smem + s * gk_w4_wg_stage_bytes_c(T, RT), *codes = st + U * T * 128;
-    const unsigned *rec = (const unsigned *)(codes + RT * U * 512) + tile * 8 * rg + (lane >> 2);
-    const int g0 = glog2 ? (u * GK_W4_UNIT) >> glog2 : 0;
+    const char *st = smem + s * gk_w4_wg_stage_bytes_c(T, RT);
     gk_mbar_wait(full + s, ph);
-#pragma unroll
-    for (int j = 0; j < U; j++) {
-        const uint4 cw = *(const uint4 *)(codes + (tile * U + j) * 512 + lane * 16);
-        const int g = glog2 ? (((u + j) * GK_W4_UNIT) >> glog2) - g0 : 0;
-        gk_w4_wg_dequant(a + 16 * j, cw, rec + 8 * g, RT * 8 * rg, two, dt, mode);
-        if (j >= su)
-#pragma unroll
-            for (int q = 0; q < 16; q++) a[16 * j + q] = 0u;
-    }
+    const uint4 cw = *(const uint4 *)(st + T * 128 + tile * 512 + lane * 16);
+    /* records: a row of 8 words a tile (16 when G = 32), scales then zeros */
+    const int rw = two ? 16 : 8;
+    gk_w4_wg_dequant(a, cw, (const unsigned *)(st + T * 128 + RT * 512) + tile * rw + (lane >> 2), RT * rw, two, dt,
+                     mode);
     const unsigned long long db = gk_wgmma_desc_sw128(st, 16);
     gk_wgmma_fence();
 #pragma unroll
-    for (int j = 0; j < U; j++)
-#pragma unroll
-        for (int k = 0; k < 4; k++) gk_wgmma_m64k16_rs(acc, a + 16 * j + 4 * k, db + (j * T * 128 >> 4) + 2 * k, dt, T, 0);
+    for (int k = 0; k < 4; k++) gk_wgmma_m64k16_rs(acc, a + 4 * k, db + 2 * k, dt, T, 0);
     gk_wgmma_commit();
     gk_wgmma_wait_1();
     gk_wgmma_fence_regs(acc, T / 2);
-    gk_wgmma_fence_uregs(prev, 16 * U);
+    gk_wgmma_fence_uregs(prev, 16);
     if (*held >= 0 && lane == 0) gk_mbar_arrive(empty + *held);
     *held = s;
 }
 
-/* tmc, tms, tmz: TMA maps of the codes ([tiles][units x 128 words], boxes of GK_W4_WG_UNITS x 128 x
-   RT tiles) and the scale and zero records ([tiles][groups x 8 words], boxes of the groups a stage
-   may meet x RT tiles) */
+/* tmc, tms, tmz: TMA maps of the codes ([tiles][units x 128 words], boxes of 128 x RT tiles) and the
+   scale and zero records ([tiles][groups x 8 words], boxes of a unit's groups x RT tiles) */
 GK_DEV void gk_w4_wg(const gk_w4_args *p, const CUtensorMap *tmc, const CUtensorMap *tms, const CUtensorMap *tmz,
                      int dt, int mode, int T, int WGS, int stages, float *acc)
 {
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
     extern __shared__ uint4 gk_w4_wg_smem[];
-    const int RT = 4 * WGS, U = GK_W4_WG_UNITS, sb = gk_w4_wg_stage_bytes_c(T, RT);
+    const int RT = 4 * WGS, sb = gk_w4_wg_stage_bytes_c(T, RT);
     char *smem = gk_smem_align_1024(gk_w4_wg_smem);
     unsigned long long *full = (unsigned long long *)(smem + stages * sb), *empty = full + stages;
     const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31, w = blockIdx.x;
@@ -905,32 +889,29 @@ GK_DEV void gk_w4_wg(const gk_w4_args *p, const CUtensorMap *tmc, const CUtensor
     gk_grid_launch_dependents(); /* the partials' sum may start its blocks; it waits for this grid */
     const int64_t begin = gk_w4_start(p->total, p->chunk, p->warps, w), end = gk_w4_start(p->total, p->chunk, p->warps, w + 1);
     if (w >= p->warps || begin >= end) return;
-    const int units = p->units, glog2 = p->group_log2, two = glog2 == 5;
-    const int rg = two ? 2 * U : U; /* record groups a stage's box holds */
+    const int units = p->units, two = p->group_log2 == 5, rw = two ? 16 : 8;
     const int64_t pair = begin / units;
-    int rgp = (int)(pair / p->token_tiles), tt = (int)(pair % p->token_tiles), u = (int)(begin % units);
+    int rg = (int)(pair / p->token_tiles), tt = (int)(pair % p->token_tiles), u = (int)(begin % units);
     const int n = (int)(end - begin);
 
-    if (warp == RT) { /* the producer: one thread; a TMA box of the RT row tiles' codes, one of their
-                         scale (and zero) records, a bulk copy of X's units; a stage's units stay in
-                         one pair (su of them), the boxes whole (zero fill past K) */
+    if (warp == RT) { /* the producer: one thread, a TMA box of the RT row tiles' codes, one of their
+                         scale (and zero) records, a bulk copy of X's unit */
         if (lane) return;
         gk_grid_dependency_wait(); /* X staged by the kernel before */
-        const int tx = U * T * 128 + RT * U * 512 + RT * rg * 32 * (mode ? 2 : 1);
-        for (int it = 0, s = 0, ph = 0, k = 0; it < n; k++) { /* k: stages issued */
-            const int su = min(U, min(units - u, n - it)), g = glog2 ? (u * GK_W4_UNIT) >> glog2 : 0;
-            char *st = smem + s * sb, *codes = st + U * T * 128;
-            if (k >= stages) gk_mbar_wait(empty + s, ph ^ 1);
+        const int tx = T * 128 + RT * 512 + RT * rw * 4 * (mode ? 2 : 1);
+        for (int it = 0, s = 0, ph = 0; it < n; it++) {
+            const int g = p->group_log2 ? (u * GK_W4_UNIT) >> p->group_log2 : 0;
+            char *st = smem + s * sb;
+            if (it >= stages) gk_mbar_wait(empty + s, ph ^ 1);
             gk_mbar_arrive_expect_tx(full + s, tx);
-            gk_tma_load_2d(codes, tmc, full + s, u * 128, rgp * RT);
-            gk_tma_load_2d(codes + RT * U * 512, tms, full + s, g * 8, rgp * RT);
-            if (mode) gk_tma_load_2d(codes + RT * U * 512 + RT * rg * 32, tmz, full + s, g * 8, rgp * RT);
-            gk_bulk_load(st, (const char *)p->g.a + ((int64_t)tt * units + u) * T * 128, U * T * 128, full + s);
+            gk_tma_load_2d(st + T * 128, tmc, full + s, u * 128, rg * RT);
+            gk_tma_load_2d(st + T * 128 + RT * 512, tms, full + s, g * 8, rg * RT);
+            if (mode) gk_tma_load_2d(st + T * 128 + RT * 512 + RT * rw * 4, tmz, full + s, g * 8, rg * RT);
+            gk_bulk_load(st, (const char *)p->g.a + ((int64_t)tt * units + u) * T * 128, T * 128, full + s);
             if (++s == stages) s = 0, ph ^= 1;
-            it += su;
-            if ((u += su) == units) {
+            if (++u == units) {
                 u = 0;
-                if (++tt == p->token_tiles) tt = 0, rgp++;
+                if (++tt == p->token_tiles) tt = 0, rg++;
             }
         }
         return;
@@ -940,35 +921,33 @@ GK_DEV void gk_w4_wg(const gk_w4_args *p, const CUtensorMap *tmc, const CUtensor
     /* the partial slot of the first pair; the block opens every later pair it meets: slot 0 */
     int sl = p->g.partial ? w - (int)gk_w4_warp_of(pair * units, p->total, p->chunk, p->warps) : 0, held = -1;
     int s = 0, ph = 0;
-    unsigned a0[16 * GK_W4_WG_UNITS], a1[16 * GK_W4_WG_UNITS];
-    for (int it = 0; it < n;) { /* a pair's stages, then its store */
+    unsigned a0[16], a1[16];
+    for (int it = 0; it < n;) { /* a pair's positions, then its store */
         const int last = it + min(n - it, units - u);
 #pragma unroll
         for (int q = 0; q < T / 2; q++) acc[q] = 0.0f;
         gk_wgmma_fence_regs(acc, T / 2);
-        while (it < last) {
-            int su = min(U, last - it);
-            gk_w4_wg_step(smem, full, empty, s, ph, su, u, glog2, rg, T, RT, tile, lane, two, mode, dt, acc, a0, a1, &held);
+        for (; it + 1 < last; it += 2) {
+            gk_w4_wg_step(smem, full, empty, s, ph, T, RT, tile, lane, two, mode, dt, acc, a0, a1, &held);
             if (++s == stages) s = 0, ph ^= 1;
-            it += su;
-            u += su;
-            if (it == last) break;
-            su = min(U, last - it);
-            gk_w4_wg_step(smem, full, empty, s, ph, su, u, glog2, rg, T, RT, tile, lane, two, mode, dt, acc, a1, a0, &held);
+            gk_w4_wg_step(smem, full, empty, s, ph, T, RT, tile, lane, two, mode, dt, acc, a1, a0, &held);
             if (++s == stages) s = 0, ph ^= 1;
-            it += su;
-            u += su;
+        }
+        if (it < last) {
+            gk_w4_wg_step(smem, full, empty, s, ph, T, RT, tile, lane, two, mode, dt, acc, a0, a1, &held);
+            if (++s == stages) s = 0, ph ^= 1;
+            it++;
         }
         gk_wgmma_wait_0();
         gk_wgmma_fence_regs(acc, T / 2);
-        gk_wgmma_fence_uregs(a0, 16 * U);
-        gk_wgmma_fence_uregs(a1, 16 * U);
+        gk_wgmma_fence_uregs(a0, 16);
+        gk_wgmma_fence_uregs(a1, 16);
         if (lane == 0) gk_mbar_arrive(empty + held);
         held = -1;
-        gk_w4_store(p, acc, rgp * RT + tile, tt, sl, 1, T / 8, lane);
+        gk_w4_store(p, acc, rg * RT + tile, tt, sl, 1, T / 8, lane);
         sl = 0;
         u = 0;
-        if (++tt == p->token_tiles) tt = 0, rgp++;
+        if (++tt == p->token_tiles) tt = 0, rg++;
     }
 #endif
 }
@@ -1243,10 +1222,10 @@ GK_W4_LEAN_CONFIGS(GK_W4_X_LEAN_DEFINE)
 #if GK_GEMM_SM90
 #ifndef GK_W4_WG_CONFIGS
 #define GK_W4_WG_CONFIGS(X) \
-    X(w16, 16, 3, 10)       \
-    X(w32, 32, 3, 9)        \
-    X(w64, 64, 3, 7)        \
-    X(w128, 128, 2, 5)
+    X(w16, 16, 3, 16)       \
+    X(w32, 32, 3, 14)       \
+    X(w64, 64, 3, 10)       \
+    X(w128, 128, 2, 9)
 #endif
 #else
 #undef GK_W4_WG_CONFIGS
@@ -1307,11 +1286,7 @@ static int gk_w4_wg_for(int64_t m)
 }
 
 /* The bytes of X's staged copy (gk_w4_stage_x) for a wgmma configuration of T tokens a tile */
-static size_t gk_w4_wg_x_bytes(int64_t m, int64_t k, int T)
-{
-    /* and GK_W4_WG_UNITS - 1 units of zeros after: a stage copies whole units */
-    return (size_t)gk_round_up((gk_ceil_div(m, T) * k + (GK_W4_WG_UNITS - 1) * GK_W4_UNIT) * T * 2, 256);
-}
+static size_t gk_w4_wg_x_bytes(int64_t m, int64_t k, int T) { return (size_t)gk_round_up(gk_ceil_div(m, T) * T * k * 2, 256); }
 
 /* The lean configuration for M tokens: the fewest token tiles that hold them; -1: none does. */
 static int gk_w4_lean_for(int64_t m)
@@ -1604,19 +1579,17 @@ static cudaError_t gk_w4_gemm_checked(const char *fn, int config, int warps, int
     if (cfg->wgmma) { /* X staged after the partials, then the GEMM launched dependent on it */
         const int T = 8 * cfg->token_tiles;
         uint4 *xs = (uint4 *)((char *)workspace + gk_round_up((int64_t)sc.partial_bytes, 256));
-        const int64_t chunks = ((int64_t)p.token_tiles * p.units + GK_W4_WG_UNITS - 1) * T * 8;
+        const int64_t chunks = (int64_t)p.token_tiles * T * p.units * 8;
         int blocks;
         GK_TRY(gk_grid_size(chunks, 256, 8, &blocks));
-        gk_w4_stage_x<<<blocks, 256, 0, stream>>>(xs, (const unsigned *)x, ldx, (int)m, p.units, p.token_tiles, T,
-                                                    chunks);
+        gk_w4_stage_x<<<blocks, 256, 0, stream>>>(xs, (const unsigned *)x, ldx, (int)m, p.units, T, chunks);
         GK_TRY(gk_check_launch(fn));
         p.g.a = xs;
         /* the codes [tiles][units x 128 words], the records [tiles][groups x 8 words] */
         const int two = w->group == 32;
         const int64_t cdims[2] = {(int64_t)p.units * 128, p.tiles}, cstr[1] = {(int64_t)p.units * 128};
         const int64_t rdims[2] = {(int64_t)p.groups * 8, p.tiles}, rstr[1] = {(int64_t)p.groups * 8};
-        const int cbox[2] = {128 * GK_W4_WG_UNITS, cfg->row_tiles};
-        const int rbox[2] = {8 * GK_W4_WG_UNITS * (two ? 2 : 1), cfg->row_tiles};
+        const int cbox[2] = {128, cfg->row_tiles}, rbox[2] = {two ? 16 : 8, cfg->row_tiles};
         CUtensorMap tmc, tms, tmz;
         GK_TRY(gk_tma_map_words(fn, &tmc, p.codes, 2, cdims, cstr, cbox));
         GK_TRY(gk_tma_map_words(fn, &tms, p.scales, 2, rdims, rstr, rbox));
