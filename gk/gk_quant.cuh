@@ -218,8 +218,9 @@ typedef struct gk_w4_config {
     int smem_bytes;  /* the warps' rings, PF RW 1 KB each */
     int lean;        /* 1: a lean decode kernel (M <= 8 NT, groups of 128, no float zero points):
                         PF units in flight in registers, no ring */
-    int wgmma;       /* 1: the wgmma kernel (sm_90a; 8 row tiles, 8 NT tokens a tile, a block a
-                        worker, PF stages); needs X's staged copy in the workspace */
+    int wgmma;       /* 1: the wgmma kernel (sm_90a; RW row tiles, a consumer warpgroup each 4, 8 NT
+                        tokens a tile, a block a worker, PF stages); needs X's staged copy in the
+                        workspace */
 } gk_w4_config;
 
 GK_EXTERN_C_BEGIN
@@ -334,6 +335,13 @@ GK_DEV unsigned gk_w4_pair(unsigned w, int e, unsigned magic)
     asm("lop3.b32 %0, %1, %2, %3, 0xEA;" : "=r"(d) : "r"(w >> (4 * e)), "n"(0x000F000F), "r"(magic)); /* (a & b) | c */
     return d;
 }
+
+/* The constant pairs of the dequantization in dt: the base OR-ed onto a code (128 + u in bf16, 1024 +
+   u in f16), 1, -base, and -(base + 8) (the symmetric zero point). */
+GK_DEV unsigned gk_w4_magic(int dt) { return dt == GK_BF16 ? 0x43004300u : 0x64006400u; }
+GK_DEV unsigned gk_w4_one(int dt) { return dt == GK_BF16 ? 0x3F803F80u : 0x3C003C00u; }
+GK_DEV unsigned gk_w4_neg_base(int dt) { return dt == GK_BF16 ? 0xC300C300u : 0xE400E400u; }
+GK_DEV unsigned gk_w4_neg_sym(int dt) { return dt == GK_BF16 ? 0xC308C308u : 0xE408E408u; }
 
 GK_DEV unsigned gk_w4_fma2(unsigned a, unsigned b, unsigned c, int dt)
 {
@@ -451,10 +459,8 @@ GK_DEV void gk_w4_load_x(const char *const *xrow, int u, int nt, unsigned *xb)
 GK_DEV void gk_w4_unit(float *acc, float *tmp, const uint4 *wq, const unsigned *xb, const unsigned *rec, int dt,
                        int fzero, int has_zeros, int rw, int nt, int flush_mid, int flush_end)
 {
-    const unsigned magic = dt == GK_BF16 ? 0x43004300u : 0x64006400u;
-    const unsigned one = dt == GK_BF16 ? 0x3F803F80u : 0x3C003C00u;
-    const unsigned neg_base = dt == GK_BF16 ? 0xC300C300u : 0xE400E400u;     /* -128, -1024 */
-    const unsigned neg_sym = dt == GK_BF16 ? 0xC308C308u : 0xE408E408u;      /* -(128 + 8), -(1024 + 8) */
+    const unsigned magic = gk_w4_magic(dt), one = gk_w4_one(dt);
+    const unsigned neg_base = gk_w4_neg_base(dt), neg_sym = gk_w4_neg_sym(dt);
 #pragma unroll
     for (int s = 0; s < 4; s++) {
         const int half = s >> 1;
@@ -618,15 +624,6 @@ GK_DEV void gk_w4_run(const gk_w4_args *p, int dt, int variant, int rw, int nt, 
     gk_cp_async_wait_0();
 }
 
-/* The lean decode kernel: one 16-row tile and NT 8-token tiles a position (M <= 8 NT), groups of 128,
-   symmetric or 4-bit zero points. Position x's codes are then lane x * 32 + lane of the prepacked
-   codes and its scale record word (x >> 1) * 8 + row, so a warp's range is one contiguous stream,
-   cut at group boundaries (chunk 2): P groups of codes and records in flight in registers (no
-   ring, no cursor, no shared memory), X fragments from L1. The codes enter the MMA as 128 + u
-   (one lop3 a pair) and, for bf16, a second MMA of the same X fragment by -(128 + z) a row removes
-   the offset: two MMAs a k16 step instead of four fma.x2 (products exact in fp32; the sums carry
-   the offset's magnitude, ~2^-22 of sum |x w| a group; f16's 1024 would carry 8 times that, so f16
-   subtracts by fma.x2). cw, cs, cz: P groups of codes (two units a group), scale and zero records. */
 /* One group of the lean kernel's stream into registers (codes of its two units, scale and zero
    records) when load is set; the stream's pointers step to the next group either way. */
 GK_DEV void gk_w4_lean_fetch(uint4 *cw, unsigned *cs, unsigned *cz, const char **cp, const unsigned **sp,
@@ -643,6 +640,15 @@ GK_DEV void gk_w4_lean_fetch(uint4 *cw, unsigned *cs, unsigned *cz, const char *
     if (zeros) *zp += 8;
 }
 
+/* The lean decode kernel: one 16-row tile and NT 8-token tiles a position (M <= 8 NT), groups of 128,
+   symmetric or 4-bit zero points. Position x's codes are then lane x * 32 + lane of the prepacked
+   codes and its scale record word (x >> 1) * 8 + row, so a warp's range is one contiguous stream,
+   cut at group boundaries (chunk 2): P groups of codes and records in flight in registers (no
+   ring, no cursor, no shared memory), X fragments from L1. The codes enter the MMA as 128 + u
+   (one lop3 a pair) and, for bf16, a second MMA of the same X fragment by -(128 + z) a row removes
+   the offset: two MMAs a k16 step instead of four fma.x2 (products exact in fp32; the sums carry
+   the offset's magnitude, ~2^-22 of sum |x w| a group; f16's 1024 would carry 8 times that, so f16
+   subtracts by fma.x2). cw, cs, cz: P groups of codes (two units a group), scale and zero records. */
 GK_DEV void gk_w4_lean(const gk_w4_args *p, int dt, int zeros, int nt, int warps, int P, uint4 *cw, unsigned *cs,
                        unsigned *cz)
 {
@@ -653,8 +659,7 @@ GK_DEV void gk_w4_lean(const gk_w4_args *p, int dt, int zeros, int nt, int warps
     const int begin = (int)gk_w4_start(p->total, p->chunk, p->warps, w); /* even: chunk 2 or units */
     const int end = (int)gk_w4_start(p->total, p->chunk, p->warps, w + 1);
     if (begin >= end) return;
-    const unsigned magic = dt == GK_BF16 ? 0x43004300u : 0x64006400u;
-    const unsigned neg_sym = dt == GK_BF16 ? 0xC308C308u : 0xE408E408u; /* -(128 + 8), -(1024 + 8) */
+    const unsigned magic = gk_w4_magic(dt), neg_sym = gk_w4_neg_sym(dt);
     const int units = p->units;
     const char *cp = (const char *)(p->codes + lane) + (int64_t)begin * 512; /* a unit: 32 lanes x 16 bytes */
     const unsigned *sp = p->scales + i + (begin >> 1) * 8, *zp = zeros ? p->zeros + i + (begin >> 1) * 8 : NULL;
@@ -690,7 +695,7 @@ GK_DEV void gk_w4_lean(const gk_w4_args *p, int dt, int zeros, int nt, int warps
             const unsigned nz_lo = zeros ? gk_w4_dup_lo(zr) ^ 0x80008000u : neg_sym;
             const unsigned nz_hi = zeros ? gk_w4_dup_hi(zr) ^ 0x80008000u : neg_sym;
             const unsigned nz[4] = {nz_lo, nz_hi, nz_lo, nz_hi};
-            const unsigned one = 0x3C003C00u; /* f16 */
+            const unsigned one = gk_w4_one(dt);
             /* each token tile's sums of the codes and of the offset: independent chains of MMAs */
             float tc[2][4], cc[2][4] = {{0.0f, 0.0f, 0.0f, 0.0f}, {0.0f, 0.0f, 0.0f, 0.0f}};
 #pragma unroll
@@ -815,10 +820,8 @@ static __global__ void __launch_bounds__(256) gk_w4_stage_x(uint4 *xs, const uns
    (records 128 + z), 2 float zero points (records -z s). */
 GK_DEV void gk_w4_wg_dequant(unsigned *a, uint4 cw, const unsigned *rec, int zoff, int two, int dt, int mode)
 {
-    const unsigned magic = dt == GK_BF16 ? 0x43004300u : 0x64006400u;
-    const unsigned one = dt == GK_BF16 ? 0x3F803F80u : 0x3C003C00u;
-    const unsigned neg_base = dt == GK_BF16 ? 0xC300C300u : 0xE400E400u; /* -128, -1024 */
-    const unsigned neg_sym = dt == GK_BF16 ? 0xC308C308u : 0xE408E408u;  /* -(128 + 8), -(1024 + 8) */
+    const unsigned magic = gk_w4_magic(dt), one = gk_w4_one(dt);
+    const unsigned neg_base = gk_w4_neg_base(dt), neg_sym = gk_w4_neg_sym(dt);
     unsigned sc[2][2], c1[2][2], c2[2][2]; /* [half][row i, i + 8]: t = pair + c1, weight t s + c2 */
 #pragma unroll
     for (int h = 0; h < 2; h++) {
@@ -1271,34 +1274,23 @@ static int gk_w4_wg_ready(void)
 static int gk_w4_wg_ready(void) { return 0; }
 #endif
 
-/* The wgmma configuration for M tokens: the fewest tokens a tile that hold them, else the most;
-   -1: none is built. */
-static int gk_w4_wg_for(int64_t m)
+/* The configuration of a kind (wgmma 1: the wgmma kernels; 0: the lean decode kernels) for M
+   tokens: the fewest token tiles that hold them; where none does, the most for wgmma and -1 for
+   the lean kernels (they refuse it); -1 where none of the kind is built. */
+static int gk_w4_kind_for(int64_t m, int wgmma)
 {
     int best = -1;
     for (int c = 0; c < GK_W4_NCONFIG; c++) {
         const gk_w4_config *cfg = gk_w4_config_table[c];
-        if (!cfg->wgmma) continue;
+        if (wgmma ? !cfg->wgmma : !cfg->lean) continue;
         const int t = cfg->token_tiles, bt = best < 0 ? 0 : gk_w4_config_table[best]->token_tiles;
         if (best < 0 || (8 * bt < m ? t > bt : (8 * t >= m && t < bt))) best = c;
     }
-    return best;
+    return !wgmma && best >= 0 && 8 * gk_w4_config_table[best]->token_tiles < m ? -1 : best;
 }
 
 /* The bytes of X's staged copy (gk_w4_stage_x) for a wgmma configuration of T tokens a tile */
 static size_t gk_w4_wg_x_bytes(int64_t m, int64_t k, int T) { return (size_t)gk_round_up(gk_ceil_div(m, T) * T * k * 2, 256); }
-
-/* The lean configuration for M tokens: the fewest token tiles that hold them; -1: none does. */
-static int gk_w4_lean_for(int64_t m)
-{
-    int best = -1;
-    for (int c = 0; c < GK_W4_NCONFIG; c++) {
-        const gk_w4_config *cfg = gk_w4_config_table[c];
-        if (cfg->lean && m <= 8 * cfg->token_tiles && (best < 0 || cfg->token_tiles < gk_w4_config_table[best]->token_tiles))
-            best = c;
-    }
-    return best;
-}
 
 /* The kernel variant of a weight: 4-bit zero points or symmetric, any group; float zero points;
    symmetric or 4-bit zero points with groups of 128, compiled for that case (H200, M = 1,
@@ -1376,7 +1368,7 @@ static void gk_w4_schedule(int config, int warps, int64_t m, int64_t n, int64_t 
     /* by M: the lean kernel where it applies; else two 16-row weight tiles a position, one 8-token
        tile up to 8 tokens, two above (H200, N 28672, K 8192: M = 1 r2t1 67.4 us, r1t1 85.3; M = 16
        r2t2 96.2, r1t2 114) */
-    const int lean = var >= 2 ? gk_w4_lean_for(m) : -1;
+    const int lean = var >= 2 ? gk_w4_kind_for(m, 0) : -1;
     if (config < 0) config = lean >= 0 ? lean : m <= 8 ? 1 : 3;
     const gk_w4_config *cfg = gk_w4_config_table[config];
     const int64_t units = k / GK_W4_UNIT;
@@ -1431,7 +1423,7 @@ static void gk_w4_plan_impl(int64_t m, int64_t n, int64_t k, int var, size_t ws,
                             gk_w4_plan *pl)
 {
     memset(pl, 0, sizeof *pl);
-    const int wc = gk_w4_wg_for(m);
+    const int wc = gk_w4_kind_for(m, 1);
     const int wg_ok = wg && wc >= 0 && m > GK_W4_WGMMA_M &&
                       ws >= gk_w4_wg_x_bytes(m, k, 8 * gk_w4_config_table[wc]->token_tiles);
     if (m >= (wg_ok ? GK_W4_WG_DEQUANT_M : GK_W4_DEQUANT_M) && ws >= gk_w4_dequant_ws(m, n, k)) {
@@ -1826,7 +1818,7 @@ GK_IMPL size_t gk_w4_workspace_bytes(int64_t m, int64_t n, int64_t k)
     gk_w4_schedule(-1, 0, m, n, k, 0, (size_t)-1, sms, bpsm, &sc);
     gk_w4_schedule(-1, 0, m, n, k, 2, (size_t)-1, sms, bpsm, &lean);
     size_t most = sc.partial_bytes > lean.partial_bytes ? sc.partial_bytes : lean.partial_bytes;
-    const int wc = gk_w4_wg_for(m), wg = gk_w4_wg_ready() && wc >= 0 && m > GK_W4_WGMMA_M;
+    const int wc = gk_w4_kind_for(m, 1), wg = gk_w4_wg_ready() && wc >= 0 && m > GK_W4_WGMMA_M;
     if (wg && m < GK_W4_WG_DEQUANT_M) { /* X staged, and its partials */
         gk_w4_sched wsc;
         gk_w4_schedule(wc, 0, m, n, k, 0, (size_t)-1, sms, bpsm, &wsc);
