@@ -979,7 +979,9 @@ GK_DEV void gk_w4_wg(const gk_w4_args *p, const CUtensorMap *tmc, const CUtensor
                                                gk_w4_wg_smem_bytes_c(T, 4 * (WGS), STAGES), 0, 1};
 #endif /* GK_GEMM_SM90 */
 
-typedef void (*gk_w4_kernel)(gk_w4_args);
+/* A kernel's entry in the tables below: the runtime's launch handle (kernels of two signatures,
+   launched with cudaLaunchKernel / cudaLaunchKernelExC). */
+#define GK_W4_FN(k) ((const void *)(k))
 
 /* shared memory of a block: the warps' rings */
 #define gk_w4_smem_bytes_c(RW, NT, WARPS, PF) ((WARPS) * (PF) * (RW) * 1024)
@@ -1197,8 +1199,10 @@ static __global__ void __launch_bounds__(256) gk_w4_convert_zeros(gk_int4x2 *z, 
     GK_DEFINE_W4(gk_w4_f16_##tile, GK_F16, RW, NT, WARPS, PF, MINB)
 GK_W4_CONFIGS(GK_W4_X_DEFINE)
 #define GK_W4_X_KERNELS(tile, RW, NT, WARPS, PF, MINB)                                  \
-    {{gk_w4_bf16_##tile##_int, gk_w4_bf16_##tile##_flt, gk_w4_bf16_##tile##_s128, gk_w4_bf16_##tile##_z128},   \
-     {gk_w4_f16_##tile##_int, gk_w4_f16_##tile##_flt, gk_w4_f16_##tile##_s128, gk_w4_f16_##tile##_z128}},
+    {{GK_W4_FN(gk_w4_bf16_##tile##_int), GK_W4_FN(gk_w4_bf16_##tile##_flt), GK_W4_FN(gk_w4_bf16_##tile##_s128), \
+      GK_W4_FN(gk_w4_bf16_##tile##_z128)},                                                                      \
+     {GK_W4_FN(gk_w4_f16_##tile##_int), GK_W4_FN(gk_w4_f16_##tile##_flt), GK_W4_FN(gk_w4_f16_##tile##_s128),    \
+      GK_W4_FN(gk_w4_f16_##tile##_z128)}},
 #define GK_W4_X_CONFIG(tile, RW, NT, WARPS, PF, MINB) &gk_w4_bf16_##tile##_config,
 
 /* The lean decode kernels (tile, NT, WARPS, P, MINB), the last configurations, by NT: the
@@ -1215,8 +1219,8 @@ GK_W4_CONFIGS(GK_W4_X_DEFINE)
     GK_DEFINE_W4_LEAN(gk_w4_f16_##tile, GK_F16, NT, WARPS, P, MINB)
 GK_W4_LEAN_CONFIGS(GK_W4_X_LEAN_DEFINE)
 #define GK_W4_X_LEAN_KERNELS(tile, NT, WARPS, P, MINB)                                    \
-    {{NULL, NULL, gk_w4_bf16_##tile##_s128, gk_w4_bf16_##tile##_z128},                   \
-     {NULL, NULL, gk_w4_f16_##tile##_s128, gk_w4_f16_##tile##_z128}},
+    {{NULL, NULL, GK_W4_FN(gk_w4_bf16_##tile##_s128), GK_W4_FN(gk_w4_bf16_##tile##_z128)}, \
+     {NULL, NULL, GK_W4_FN(gk_w4_f16_##tile##_s128), GK_W4_FN(gk_w4_f16_##tile##_z128)}},
 #define GK_W4_X_LEAN_CONFIG(tile, NT, WARPS, P, MINB) &gk_w4_bf16_##tile##_config,
 
 /* The wgmma kernels (tile, T, WGS, STAGES), last, in sm_90a-capable builds (GK_GEMM_SM90): the
@@ -1238,17 +1242,15 @@ GK_W4_LEAN_CONFIGS(GK_W4_X_LEAN_DEFINE)
     GK_DEFINE_W4_WGMMA(gk_w4_bf16_##tile, GK_BF16, T, WGS, STAGES) \
     GK_DEFINE_W4_WGMMA(gk_w4_f16_##tile, GK_F16, T, WGS, STAGES)
 GK_W4_WG_CONFIGS(GK_W4_X_WG_DEFINE)
-/* (the table's type is the mma.sync kernels'; a wgmma kernel, which takes three TMA maps more, is
-   launched through cudaLaunchKernelExC; its entries are by zero mode, not by variant) */
-#define GK_W4_WG_AS(k) (gk_w4_kernel)(void (*)(void))(k)
-#define GK_W4_X_WG_KERNELS(tile, T, WGS, STAGES)                                                         \
-    {{GK_W4_WG_AS(gk_w4_bf16_##tile##_sym), GK_W4_WG_AS(gk_w4_bf16_##tile##_zint),                      \
-      GK_W4_WG_AS(gk_w4_bf16_##tile##_zflt), GK_W4_WG_AS(gk_w4_bf16_##tile##_sym)},                     \
-     {GK_W4_WG_AS(gk_w4_f16_##tile##_sym), GK_W4_WG_AS(gk_w4_f16_##tile##_zint),                        \
-      GK_W4_WG_AS(gk_w4_f16_##tile##_zflt), GK_W4_WG_AS(gk_w4_f16_##tile##_sym)}},
+/* (a wgmma configuration's entries are by zero mode, not by variant) */
+#define GK_W4_X_WG_KERNELS(tile, T, WGS, STAGES)                                                       \
+    {{GK_W4_FN(gk_w4_bf16_##tile##_sym), GK_W4_FN(gk_w4_bf16_##tile##_zint), GK_W4_FN(gk_w4_bf16_##tile##_zflt), \
+      GK_W4_FN(gk_w4_bf16_##tile##_sym)},                                                                  \
+     {GK_W4_FN(gk_w4_f16_##tile##_sym), GK_W4_FN(gk_w4_f16_##tile##_zint), GK_W4_FN(gk_w4_f16_##tile##_zflt),    \
+      GK_W4_FN(gk_w4_f16_##tile##_sym)}},
 #define GK_W4_X_WG_CONFIG(tile, T, WGS, STAGES) &gk_w4_bf16_##tile##_config,
 
-static const gk_w4_kernel gk_w4_kernel_table[][2][4] = {GK_W4_CONFIGS(GK_W4_X_KERNELS)
+static const void *const gk_w4_kernel_table[][2][4] = {GK_W4_CONFIGS(GK_W4_X_KERNELS)
                                                             GK_W4_LEAN_CONFIGS(GK_W4_X_LEAN_KERNELS)
                                                                 GK_W4_WG_CONFIGS(GK_W4_X_WG_KERNELS)};
 static const gk_w4_config *const gk_w4_config_table[] = {GK_W4_CONFIGS(GK_W4_X_CONFIG)
@@ -1341,7 +1343,7 @@ static cudaError_t gk_w4_blocks_per_sm(int config, int *out)
     for (int v = 0; v < 8; v++) {
         int b = 0;
         if (!gk_w4_kernel_table[config][v / 4][v % 4]) continue; /* the lean kernel's missing variants */
-        GK_TRY(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&b, (const void *)gk_w4_kernel_table[config][v / 4][v % 4],
+        GK_TRY(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&b, gk_w4_kernel_table[config][v / 4][v % 4],
                                                              gk_w4_config_table[config]->threads,
                                                              gk_w4_config_table[config]->smem_bytes));
         if (b < fewest) fewest = b;
@@ -1563,9 +1565,9 @@ static cudaError_t gk_w4_gemm_checked(const char *fn, int config, int warps, int
     p.chunk = sc.chunk;
     p.total = sc.total;
     const int kv = cfg->wgmma ? w->zero_mode : var; /* a wgmma configuration's kernels are by zero mode */
-    const gk_w4_kernel kern = gk_w4_kernel_table[config][x_dtype == GK_F16][kv];
+    const void *const kern = gk_w4_kernel_table[config][x_dtype == GK_F16][kv];
     static unsigned attr_set[GK_W4_NCONFIG][2][4];
-    GK_TRY(gk_smem_opt_in(fn, (const void *)kern, cfg->smem_bytes, &attr_set[config][x_dtype == GK_F16][kv]));
+    GK_TRY(gk_smem_opt_in(fn, kern, cfg->smem_bytes, &attr_set[config][x_dtype == GK_F16][kv]));
     const dim3 grid((unsigned)gk_ceil_div(sc.warps, cfg->warps));
 #if GK_GEMM_SM90
     if (cfg->wgmma) { /* X staged after the partials, then the GEMM launched dependent on it */
@@ -1588,12 +1590,16 @@ static cudaError_t gk_w4_gemm_checked(const char *fn, int config, int warps, int
         tmz = tms;
         if (p.zeros) GK_TRY(gk_tma_map_words(fn, &tmz, p.zeros, 2, rdims, rstr, rbox));
         void *args[4] = {&p, &tmc, &tms, &tmz};
-        GK_TRY(gk_launch_dependent(fn, (const void *)kern, grid, dim3(cfg->threads), cfg->smem_bytes, args, stream));
+        GK_TRY(gk_launch_dependent(fn, kern, grid, dim3(cfg->threads), cfg->smem_bytes, args, stream));
     } else
 #endif
     {
-        kern<<<grid, cfg->threads, cfg->smem_bytes, stream>>>(p);
-        GK_TRY(gk_check_launch(fn));
+        void *args[1] = {&p};
+        const cudaError_t e = cudaLaunchKernel(kern, grid, dim3(cfg->threads), args, cfg->smem_bytes, stream);
+        if (e != cudaSuccess) {
+            (void)cudaGetLastError(); /* cleared, as gk_check_launch clears it */
+            return gk__fail(e, fn, "launch failed: %s", cudaGetErrorString(e));
+        }
     }
     if (p.g.partial) { /* the partials' sum, launched dependent: its blocks start as the GEMM's finish */
         int rw = cfg->row_tiles, nt = cfg->token_tiles;

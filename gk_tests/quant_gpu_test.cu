@@ -774,9 +774,8 @@ TEST(QuantGpuGemm, Group32)
             }
 }
 
-// A run through gk_w4_gemm_ex of configuration config on `warps` working warps, its dtypes,
-// epilogue, padding and workspace (with partials, or none: whole pairs) varied by v.
-static W4Run forced_run(int64_t m, int64_t n, int64_t k, int group, int zm, int config, int warps, bool partials, int v)
+// A run of shape (m, n, k, group, zm) with its dtypes, epilogue and padding varied by v.
+static W4Run varied_run(int64_t m, int64_t n, int64_t k, int group, int zm, int v)
 {
     W4Run p;
     p.m = m;
@@ -789,11 +788,56 @@ static W4Run forced_run(int64_t m, int64_t n, int64_t k, int group, int zm, int 
     p.sdt = kSDtypes[(v / 2) % 3];
     gk_test_set_epilogue(&p, v);
     set_padding(&p, v / 3);
-    p.ex = true;
-    p.config = config;
-    p.warps = warps;
-    p.ws = partials ? kWsGenerous : kWsNone;
     return p;
+}
+
+struct ForcedShape {
+    int64_t m, n, k;
+    int group;
+};
+
+// Each configuration of `configs` through gk_w4_gemm_ex on each shape, zero mode and number of
+// working warps (0: the dispatcher's), varied by a running count v; every no_ws_every-th run has
+// no workspace (whole pairs, or refused where the kernel needs one), the others a workspace for
+// any schedule. The dequantize + GEMM index (gk_w4_config_count()) runs once a shape and zero mode
+// (it has no warps of its own) and always with a workspace. Rows past sample_over are sampled.
+// extra_two_tiles is added to M > 1 for configurations of two token tiles (M past the first).
+static void sweep_forced(const std::vector<int> &configs, const std::vector<ForcedShape> &shapes,
+                         const std::vector<int> &zms, const std::vector<int> &warps_list, int no_ws_every,
+                         int64_t sample_over, int64_t extra_two_tiles)
+{
+    const int count = gk_w4_config_count();
+    FailBudget budget(8);
+    int v = 0;
+    for (int cfg : configs)
+        for (const ForcedShape &sh : shapes)
+            for (int zm : zms)
+                for (int warps : warps_list) {
+                    if (cfg == count && warps > 0) continue;
+                    const bool two = cfg < count && gk_w4_config_info(cfg).token_tiles == 2;
+                    const int64_t m = two && sh.m != 1 ? sh.m + extra_two_tiles : sh.m;
+                    W4Run p = varied_run(m, sh.n, sh.k, sh.group, zm, v);
+                    p.ex = true;
+                    p.config = cfg;
+                    p.warps = warps;
+                    p.ws = cfg == count || v % no_ws_every != no_ws_every - 1 ? kWsGenerous : kWsNone;
+                    p.sample_rows = m > sample_over ? 48 : 0;
+                    const int before = failures_now();
+                    run_w4(p);
+                    v++;
+                    if (budget.spent(before)) return;
+                }
+}
+
+// The configurations of a kind: 0 the mma.sync fused kernels, 1 the lean decode kernels, 2 the wgmma kernels.
+static std::vector<int> configs_of_kind(int kind)
+{
+    std::vector<int> out;
+    for (int c = 0; c < gk_w4_config_count(); c++) {
+        const gk_w4_config ci = gk_w4_config_info(c);
+        if ((ci.lean ? 1 : ci.wgmma ? 2 : 0) == kind) out.push_back(c);
+    }
+    return out;
 }
 
 // Every configuration through gk_w4_gemm_ex on 1, 2, 3, 7, 64 and 100000 working warps forced and
@@ -803,24 +847,10 @@ static W4Run forced_run(int64_t m, int64_t n, int64_t k, int group, int zm, int 
 TEST(QuantGpuGemm, EveryConfigAndWarps)
 {
     GK_REQUIRE_GPU();
-    struct {
-        int64_t m, n, k;
-        int group;
-    } const shapes[] = {{17, 200, 4160, 64}, {3, 1032, 192, 32}, {129, 40, 512, 128}, {1, 8, 4160, 4160}, {40, 24, 256, 128}};
-    FailBudget budget(8);
-    int v = 0;
-    for (const auto &sh : shapes)
-        for (int zm : {GK_W4_SYMMETRIC, GK_W4_ZEROS_INT4, GK_W4_ZEROS_FLOAT})
-            for (int cfg = 0; cfg <= gk_w4_config_count(); cfg++)
-                for (int warps : {0, 1, 2, 3, 7, 64, 100000}) {
-                    if (cfg == gk_w4_config_count() && warps > 0) continue; // one pass: no warps of its own
-                    const W4Run p = forced_run(sh.m, sh.n, sh.k, sh.group, zm, cfg, warps,
-                                               cfg == gk_w4_config_count() || v % 4 != 3, v);
-                    const int before = failures_now();
-                    run_w4(p);
-                    v++;
-                    if (budget.spent(before)) return;
-                }
+    std::vector<int> all;
+    for (int cfg = 0; cfg <= gk_w4_config_count(); cfg++) all.push_back(cfg);
+    sweep_forced(all, {{17, 200, 4160, 64}, {3, 1032, 192, 32}, {129, 40, 512, 128}, {1, 8, 4160, 4160}, {40, 24, 256, 128}},
+                 {GK_W4_SYMMETRIC, GK_W4_ZEROS_INT4, GK_W4_ZEROS_FLOAT}, {0, 1, 2, 3, 7, 64, 100000}, 4, 1 << 30, 0);
 }
 
 // The lean decode kernels (the last configurations, 1 and 2 token tiles): M up to 8 NT, groups of
@@ -830,27 +860,11 @@ TEST(QuantGpuGemm, EveryConfigAndWarps)
 TEST(QuantGpuGemm, LeanDecodeKernel)
 {
     GK_REQUIRE_GPU();
-    std::vector<int> leans;
-    for (int c = 0; c < gk_w4_config_count(); c++)
-        if (gk_w4_config_info(c).lean) leans.push_back(c);
+    const std::vector<int> leans = configs_of_kind(1);
     ASSERT_FALSE(leans.empty());
-    struct {
-        int64_t m, n, k;
-    } const shapes[] = {{1, 200, 4224}, {3, 1032, 128}, {8, 8, 384}, {5, 40, 1152}, {2, 4104, 256}};
-    FailBudget budget(8);
-    int v = 0;
-    for (int lean : leans)
-        for (const auto &sh : shapes)
-            for (int zm : {GK_W4_SYMMETRIC, GK_W4_ZEROS_INT4})
-                for (int warps : {0, 1, 2, 3, 7, 64, 100000}) {
-                    // M past one token tile where the kernel holds two (16, 9 and 13 rows)
-                    const int64_t m = gk_w4_config_info(lean).token_tiles == 2 && sh.m != 1 ? sh.m + 8 : sh.m;
-                    const W4Run p = forced_run(m, sh.n, sh.k, 128, zm, lean, warps, v % 4 != 3, v);
-                    const int before = failures_now();
-                    run_w4(p);
-                    v++;
-                    if (budget.spent(before)) return;
-                }
+    // M past one token tile where the kernel holds two (16, 9 and 13 rows)
+    sweep_forced(leans, {{1, 200, 4224, 128}, {3, 1032, 128, 128}, {8, 8, 384, 128}, {5, 40, 1152, 128}, {2, 4104, 256, 128}},
+                 {GK_W4_SYMMETRIC, GK_W4_ZEROS_INT4}, {0, 1, 2, 3, 7, 64, 100000}, 4, 1 << 30, 8);
 }
 
 // The wgmma kernels (sm_90a; elsewhere refused, checked in run_w4): M within one token tile and
@@ -861,28 +875,11 @@ TEST(QuantGpuGemm, LeanDecodeKernel)
 TEST(QuantGpuGemm, WgmmaKernel)
 {
     GK_REQUIRE_GPU();
-    std::vector<int> wgs;
-    for (int c = 0; c < gk_w4_config_count(); c++)
-        if (gk_w4_config_info(c).wgmma) wgs.push_back(c);
+    const std::vector<int> wgs = configs_of_kind(2);
     if (wgs.empty()) GTEST_SKIP() << "this build has no wgmma kernels (GK_GEMM_SM90 0)";
-    struct {
-        int64_t m, n, k;
-        int group;
-    } const shapes[] = {{17, 200, 4160, 64}, {64, 1032, 192, 32}, {129, 40, 512, 128}, {1, 136, 4160, 4160},
-                        {100, 24, 64, 64},   {1000, 264, 384, 128}};
-    FailBudget budget(8);
-    int v = 0;
-    for (int wg : wgs)
-        for (const auto &sh : shapes)
-            for (int zm : {GK_W4_SYMMETRIC, GK_W4_ZEROS_INT4, GK_W4_ZEROS_FLOAT})
-                for (int warps : {0, 1, 3, 100000}) {
-                    W4Run p = forced_run(sh.m, sh.n, sh.k, sh.group, zm, wg, warps, v % 8 != 7, v);
-                    p.sample_rows = sh.m > 200 ? 48 : 0;
-                    const int before = failures_now();
-                    run_w4(p);
-                    v++;
-                    if (budget.spent(before)) return;
-                }
+    sweep_forced(wgs, {{17, 200, 4160, 64}, {64, 1032, 192, 32}, {129, 40, 512, 128}, {1, 136, 4160, 4160}, {100, 24, 64, 64},
+                       {1000, 264, 384, 128}},
+                 {GK_W4_SYMMETRIC, GK_W4_ZEROS_INT4, GK_W4_ZEROS_FLOAT}, {0, 1, 3, 100000}, 8, 200, 0);
 }
 
 // The dispatcher (config -1, warps 0, through gk_w4_gemm_ex and the typed calls) with and without
@@ -935,17 +932,7 @@ TEST(QuantGpuGemm, Dispatcher)
                     }
                     // run a spread of them (every m, each workspace mode), m = 1000 all
                     if ((v++ % 4) != 0 && m != 1000) continue;
-                    W4Run p;
-                    p.m = m;
-                    p.n = n;
-                    p.k = k;
-                    p.group = group;
-                    p.zm = zm;
-                    p.dt = kDtypes[v % 2];
-                    p.d_dt = kDDtypes[v % 3];
-                    p.sdt = kSDtypes[(v / 3) % 3];
-                    gk_test_set_epilogue(&p, v);
-                    set_padding(&p, v / 2);
+                    W4Run p = varied_run(m, n, k, group, zm, v);
                     p.ex = v % 3 == 0;
                     p.ws = ws;
                     p.sample_rows = m >= 600 ? 32 : 0;
