@@ -1,6 +1,8 @@
 // //gk_bench:gemm - gk_gemm.cuh against cuBLAS and the device's own ceilings, all measured in this
 // process. Row names are <in dtype>_<layout>/<M>x<N>x<K>/<kernel>; layout NN reads B as [K, N],
-// NT as [N, K] (a Linear weight). Every row runs once untimed, its output compared with cuBLAS's
+// NT as [N, K] (a Linear weight), TN and TT A as [K, M]. Rows named suite_... are the shape suite
+// (gk_bench/gemm_suite.h, written by gk_bench/compare/gemm_suite.py): cuBLAS and the dispatcher
+// on each shape, then one table of the suite with its geometric mean after every row ran. Every row runs once untimed, its output compared with cuBLAS's
 // on the same inputs (counter err: max |gk - cuBLAS| / max |cuBLAS|, 0 on the reference rows),
 // then is timed with the L2 flushed before each call; a row past the tolerance says MISMATCH, and
 // after all rows ran the binary lists those rows and exits with status 1.
@@ -12,11 +14,13 @@
 //   baseline  vs_base = cuBLAS time / this row's time for the same shape: cublasGemmEx bf16 in
 //             and out, CUBLAS_COMPUTE_32F; cublasSgemm in CUBLAS_DEFAULT_MATH (no TF32, which
 //             the startup check would see as a 100x larger error)
-// A subset: --benchmark_filter=<regex on the row name>, e.g. 'bf16_nt/8192', '/cublas$', '^f32'.
+// A subset: --benchmark_filter=<regex on the row name>, e.g. 'bf16_nt/8192', '/cublas$', '^f32',
+// '^suite' (the suite alone).
 #define GK_IMPLEMENTATION
 #include "gk/gk_gemm.cuh"
 #include "gk/gk_sgemm.cuh"
 #include "gk_bench/gk_bench.h"
+#include "gk_bench/gemm_suite.h"
 
 #include <cublas_v2.h>
 
@@ -59,18 +63,25 @@ static cublasHandle_t cublas()
 struct Gemm {
     int dt;                   // input dtype: GK_BF16 (tensor cores, bf16 out) or GK_F32 (SIMT, fp32 out)
     int tb;                   // 1: B stored [N, K] (NT), 0: [K, N] (NN)
+    int ta;                   // 1: A stored [K, M] (TN, TT; bf16 only), 0: [M, K]
     int64_t m, n, k;          // row-major C[M, N] = A[M, K] op(B)
     int64_t lda, ldb, ldd;
 };
 
 static Gemm gemm(int dt, int tb, int64_t m, int64_t n, int64_t k)
 {
-    return {dt, tb, m, n, k, k, tb ? k : n, n};
+    return {dt, tb, 0, m, n, k, k, tb ? k : n, n};
+}
+
+// A bf16 problem in any of the four layouts.
+static Gemm gemm_layout(int ta, int tb, int64_t m, int64_t n, int64_t k)
+{
+    return {GK_BF16, tb, ta, m, n, k, ta ? m : k, tb ? k : n, n};
 }
 
 static std::string shape_name(const Gemm &g)
 {
-    return std::string(g.dt == GK_F32 ? "f32" : "bf16") + (g.tb ? "_nt/" : "_nn/") + std::to_string(g.m) + "x" +
+    return std::string(g.dt == GK_F32 ? "f32" : "bf16") + (g.ta ? "_t" : "_n") + (g.tb ? "t/" : "n/") + std::to_string(g.m) + "x" +
            std::to_string(g.n) + "x" + std::to_string(g.k);
 }
 
@@ -83,12 +94,12 @@ static cudaError_t cublas_gemm(const Gemm &g, const void *a, const void *b, void
     cublasStatus_t st = cublasSetStream(h, s);
     if (st != CUBLAS_STATUS_SUCCESS) return cublas_check(st, "cublasSetStream");
     const float one = 1.0f, zero = 0.0f;
-    const cublasOperation_t ob = g.tb ? CUBLAS_OP_T : CUBLAS_OP_N;
+    const cublasOperation_t ob = g.tb ? CUBLAS_OP_T : CUBLAS_OP_N, oa = g.ta ? CUBLAS_OP_T : CUBLAS_OP_N;
     if (g.dt == GK_F32)
         return cublas_check(cublasSgemm(h, ob, CUBLAS_OP_N, (int)g.n, (int)g.m, (int)g.k, &one, (const float *)b,
                                         (int)g.ldb, (const float *)a, (int)g.lda, &zero, (float *)d, (int)g.ldd),
                             "cublasSgemm");
-    return cublas_check(cublasGemmEx(h, ob, CUBLAS_OP_N, (int)g.n, (int)g.m, (int)g.k, &one, b, CUDA_R_16BF,
+    return cublas_check(cublasGemmEx(h, ob, oa, (int)g.n, (int)g.m, (int)g.k, &one, b, CUDA_R_16BF,
                                      (int)g.ldb, a, CUDA_R_16BF, (int)g.lda, &zero, d,
                                      d_dt == GK_F32 ? CUDA_R_32F : CUDA_R_16BF, (int)g.ldd, CUBLAS_COMPUTE_32F,
                                      CUBLAS_GEMM_DEFAULT),
@@ -108,13 +119,13 @@ static Bufs setup(const Gemm &g)
 {
     gk_bench_arena_reset();
     const int es = gk_dtype_size(g.dt);
-    const int64_t na = g.m * g.lda, nb = (g.tb ? g.n : g.k) * g.ldb, nd = g.m * g.ldd;
+    const int64_t na = (g.ta ? g.k : g.m) * g.lda, nb = (g.tb ? g.n : g.k) * g.ldb, nd = g.m * g.ldd;
     Bufs f;
     f.a = gk_bench_alloc(na * es, false);
     f.b = gk_bench_alloc(nb * es, false);
     f.d = gk_bench_alloc(nd * es);
     f.ref = gk_bench_alloc(nd * es);
-    f.ws_bytes = g.dt == GK_F32 ? 0 : gk_gemm_workspace_bytes(g.m, g.n, g.k, 0, g.lda, g.tb, g.ldb);
+    f.ws_bytes = g.dt == GK_F32 ? 0 : gk_gemm_workspace_bytes(g.m, g.n, g.k, g.ta, g.lda, g.tb, g.ldb);
     f.ws = f.ws_bytes ? gk_bench_alloc(f.ws_bytes, false) : nullptr;
     gk_bench_fill_random(f.a, g.dt, na);
     gk_bench_fill_random(f.b, g.dt, nb);
@@ -129,10 +140,10 @@ static cudaError_t launch(const Gemm &g, Kern kern, int config, const Bufs &f, v
     switch (kern) {
     case K_CUBLAS: return cublas_gemm(g, f.a, f.b, d, d_dt, s);
     case K_GK:
-        return gk_gemm_bf16(d, d_dt, g.ldd, (const gk_bf16 *)f.a, g.lda, 0, (const gk_bf16 *)f.b, g.ldb, g.tb, NULL, 0,
+        return gk_gemm_bf16(d, d_dt, g.ldd, (const gk_bf16 *)f.a, g.lda, g.ta, (const gk_bf16 *)f.b, g.ldb, g.tb, NULL, 0,
                             NULL, g.m, g.n, g.k, 1.0f, 0.0f, GK_ACT_NONE, f.ws, f.ws_bytes, s);
     case K_GK_CONFIG:
-        return gk_gemm_ex(config, 0, GK_BF16, d, d_dt, g.ldd, f.a, g.lda, 0, f.b, g.ldb, g.tb, NULL, 0, NULL, g.m, g.n,
+        return gk_gemm_ex(config, 0, GK_BF16, d, d_dt, g.ldd, f.a, g.lda, g.ta, f.b, g.ldb, g.tb, NULL, 0, NULL, g.m, g.n,
                           g.k, 1.0f, 0.0f, GK_ACT_NONE, f.ws, f.ws_bytes, s);
     case K_F32_NAIVE: return gk_gemm_f32_naive(c, g.ldd, a, g.lda, b, g.ldb, g.m, g.n, g.k, 1.0f, 0.0f, s);
     case K_F32_SMEM: return gk_gemm_f32_smem(c, g.ldd, a, g.lda, b, g.ldb, g.m, g.n, g.k, 1.0f, 0.0f, s);
@@ -199,6 +210,8 @@ static void check_mappings()
         {"bf16 NN", gemm(GK_BF16, 0, 200, 136, 264), 1e-3},
         {"bf16 NT", gemm(GK_BF16, 1, 200, 136, 264), 1e-3},
         {"bf16 NN, odd leading dimensions", gemm(GK_BF16, 0, 95, 97, 93), 1e-3},
+        {"bf16 TN", gemm_layout(1, 0, 200, 136, 264), 1e-3},
+        {"bf16 TT", gemm_layout(1, 1, 200, 136, 264), 1e-3},
         {"f32 NN (TF32 would show ~1e-4)", gemm(GK_F32, 0, 200, 136, 512), 1e-5},
     };
     for (const auto &c : cases) {
@@ -231,7 +244,15 @@ struct Row {
     Kern kern;
     int config;          // K_GK_CONFIG: the configuration timed
     std::string aligned; // the odd shape: the row it is compared with
+    int suite = -1;      // index in gk_gemm_suite for the suite's rows
 };
+
+// The suite's figures, by suite index: gk's and cuBLAS's seconds, the dispatcher's plan.
+struct SuiteResult {
+    double gk = 0, cublas = 0;
+    gk_gemm_plan plan;
+};
+static std::map<int, SuiteResult> suite_results;
 
 static std::map<std::string, double> cublas_seconds; // by shape_name
 static std::map<std::string, double> row_seconds;    // by row name
@@ -265,7 +286,7 @@ static std::string config_text(int c)
 // The dispatcher's choice for a shape (configuration, K splits, operand repacking).
 static std::string pick_text(const Gemm &g, int *config)
 {
-    const gk_gemm_plan pl = gk_gemm_plan_for(g.m, g.n, g.k, 0, g.lda, g.tb, g.ldb);
+    const gk_gemm_plan pl = gk_gemm_plan_for(g.m, g.n, g.k, g.ta, g.lda, g.tb, g.ldb);
     *config = pl.config;
     int splits = pl.splits;
     if (splits > 1) {
@@ -318,6 +339,12 @@ static void run_row(benchmark::State &state, Row r)
         state.counters["err"] = err; // every row has the same counters: one table header
     }
     row_seconds[r.name] = t;
+    if (r.suite >= 0 && r.kern == K_GK) {
+        SuiteResult &sr = suite_results[r.suite];
+        sr.gk = t;
+        sr.cublas = cublas_seconds[shape];
+        sr.plan = gk_gemm_plan_for(g.m, g.n, g.k, g.ta, g.lda, g.tb, g.ldb);
+    }
 
     std::string label;
     int pick = -1;
@@ -405,6 +432,13 @@ static void register_all()
         add({shape_name(g) + "/cublas", g, K_CUBLAS, -1, ""});
         add({shape_name(g) + "/gk", g, K_GK, -1, shape_name(gemm(GK_BF16, 0, 4096, 4096, 4096)) + "/gk"});
     }
+    // the shape suite (gk_bench/gemm_suite.h): suite_<shape name>/cublas and /gk
+    for (int i = 0; i < (int)(sizeof gk_gemm_suite / sizeof gk_gemm_suite[0]); i++) {
+        const GkGemmSuiteShape &q = gk_gemm_suite[i];
+        const Gemm g = gemm_layout(q.ta, q.tb, q.m, q.n, q.k);
+        add({"suite_" + shape_name(g) + "/cublas", g, K_CUBLAS, -1, "", i});
+        add({"suite_" + shape_name(g) + "/gk", g, K_GK, -1, "", i});
+    }
     // the fp32 SIMT ladder
     {
         const Gemm g = gemm(GK_F32, 0, 4096, 4096, 4096);
@@ -418,10 +452,46 @@ static void register_all()
     }
 }
 
+// The suite as one table: a shape a line, gk / cuBLAS speed, the dispatcher's tile, K splits,
+// tiles and waves (tiles over SMs x the blocks a tile's configuration budgets an SM), then the
+// geometric mean and the shapes under 0.9x.
+static void print_suite()
+{
+    if (suite_results.empty()) return;
+    const int sms = gk_bench_device().sms;
+    printf("\ngk_bench: GEMM suite, bf16 in and out: gk_gemm_bf16 (dispatcher) against cublasGemmEx, same process\n");
+    printf("%-18s %-6s %-19s %10s %10s %8s %8s  %-22s %6s %7s %6s\n", "shape", "layout", "M x N x K", "gk us",
+           "cuBLAS us", "speed", "TFLOP/s", "tile", "splits", "tiles", "waves");
+    double log_sum = 0;
+    int count = 0, under = 0;
+    double worst = 1e30;
+    for (const auto &kv : suite_results) {
+        const GkGemmSuiteShape &q = gk_gemm_suite[kv.first];
+        const SuiteResult &r = kv.second;
+        const double speed = r.cublas / r.gk;
+        const gk_gemm_config c = gk_gemm_config_info(r.plan.config);
+        const int64_t tiles = gk_ceil_div(q.m, c.bm) * gk_ceil_div(q.n, c.bn) * (r.plan.splits > 1 ? r.plan.splits : 1);
+        const double waves = (double)tiles / (sms * (c.persistent ? 1 : c.min_blocks > 0 ? c.min_blocks : 1));
+        char mnk[40];
+        snprintf(mnk, sizeof mnk, "%lldx%lldx%lld", (long long)q.m, (long long)q.n, (long long)q.k);
+        printf("%-18s %-6s %-19s %10.1f %10.1f %7.3fx %8.1f  %-22s %6d %7lld %6.2f%s\n", q.name,
+               q.ta ? (q.tb ? "TT" : "TN") : (q.tb ? "NT" : "NN"), mnk, r.gk * 1e6, r.cublas * 1e6, speed,
+               2.0 * q.m * q.n * q.k / r.gk * 1e-12, config_tile(r.plan.config).c_str(), r.plan.splits,
+               (long long)tiles, waves, speed < 0.9 ? "  < 0.9x" : "");
+        log_sum += log(speed);
+        count++;
+        under += speed < 0.9;
+        worst = speed < worst ? speed : worst;
+    }
+    printf("gk_bench: suite: %d shapes, geometric mean gk / cuBLAS speed %.3fx, lowest %.3fx, %d under 0.9x\n", count,
+           exp(log_sum / count), worst, under);
+}
+
 // Every row runs; then a mismatch with cuBLAS fails the run (exit status 1), listing the rows.
 int main(int argc, char **argv)
 {
     const int rc = gk_bench_main(argc, argv, register_all);
+    print_suite();
     if (rc != 0 || mismatched_rows.empty()) return rc;
     fprintf(stderr, "gk_bench: FAILED: %zu row(s) differ from cuBLAS past the tolerance:\n", mismatched_rows.size());
     for (const std::string &r : mismatched_rows) fprintf(stderr, "  %s\n", r.c_str());

@@ -1,0 +1,97 @@
+// The GEMM suite (gk_bench/gemm_suite.h) on every configuration and a few K splits, against
+// cuBLAS and the dispatcher's pick, to see what the shipped kernels could reach with a perfect
+// choice and what the dispatcher leaves. Plain nvcc, so it builds for the GPU host:
+//   nvcc -std=c++17 -O3 -gencode arch=compute_90a,code=sm_90a -I. gk_bench/sweep/gemm_suite_sweep.cu \
+//        -lcublas -o gemm_suite_sweep
+//   ./gemm_suite_sweep [FIRST [LAST]]       suite shapes FIRST .. LAST (default: all)
+// Prints a line per (shape, configuration, splits) that ran, "row ..." (times in us), then a line
+// per shape "best ..." (cuBLAS, the dispatcher, the fastest run) and the suite's geometric means.
+#define GK_IMPLEMENTATION
+#include "gk/gk_gemm.cuh"
+
+#include <cmath>
+#include <cstring>
+#include <cublas_v2.h>
+
+#include "gk_bench/gemm_suite.h"
+#include "gk_bench/sweep/sweep_util.h"
+
+static cublasHandle_t handle;
+
+// Row-major D = op(A) op(B) through column-major cuBLAS: D^T = op(B)^T op(A)^T.
+static cudaError_t cublas_bf16(void *d, const void *a, int64_t lda, int ta, const void *b, int64_t ldb, int tb, int m,
+                               int n, int k)
+{
+    const float one = 1.0f, zero = 0.0f;
+    cublasStatus_t s = cublasGemmEx(handle, tb ? CUBLAS_OP_T : CUBLAS_OP_N, ta ? CUBLAS_OP_T : CUBLAS_OP_N, n, m, k, &one,
+                                    b, CUDA_R_16BF, (int)ldb, a, CUDA_R_16BF, (int)lda, &zero, d, CUDA_R_16BF, n,
+                                    CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT);
+    return s == CUBLAS_STATUS_SUCCESS ? cudaSuccess : cudaErrorUnknown;
+}
+
+int main(int argc, char **argv)
+{
+    const int count = (int)(sizeof gk_gemm_suite / sizeof gk_gemm_suite[0]);
+    const int first = argc > 1 ? atoi(argv[1]) : 0, last = argc > 2 ? atoi(argv[2]) : count - 1;
+    if (cublasCreate(&handle) != CUBLAS_STATUS_SUCCESS) return 1;
+    const size_t bytes = (size_t)1 << 30, ws_bytes = (size_t)2 << 30;
+    SweepGemmBuffers buf = sweep_gemm_buffers(bytes);
+    char *ws;
+    CK(cudaMalloc(&ws, ws_bytes));
+    int sms = 0;
+    CK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0));
+    double log_pick = 0, log_best = 0;
+    int shapes = 0;
+    for (int i = first; i <= last && i < count; i++) {
+        const GkGemmSuiteShape &q = gk_gemm_suite[i];
+        const int64_t m = q.m, n = q.n, k = q.k, lda = q.ta ? m : k, ldb = q.tb ? k : n;
+        if ((q.ta ? k : m) * lda * 2 > (int64_t)bytes || (q.tb ? n : k) * ldb * 2 > (int64_t)bytes ||
+            m * n * 2 > (int64_t)bytes) {
+            printf("skip %d %s: past the buffers\n", i, q.name);
+            continue;
+        }
+        auto run = [&](int config, int splits) {
+            return gk_gemm_ex(config, splits, GK_BF16, buf.d, GK_BF16, n, buf.a, lda, q.ta, buf.b, ldb, q.tb, NULL, 0,
+                              NULL, m, n, k, 1.0f, 0.0f, GK_ACT_NONE, ws, ws_bytes, 0);
+        };
+        const double t_cublas = median_s([&] { return cublas_bf16(buf.d, buf.a, lda, q.ta, buf.b, ldb, q.tb, (int)m, (int)n, (int)k); });
+        const double t_pick = median_s([&] { return run(-1, 0); });
+        const gk_gemm_plan pl = gk_gemm_plan_for(m, n, k, q.ta, lda, q.tb, ldb);
+        double t_best = t_pick;
+        int best_c = pl.config, best_s = pl.splits;
+        for (int c = 0; c < gk_gemm_config_count(); c++) {
+            const gk_gemm_config ci = gk_gemm_config_info(c);
+            if (!ci.vec) continue; // the element-wise-load kernel: only for unaligned rows without a workspace
+            const int64_t tiles = gk_ceil_div(m, ci.bm) * gk_ceil_div(n, ci.bn);
+            for (int s : {1, 2, 4, 8, 16}) {
+                if (s > 1 && (k / s < 512 || tiles * s > 4 * sms || (size_t)(s * m * n * 4) > ws_bytes / 2)) continue;
+                if (run(c, s) != cudaSuccess) { // refused (a swapped tile with A transposed): not a candidate
+                    (void)cudaGetLastError();
+                    break;
+                }
+                const double t = median_s([&] { return run(c, s); });
+                printf("row %d %s %s %lldx%lldx%lld cfg %d %s splits %d: %.1f us (cuBLAS %.1f)\n", i, q.name,
+                       q.ta ? (q.tb ? "TT" : "TN") : (q.tb ? "NT" : "NN"), (long long)m, (long long)n, (long long)k, c,
+                       ci.name, s, t * 1e6, t_cublas * 1e6);
+                if (t < t_best) {
+                    t_best = t;
+                    best_c = c;
+                    best_s = s;
+                }
+            }
+        }
+        printf("best %d %s %s %lldx%lldx%lld: cuBLAS %.1f us, dispatcher %.1f (cfg %d %s, splits %d: %.3fx), fastest "
+               "%.1f (cfg %d %s, splits %d: %.3fx)\n",
+               i, q.name, q.ta ? (q.tb ? "TT" : "TN") : (q.tb ? "NT" : "NN"), (long long)m, (long long)n, (long long)k,
+               t_cublas * 1e6, t_pick * 1e6, pl.config, gk_gemm_config_info(pl.config).name, pl.splits,
+               t_cublas / t_pick, t_best * 1e6, best_c, gk_gemm_config_info(best_c).name, best_s, t_cublas / t_best);
+        fflush(stdout);
+        log_pick += log(t_cublas / t_pick);
+        log_best += log(t_cublas / t_best);
+        shapes++;
+    }
+    if (shapes)
+        printf("suite: %d shapes, geometric mean speed against cuBLAS: dispatcher %.3fx, fastest configuration %.3fx\n",
+               shapes, exp(log_pick / shapes), exp(log_best / shapes));
+    return 0;
+}
