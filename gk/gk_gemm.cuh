@@ -60,6 +60,11 @@
      GK_GEMM_GROUP_M (8)      tile rows per rasterization group: a group of 8 x N-tiles walks down
                               N so that its A and B panels stay in L2 (8, 16, 32 measured level)
      GK_GEMM_MAX_SPLITS (16)  the most K splits the dispatcher uses
+     GK_GEMM_TUNED(X)         the dispatcher's table measured on the H200 (gk_gemm_sm90.cuh): for each
+                              shape of gk_bench's GEMM suite, the configuration and K splits measured
+                              fastest, or "model"; a problem near a suite shape takes its entry, any
+                              other the time model's pick. Written by gk_bench/sweep/gemm_suite_sweep
+                              and gemm_tuned_table.py; define it empty for the time model alone
      GK_GEMM_SM90             1: include gk_gemm_sm90.cuh (the wgmma kernels). Default: 1 when nvcc
                               targets compute capability 9.0 (GK_BUILD_HAS_SM90, gk_mma.cuh). Its
                               kernels have code only in sm_90a images: an sm_90 build without the
@@ -854,6 +859,74 @@ static int64_t gk_gemm_decode_splits(int64_t t, int64_t k, int64_t slots)
     return best_s;
 }
 
+/* The measured table (GK_GEMM_TUNED, gk_gemm_sm90.cuh): for sm_90a builds on compute capability
+   9.0, the suite shape nearest (m, n, k) names the configuration and K splits measured fastest
+   there, or "model" (the time model's pick stood within 5%). Nearest: the least |dm| + |dn| +
+   |dk| in log2 units (Mitchell's approximation: the double's exponent and mantissa read as one
+   number, within 0.09 of log2), plus 1/4 for another layout; a shape farther than 1 from every
+   entry, or whose entry names a swapped tile while A is transposed, gets the time model's pick.
+   A trailing empty entry lets a build define GK_GEMM_TUNED(X) empty. */
+#ifdef GK_GEMM_TUNED
+typedef struct gk_gemm_tuned_entry {
+    int64_t m, n, k;
+    int trans_a, trans_b;
+    const char *tile; /* the configuration's name past "gk_gemm_bf16_", or "model" */
+    int splits;
+} gk_gemm_tuned_entry;
+#define GK_GEMM_TUNED_X(m, n, k, ta, tb, tile, splits) {m, n, k, ta, tb, #tile, splits},
+static const gk_gemm_tuned_entry gk_gemm_tuned_table[] = {GK_GEMM_TUNED(GK_GEMM_TUNED_X){0, 0, 0, 0, 0, "", 0}};
+#define GK_GEMM_NTUNED ((int)(sizeof gk_gemm_tuned_table / sizeof gk_gemm_tuned_table[0]) - 1)
+
+static double gk_gemm_log2_approx(int64_t x)
+{
+    const double d = (double)x;
+    uint64_t bits;
+    memcpy(&bits, &d, sizeof bits);
+    return (double)bits * (1.0 / 4503599627370496.0) - 1023.0;
+}
+
+/* Entry i's configuration index, or -1 for "model" or a name this build lacks; resolved once
+   (each slot an int written whole: concurrent first calls write the same value). */
+static int gk_gemm_tuned_config(int i)
+{
+    static int cache[GK_GEMM_NTUNED + 1]; /* configuration + 2; 0: not yet resolved */
+    if (cache[i] == 0) {
+        int c = -1;
+        for (int j = 0; j < GK_GEMM_NCONFIG; j++) {
+            const char *name = gk_gemm_config_table[j]->name;
+            if (strlen(name) > 13 && strcmp(name + 13, gk_gemm_tuned_table[i].tile) == 0) c = j; /* "gk_gemm_bf16_" */
+        }
+        cache[i] = c + 2;
+    }
+    return cache[i] - 2;
+}
+
+/* 1 and the table's configuration and splits for (m, n, k) in this layout, else 0. */
+static int gk_gemm_tuned_pick(int64_t m, int64_t n, int64_t k, int trans_a, int trans_b, int *config, int64_t *splits)
+{
+    const double lm = gk_gemm_log2_approx(m), ln = gk_gemm_log2_approx(n), lk = gk_gemm_log2_approx(k);
+    int best = -1;
+    double best_d = 1.0;
+    for (int i = 0; i < GK_GEMM_NTUNED; i++) {
+        const gk_gemm_tuned_entry *e = &gk_gemm_tuned_table[i];
+        const double dm = lm - gk_gemm_log2_approx(e->m), dn = ln - gk_gemm_log2_approx(e->n),
+                     dk = lk - gk_gemm_log2_approx(e->k);
+        const double d = (dm < 0 ? -dm : dm) + (dn < 0 ? -dn : dn) + (dk < 0 ? -dk : dk) +
+                         (e->trans_a != trans_a || e->trans_b != trans_b ? 0.25 : 0.0);
+        if (d <= best_d) {
+            if (d < best_d || best < 0) best = i;
+            best_d = d;
+        }
+    }
+    if (best < 0) return 0;
+    const int c = gk_gemm_tuned_config(best);
+    if (c < 0 || (gk_gemm_config_table[c]->swap && trans_a)) return 0;
+    *config = c;
+    *splits = gk_gemm_tuned_table[best].splits;
+    return 1;
+}
+#endif
+
 /* The dispatcher.
    - M <= 64 (decode, small batches) with the wgmma kernels and A row-major: the swapped tile
      with the fewest rows that hold M (16 or 64 x 128), K split (from K >= 1024) only until 64
@@ -871,13 +944,23 @@ static int64_t gk_gemm_decode_splits(int64_t t, int64_t k, int64_t slots)
    - Otherwise (mma.sync): the large tile when its tiles fill every SM at least once, else the
      small tile (4x the blocks), splitting K (same bounds) until 3 blocks per SM are resident:
      the resident blocks' cp.async stages are the bytes in flight.
-   Operands whose rows are not 16-byte aligned are repacked into the workspace when it is large
-   enough (gk_gemm_workspace_bytes), else run on the element-wise-load kernels. */
+   With the wgmma kernels and `tuned`, the measured table above comes first: its pick where it has
+   one. Operands whose rows are not 16-byte aligned are repacked into the workspace when it is
+   large enough (gk_gemm_workspace_bytes), else run on the element-wise-load kernels. */
 static void gk_gemm_plan_impl(int64_t m, int64_t n, int64_t k, int64_t rows_a, int64_t cols_a, int aligned_a,
                               int64_t rows_b, int64_t cols_b, int aligned_b, int sms, int wg, int a_row_major,
-                              gk_gemm_plan *pl)
+                              int trans_b, int tuned, gk_gemm_plan *pl)
 {
     int64_t s = 1;
+    int tuned_config = -1;
+    int64_t tuned_splits = 1;
+#ifdef GK_GEMM_TUNED
+    if (!(wg && tuned && gk_gemm_tuned_pick(m, n, k, !a_row_major, trans_b, &tuned_config, &tuned_splits)))
+        tuned_config = -1;
+#else
+    (void)trans_b;
+    (void)tuned;
+#endif
     const gk_gemm_config *small = gk_gemm_config_table[1];
     const int64_t t_small = gk_ceil_div(m, small->bm) * gk_ceil_div(n, small->bn);
     int swap = -1; /* the swapped tile with the fewest rows that hold all of M */
@@ -886,7 +969,10 @@ static void gk_gemm_plan_impl(int64_t m, int64_t n, int64_t k, int64_t rows_a, i
             const gk_gemm_config *w = gk_gemm_config_table[c];
             if (w->swap && w->bm >= m && (swap < 0 || w->bm < gk_gemm_config_table[swap]->bm)) swap = c;
         }
-    if (swap >= 0) {
+    if (tuned_config >= 0) {
+        pl->config = tuned_config;
+        s = tuned_splits;
+    } else if (swap >= 0) {
         pl->config = swap;
         if (k >= 1024) s = gk_ceil_div(64, gk_ceil_div(n, gk_gemm_config_table[swap]->bn));
     } else if (m <= 16) {
@@ -1024,7 +1110,7 @@ static cudaError_t gk_gemm_run_checked(const char *fn, int config, int splits, i
                         gk_gemm_config_table[config]->name);
     gk_gemm_plan pl;
     gk_gemm_plan_impl(m, n, k, rows_a, cols_a, aligned_a, rows_b, cols_b, aligned_b, sms, wg_ready && !elementwise,
-                      !trans_a, &pl);
+                      !trans_a, trans_b, 1, &pl);
     if (config < 0) config = elementwise ? GK_GEMM_ELEM_CONFIG : pl.config;
     const gk_gemm_config *cfg = gk_gemm_config_table[config];
     if (splits == 0) splits = config == pl.config || (elementwise && pl.config == 1) ? pl.splits : 1;
@@ -1104,7 +1190,7 @@ GK_IMPL gk_gemm_plan gk_gemm_plan_for(int64_t m, int64_t n, int64_t k, int trans
     if (gk_sm_count(&sms) != cudaSuccess) sms = 132;
     if (m <= 0 || n <= 0 || k <= 0) return pl;
     gk_gemm_plan_impl(m, n, k, trans_a ? k : m, trans_a ? m : k, lda % 8 == 0, trans_b ? n : k, trans_b ? k : n,
-                      ldb % 8 == 0, sms, gk_gemm_wg_ready(), !trans_a, &pl);
+                      ldb % 8 == 0, sms, gk_gemm_wg_ready(), !trans_a, trans_b, 1, &pl);
     return pl;
 }
 

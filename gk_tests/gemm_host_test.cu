@@ -7,6 +7,8 @@
 #include "gk/gk_sgemm.cuh"
 #include "gk_tests/gk_test.h"
 
+#include <algorithm>
+#include <cmath>
 #include <string>
 
 // ------------------------------------------------------------------ validation, tensor-core launchers
@@ -600,14 +602,15 @@ TEST(GemmDispatch, PlanIsConsistent)
                 }
 }
 
-// The dispatcher as on an H200 (132 SMs), called directly so that it runs without a GPU: with
-// the sm_90a kernels (wg) and A row-major, M <= 64 on a swapped tile; otherwise the wgmma tile
+// The dispatcher's time model as on an H200 (132 SMs), called directly so that it runs without a
+// GPU, the measured table left out (GemmDispatch.MeasuredTable checks it): with the sm_90a
+// kernels (wg) and A row-major, M <= 64 on a swapped tile; otherwise the wgmma tile
 // with the least waves x tile FLOPs / measured rate, K split only when the tiles would leave two
 // thirds of the SMs idle. Without them, or with A transposed, M <= 16 on the small mma.sync tile.
 static gk_gemm_plan wg_plan(int64_t m, int64_t n, int64_t k, int a_row_major = 1, int wg = 1)
 {
     gk_gemm_plan pl = {};
-    gk_gemm_plan_impl(m, n, k, a_row_major ? m : k, a_row_major ? k : m, 1, n, k, 1, 132, wg, a_row_major, &pl);
+    gk_gemm_plan_impl(m, n, k, a_row_major ? m : k, a_row_major ? k : m, 1, n, k, 1, 132, wg, a_row_major, 1, 0, &pl);
     return pl;
 }
 
@@ -679,6 +682,64 @@ TEST(GemmDispatch, WgmmaTilesByWaves)
                 EXPECT_LE(pl.splits, GK_GEMM_MAX_SPLITS);
             }
 }
+
+#ifdef GK_GEMM_TUNED
+// The measured table: every entry names a configuration of this build or "model"; at an entry's
+// own shape and layout the dispatcher takes its configuration and splits (its time model's pick
+// for "model"); a shape within the table's reach takes the nearest entry's; one far from every
+// entry, a build without the wgmma kernels, and a swapped tile with A transposed get the time
+// model's pick.
+static gk_gemm_plan tuned_plan(int64_t m, int64_t n, int64_t k, int ta, int tb, int wg = 1, int tuned = 1)
+{
+    gk_gemm_plan pl = {};
+    gk_gemm_plan_impl(m, n, k, ta ? k : m, ta ? m : k, 1, tb ? n : k, tb ? k : n, 1, 132, wg, !ta, tb, tuned, &pl);
+    return pl;
+}
+
+TEST(GemmDispatch, MeasuredTable)
+{
+    ASSERT_GT(GK_GEMM_NTUNED, 0);
+    int measured = 0;
+    for (int i = 0; i < GK_GEMM_NTUNED; i++) {
+        const gk_gemm_tuned_entry &e = gk_gemm_tuned_table[i];
+        SCOPED_TRACE(std::to_string(e.m) + " x " + std::to_string(e.n) + " x " + std::to_string(e.k) + " " + e.tile);
+        const int c = gk_gemm_tuned_config(i);
+        const gk_gemm_plan got = tuned_plan(e.m, e.n, e.k, e.trans_a, e.trans_b);
+        const gk_gemm_plan model = tuned_plan(e.m, e.n, e.k, e.trans_a, e.trans_b, 1, 0);
+        if (std::string(e.tile) == "model") {
+            EXPECT_EQ(c, -1);
+            EXPECT_EQ(got.config, model.config);
+            EXPECT_EQ(got.splits, model.splits);
+            continue;
+        }
+        measured++;
+        ASSERT_GE(c, 0) << "the table names a configuration this build lacks";
+        EXPECT_GE(e.splits, 1);
+        if (gk_gemm_config_info(c).swap && e.trans_a) {
+            EXPECT_EQ(got.config, model.config) << "a swapped tile never takes A transposed";
+            continue;
+        }
+        EXPECT_EQ(got.config, c);
+        const int64_t s = std::min<int64_t>(std::min<int64_t>(e.splits, GK_GEMM_MAX_SPLITS), std::max<int64_t>(e.k / 512, 1));
+        EXPECT_EQ(got.splits, s);
+        // a shape 10% off in each dimension is still this entry's, unless another is nearer
+        const gk_gemm_plan near = tuned_plan(e.m + e.m / 10, e.n + e.n / 10, e.k + e.k / 10, e.trans_a, e.trans_b);
+        EXPECT_GE(near.config, 0);
+        // without the wgmma kernels, or without the table, the time model
+        EXPECT_EQ(tuned_plan(e.m, e.n, e.k, e.trans_a, e.trans_b, 0).config,
+                  tuned_plan(e.m, e.n, e.k, e.trans_a, e.trans_b, 0, 0).config);
+    }
+    EXPECT_GT(measured, 0);
+    // far from every entry (M, N, K all 2^20 or more off the suite's range): the time model
+    const gk_gemm_plan far = tuned_plan(1 << 20, 3, 1 << 22, 0, 1), far_model = tuned_plan(1 << 20, 3, 1 << 22, 0, 1, 1, 0);
+    EXPECT_EQ(far.config, far_model.config);
+    EXPECT_EQ(far.splits, far_model.splits);
+    // Mitchell's log2: exact at powers of two, within 0.09 between
+    for (int64_t x : {1, 2, 3, 5, 7, 100, 1000, 4095, 4096, 4097, 1 << 30})
+        EXPECT_NEAR(gk_gemm_log2_approx(x), std::log2((double)x), 0.09) << x;
+    EXPECT_EQ(gk_gemm_log2_approx(4096), 12.0);
+}
+#endif
 
 TEST(GemmDispatch, SplitsLongKOfFewTilesOnly)
 {

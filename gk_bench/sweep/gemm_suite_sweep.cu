@@ -5,12 +5,19 @@
 //        -lcublas -o gemm_suite_sweep
 //   ./gemm_suite_sweep [FIRST [LAST]]       suite shapes FIRST .. LAST (default: all)
 // Prints a line per (shape, configuration, splits) that ran, "row ..." (times in us), then a line
-// per shape "best ..." (cuBLAS, the dispatcher, the fastest run) and the suite's geometric means.
+// per shape "best ..." (cuBLAS, the dispatcher, the fastest run) and the suite's geometric means,
+// then the dispatcher's table (GK_GEMM_TUNED in gk_gemm_sm90.cuh; gemm_tuned_table.py splices it in)
+// between "table begin" and "table end": a shape's fastest configuration and splits where they beat
+// the time model's pick by 5% or more, else "model" (the time model's pick stands). Problems of more than 5e10 FLOPs rest 150 ms before each timing: back to
+// back, the H200's clock drifts with its power draw and the later run of two is slower.
 #define GK_IMPLEMENTATION
 #include "gk/gk_gemm.cuh"
 
+#include <chrono>
 #include <cmath>
 #include <cstring>
+#include <string>
+#include <thread>
 #include <cublas_v2.h>
 
 #include "gk_bench/gemm_suite.h"
@@ -42,6 +49,7 @@ int main(int argc, char **argv)
     CK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0));
     double log_pick = 0, log_best = 0;
     int shapes = 0;
+    std::string table;
     for (int i = first; i <= last && i < count; i++) {
         const GkGemmSuiteShape &q = gk_gemm_suite[i];
         const int64_t m = q.m, n = q.n, k = q.k, lda = q.ta ? m : k, ldb = q.tb ? k : n;
@@ -50,12 +58,17 @@ int main(int argc, char **argv)
             printf("skip %d %s: past the buffers\n", i, q.name);
             continue;
         }
+        const bool rest = 2.0 * m * n * k > 5e10;
+        auto timed = [&](auto f) {
+            if (rest) std::this_thread::sleep_for(std::chrono::milliseconds(150));
+            return median_s(f);
+        };
         auto run = [&](int config, int splits) {
             return gk_gemm_ex(config, splits, GK_BF16, buf.d, GK_BF16, n, buf.a, lda, q.ta, buf.b, ldb, q.tb, NULL, 0,
                               NULL, m, n, k, 1.0f, 0.0f, GK_ACT_NONE, ws, ws_bytes, 0);
         };
-        const double t_cublas = median_s([&] { return cublas_bf16(buf.d, buf.a, lda, q.ta, buf.b, ldb, q.tb, (int)m, (int)n, (int)k); });
-        const double t_pick = median_s([&] { return run(-1, 0); });
+        const double t_cublas = timed([&] { return cublas_bf16(buf.d, buf.a, lda, q.ta, buf.b, ldb, q.tb, (int)m, (int)n, (int)k); });
+        const double t_pick = timed([&] { return run(-1, 0); });
         const gk_gemm_plan pl = gk_gemm_plan_for(m, n, k, q.ta, lda, q.tb, ldb);
         double t_best = t_pick;
         int best_c = pl.config, best_s = pl.splits;
@@ -69,7 +82,7 @@ int main(int argc, char **argv)
                     (void)cudaGetLastError();
                     break;
                 }
-                const double t = median_s([&] { return run(c, s); });
+                const double t = timed([&] { return run(c, s); });
                 printf("row %d %s %s %lldx%lldx%lld cfg %d %s splits %d: %.1f us (cuBLAS %.1f)\n", i, q.name,
                        q.ta ? (q.tb ? "TT" : "TN") : (q.tb ? "NT" : "NN"), (long long)m, (long long)n, (long long)k, c,
                        ci.name, s, t * 1e6, t_cublas * 1e6);
@@ -86,10 +99,19 @@ int main(int argc, char **argv)
                t_cublas * 1e6, t_pick * 1e6, pl.config, gk_gemm_config_info(pl.config).name, pl.splits,
                t_cublas / t_pick, t_best * 1e6, best_c, gk_gemm_config_info(best_c).name, best_s, t_cublas / t_best);
         fflush(stdout);
+        const bool better = t_best < t_pick / 1.05;
+        const std::string tile = better ? std::string(gk_gemm_config_info(best_c).name).substr(strlen("gk_gemm_bf16_")) : "model";
+        char entry[200];
+        snprintf(entry, sizeof entry, "    X(%lld, %lld, %lld, %d, %d, %s, %d) /* %s %s: %.3fx -> %.3fx cuBLAS */ \\\n",
+                 (long long)m, (long long)n, (long long)k, q.ta, q.tb, tile.c_str(), better ? best_s : 0, q.name,
+                 q.ta ? (q.tb ? "TT" : "TN") : (q.tb ? "NT" : "NN"), t_cublas / t_pick,
+                 better ? t_cublas / t_best : t_cublas / t_pick);
+        table += entry;
         log_pick += log(t_cublas / t_pick);
         log_best += log(t_cublas / t_best);
         shapes++;
     }
+    printf("table begin\n%stable end\n", table.c_str());
     if (shapes)
         printf("suite: %d shapes, geometric mean speed against cuBLAS: dispatcher %.3fx, fastest configuration %.3fx\n",
                shapes, exp(log_pick / shapes), exp(log_best / shapes));
