@@ -25,7 +25,9 @@
          (GK_ACT_GELU is the tanh form; GK_ACT_SILU x / (1 + e^-x)).
          workspace (may be NULL, else 256-byte aligned) lets the dispatcher split K when M x N has
          too few tiles to fill the GPU, and repack operands whose rows are not 16-byte aligned
-         (a leading dimension that is not a multiple of 8) so they take the cp.async / TMA path:
+         (a leading dimension that is not a multiple of 8) so they take the cp.async / TMA path,
+         and on the wgmma kernels large problems' operands whose rows are not 128-byte aligned
+         (not a multiple of 64: TMA boxes straddling L2 lines run up to 1.8x slower):
          gk_gemm_workspace_bytes(m, n, k, trans_a, lda, trans_b, ldb) says how much it would use;
          with less it does not split, and unaligned operands take the element-wise-load kernels.
          Split-K partials are summed in a fixed order: results are deterministic.
@@ -106,9 +108,10 @@
 
 typedef enum gk_act { GK_ACT_NONE = 0, GK_ACT_RELU = 1, GK_ACT_GELU = 2, GK_ACT_SILU = 3 } gk_act;
 
-/* The dispatcher's plan for a problem (operand pointers assumed 16-byte aligned, as cudaMalloc
+/* The dispatcher's plan for a problem (operand pointers assumed 256-byte aligned, as cudaMalloc
    gives): its configuration, K splits, and the workspace bytes it would use for the split-K
-   partials and for repacking operands whose leading dimension is not a multiple of 8. */
+   partials and for repacking operands whose leading dimension is not a multiple of 8 (or, for
+   large problems on the wgmma kernels, not a multiple of 64). */
 typedef struct gk_gemm_plan {
     int config, splits;
     size_t split_bytes, pack_a_bytes, pack_b_bytes, workspace_bytes; /* workspace = the other three */
@@ -859,6 +862,14 @@ static int64_t gk_gemm_decode_splits(int64_t t, int64_t k, int64_t slots)
     return best_s;
 }
 
+/* An operand's rows: 0 not 16-byte aligned (ld not a multiple of 8, or x off 16 bytes), 1 16-byte
+   aligned, 2 each row on a 128-byte line. x NULL: taken as allocated (256-byte aligned). */
+static int gk_gemm_row_align(const void *x, int64_t ld)
+{
+    if (ld % 8 != 0 || (x && !gk_is_aligned(x, 16))) return 0;
+    return ld % 64 == 0 && (!x || gk_is_aligned(x, 128)) ? 2 : 1;
+}
+
 /* The measured table (GK_GEMM_TUNED, gk_gemm_sm90.cuh): for sm_90a builds on compute capability
    9.0, the suite shape nearest (m, n, k) names the configuration and K splits measured fastest
    there, or "model" (the time model's pick stood within 5%). Nearest: the least |dm| + |dn| +
@@ -947,8 +958,8 @@ static int gk_gemm_tuned_pick(int64_t m, int64_t n, int64_t k, int trans_a, int 
    With the wgmma kernels and `tuned`, the measured table above comes first: its pick where it has
    one. Operands whose rows are not 16-byte aligned are repacked into the workspace when it is
    large enough (gk_gemm_workspace_bytes), else run on the element-wise-load kernels. */
-static void gk_gemm_plan_impl(int64_t m, int64_t n, int64_t k, int64_t rows_a, int64_t cols_a, int aligned_a,
-                              int64_t rows_b, int64_t cols_b, int aligned_b, int sms, int wg, int a_row_major,
+static void gk_gemm_plan_impl(int64_t m, int64_t n, int64_t k, int64_t rows_a, int64_t cols_a, int align_a,
+                              int64_t rows_b, int64_t cols_b, int align_b, int sms, int wg, int a_row_major,
                               int trans_b, int tuned, gk_gemm_plan *pl)
 {
     int64_t s = 1;
@@ -1006,8 +1017,20 @@ static void gk_gemm_plan_impl(int64_t m, int64_t n, int64_t k, int64_t rows_a, i
     if (s > k / 512) s = k / 512;
     if (s < 1) s = 1;
     pl->splits = (int)s;
-    pl->pack_a_bytes = gk_gemm_pack_bytes(rows_a, cols_a, aligned_a);
-    pl->pack_b_bytes = gk_gemm_pack_bytes(rows_b, cols_b, aligned_b);
+    /* rows 16-byte but not 128-byte aligned (align 1): the wgmma tiles' TMA boxes straddle L2
+       lines, 1.2-1.8x slower where the MMAs are the time (H200: 4096 x 4096 x 4040 357 us, 194
+       with 128-byte rows; 8976 x 1824 x 11240 826 against 572). Repacked where the GEMM at 600
+       TFLOP/s takes at least 3x the repack at 3 TB/s (each byte read and written once) */
+    int pack_a = align_a == 0, pack_b = align_b == 0;
+    if (wg && (align_a == 1 || align_b == 1)) {
+        const double bytes = (align_a == 1 ? 4.0 * rows_a * cols_a : 0.0) + (align_b == 1 ? 4.0 * rows_b * cols_b : 0.0);
+        if (2.0 * m * n * k / 600e12 >= 3.0 * bytes / 3e12) {
+            pack_a |= align_a == 1;
+            pack_b |= align_b == 1;
+        }
+    }
+    pl->pack_a_bytes = gk_gemm_pack_bytes(rows_a, cols_a, !pack_a);
+    pl->pack_b_bytes = gk_gemm_pack_bytes(rows_b, cols_b, !pack_b);
     pl->split_bytes = gk_gemm_split_bytes(s, m, n);
     pl->workspace_bytes = pl->split_bytes + pl->pack_a_bytes + pl->pack_b_bytes;
 }
@@ -1088,7 +1111,8 @@ static cudaError_t gk_gemm_run_checked(const char *fn, int config, int splits, i
     gk_gemm_args p = gk_gemm_args_of(d, d_dtype, ldd, c, ldc, bias, m, n, k, alpha, beta, act);
     if (k == 0) return gk_gemm_no_k(fn, p, stream);
 
-    const int aligned_a = lda % 8 == 0 && gk_is_aligned(a, 16), aligned_b = ldb % 8 == 0 && gk_is_aligned(b, 16);
+    const int align_a = gk_gemm_row_align(a, lda), align_b = gk_gemm_row_align(b, ldb);
+    const int aligned_a = align_a > 0, aligned_b = align_b > 0;
     const int repack = (!aligned_a || !aligned_b) && workspace_bytes >= gk_gemm_pack_bytes(rows_a, cols_a, aligned_a) +
                                                                          gk_gemm_pack_bytes(rows_b, cols_b, aligned_b);
     const int elementwise = (!aligned_a || !aligned_b) && !repack;
@@ -1109,13 +1133,20 @@ static cudaError_t gk_gemm_run_checked(const char *fn, int config, int splits, i
         return gk__fail(cudaErrorInvalidValue, fn, "configuration %s needs A row-major (trans_a = 0)",
                         gk_gemm_config_table[config]->name);
     gk_gemm_plan pl;
-    gk_gemm_plan_impl(m, n, k, rows_a, cols_a, aligned_a, rows_b, cols_b, aligned_b, sms, wg_ready && !elementwise,
+    gk_gemm_plan_impl(m, n, k, rows_a, cols_a, align_a, rows_b, cols_b, align_b, sms, wg_ready && !elementwise,
                       !trans_a, trans_b, 1, &pl);
     if (config < 0) config = elementwise ? GK_GEMM_ELEM_CONFIG : pl.config;
     const gk_gemm_config *cfg = gk_gemm_config_table[config];
     if (splits == 0) splits = config == pl.config || (elementwise && pl.config == 1) ? pl.splits : 1;
+    /* the operands to repack: the plan's (rows not 16-byte aligned, and rows not 128-byte aligned
+       where it pays) when the workspace holds them, else those not 16-byte aligned alone */
+    int pack_a = repack && !aligned_a, pack_b = repack && !aligned_b;
+    if (!elementwise && workspace_bytes >= pl.pack_a_bytes + pl.pack_b_bytes) {
+        pack_a = pl.pack_a_bytes > 0;
+        pack_b = pl.pack_b_bytes > 0;
+    }
     /* the partials come first in the workspace, the repacked operands after them */
-    const size_t pack_bytes = repack ? pl.pack_a_bytes + pl.pack_b_bytes : 0;
+    const size_t pack_bytes = (pack_a ? pl.pack_a_bytes : 0) + (pack_b ? pl.pack_b_bytes : 0);
     if (workspace_bytes < gk_gemm_split_bytes(splits, m, n) + pack_bytes) splits = 1;
 
     p.k_per_split = (int)gk_round_up(gk_ceil_div(k, splits), cfg->bk);
@@ -1123,11 +1154,11 @@ static cudaError_t gk_gemm_run_checked(const char *fn, int config, int splits, i
     char *ws = (char *)workspace;
     p.partial = splits > 1 ? (float *)ws : NULL;
     ws += gk_gemm_split_bytes(splits, m, n);
-    if (repack) {
+    if (pack_a || pack_b) {
         gk_gemm_pack_job j[2] = {{0}, {0}};
         int nj = 0;
-        if (!aligned_a) j[nj++] = gk_gemm_pack_job_of(&ws, &a, &lda, rows_a, cols_a, pl.pack_a_bytes);
-        if (!aligned_b) j[nj++] = gk_gemm_pack_job_of(&ws, &b, &ldb, rows_b, cols_b, pl.pack_b_bytes);
+        if (pack_a) j[nj++] = gk_gemm_pack_job_of(&ws, &a, &lda, rows_a, cols_a, pl.pack_a_bytes);
+        if (pack_b) j[nj++] = gk_gemm_pack_job_of(&ws, &b, &ldb, rows_b, cols_b, pl.pack_b_bytes);
         GK_TRY(gk_gemm_pack_launch(fn, j[0], j[1], (int64_t)1 << 30, stream));
     }
     p.a = a;
@@ -1189,8 +1220,8 @@ GK_IMPL gk_gemm_plan gk_gemm_plan_for(int64_t m, int64_t n, int64_t k, int trans
     int sms = 132;
     if (gk_sm_count(&sms) != cudaSuccess) sms = 132;
     if (m <= 0 || n <= 0 || k <= 0) return pl;
-    gk_gemm_plan_impl(m, n, k, trans_a ? k : m, trans_a ? m : k, lda % 8 == 0, trans_b ? n : k, trans_b ? k : n,
-                      ldb % 8 == 0, sms, gk_gemm_wg_ready(), !trans_a, trans_b, 1, &pl);
+    gk_gemm_plan_impl(m, n, k, trans_a ? k : m, trans_a ? m : k, gk_gemm_row_align(NULL, lda), trans_b ? n : k,
+                      trans_b ? k : n, gk_gemm_row_align(NULL, ldb), sms, gk_gemm_wg_ready(), !trans_a, trans_b, 1, &pl);
     return pl;
 }
 

@@ -558,8 +558,10 @@ TEST(GemmConfig, DerivedSizesAndRules)
 
 // One plan (132 SMs assumed without a GPU, the device's own count with one): a shipped
 // configuration, 1 .. GK_GEMM_MAX_SPLITS splits, a workspace that is the split-K partials plus
-// the repacked operands, each rounded to 256 bytes; an operand is repacked exactly when its rows
-// are not 16-byte aligned (a leading dimension that is not a multiple of 8).
+// the repacked operands, each rounded to 256 bytes; an operand is repacked when its rows are not
+// 16-byte aligned (a leading dimension that is not a multiple of 8), never when they are 128-byte
+// aligned (a multiple of 64), and in between only on the wgmma kernels (where the plan judges
+// the repack worth it), into rows of 64-value multiples.
 static gk_gemm_plan expect_plan_consistent(int64_t m, int64_t n, int64_t k, int ta, int64_t lda, int tb, int64_t ldb)
 {
     const gk_gemm_plan pl = gk_gemm_plan_for(m, n, k, ta, lda, tb, ldb);
@@ -578,10 +580,14 @@ static gk_gemm_plan expect_plan_consistent(int64_t m, int64_t n, int64_t k, int 
     else EXPECT_GE(pl.split_bytes, (size_t)pl.splits * m * n * 4);
     EXPECT_EQ(pl.split_bytes % 256, 0u);
     const int64_t rows_a = ta ? k : m, cols_a = ta ? m : k, rows_b = tb ? n : k, cols_b = tb ? k : n;
-    if (lda % 8 == 0) EXPECT_EQ(pl.pack_a_bytes, 0u);
-    else EXPECT_GE(pl.pack_a_bytes, (size_t)(rows_a * gk_round_up(cols_a, 8) * 2));
-    if (ldb % 8 == 0) EXPECT_EQ(pl.pack_b_bytes, 0u);
-    else EXPECT_GE(pl.pack_b_bytes, (size_t)(rows_b * gk_round_up(cols_b, 8) * 2));
+    const size_t whole_a = (size_t)gk_round_up(rows_a * gk_round_up(cols_a, 64) * 2, 256),
+                 whole_b = (size_t)gk_round_up(rows_b * gk_round_up(cols_b, 64) * 2, 256);
+    if (lda % 64 == 0) EXPECT_EQ(pl.pack_a_bytes, 0u);
+    else if (lda % 8 != 0 || !gk_gemm_wg_ready()) EXPECT_EQ(pl.pack_a_bytes, lda % 8 ? whole_a : 0u);
+    else EXPECT_TRUE(pl.pack_a_bytes == 0 || pl.pack_a_bytes == whole_a);
+    if (ldb % 64 == 0) EXPECT_EQ(pl.pack_b_bytes, 0u);
+    else if (ldb % 8 != 0 || !gk_gemm_wg_ready()) EXPECT_EQ(pl.pack_b_bytes, ldb % 8 ? whole_b : 0u);
+    else EXPECT_TRUE(pl.pack_b_bytes == 0 || pl.pack_b_bytes == whole_b);
     EXPECT_EQ(pl.pack_a_bytes % 256, 0u);
     EXPECT_EQ(pl.pack_b_bytes % 256, 0u);
     return pl;
@@ -610,7 +616,8 @@ TEST(GemmDispatch, PlanIsConsistent)
 static gk_gemm_plan wg_plan(int64_t m, int64_t n, int64_t k, int a_row_major = 1, int wg = 1)
 {
     gk_gemm_plan pl = {};
-    gk_gemm_plan_impl(m, n, k, a_row_major ? m : k, a_row_major ? k : m, 1, n, k, 1, 132, wg, a_row_major, 1, 0, &pl);
+    gk_gemm_plan_impl(m, n, k, a_row_major ? m : k, a_row_major ? k : m, gk_gemm_row_align(NULL, a_row_major ? k : m), n,
+                      k, gk_gemm_row_align(NULL, k), 132, wg, a_row_major, 1, 0, &pl);
     return pl;
 }
 
@@ -692,7 +699,8 @@ TEST(GemmDispatch, WgmmaTilesByWaves)
 static gk_gemm_plan tuned_plan(int64_t m, int64_t n, int64_t k, int ta, int tb, int wg = 1, int tuned = 1)
 {
     gk_gemm_plan pl = {};
-    gk_gemm_plan_impl(m, n, k, ta ? k : m, ta ? m : k, 1, tb ? n : k, tb ? k : n, 1, 132, wg, !ta, tb, tuned, &pl);
+    gk_gemm_plan_impl(m, n, k, ta ? k : m, ta ? m : k, gk_gemm_row_align(NULL, ta ? m : k), tb ? n : k, tb ? k : n,
+                      gk_gemm_row_align(NULL, tb ? k : n), 132, wg, !ta, tb, tuned, &pl);
     return pl;
 }
 
@@ -740,6 +748,36 @@ TEST(GemmDispatch, MeasuredTable)
     EXPECT_EQ(gk_gemm_log2_approx(4096), 12.0);
 }
 #endif
+
+// Rows 16-byte but not 128-byte aligned: repacked on the wgmma kernels where the GEMM's time is
+// at least 3x the repack's (4096 x 4096 x 4040: both operands; 7613 x 88 x 3696, where A is read
+// about once: neither); never without the wgmma kernels; never for 128-byte rows.
+TEST(GemmDispatch, RepacksRowsOffTheLineWhereItPays)
+{
+    auto plan = [](int64_t m, int64_t n, int64_t k, int64_t ld, int wg) {
+        gk_gemm_plan pl = {};
+        gk_gemm_plan_impl(m, n, k, m, k, gk_gemm_row_align(NULL, ld), n, k, gk_gemm_row_align(NULL, ld), 132, wg, 1, 1, 0,
+                          &pl);
+        return pl;
+    };
+    gk_gemm_plan pl = plan(4096, 4096, 4040, 4040, 1);
+    EXPECT_EQ(pl.pack_a_bytes, (size_t)4096 * 4096 * 2);
+    EXPECT_EQ(pl.pack_b_bytes, (size_t)4096 * 4096 * 2);
+    EXPECT_EQ(pl.workspace_bytes, pl.split_bytes + pl.pack_a_bytes + pl.pack_b_bytes);
+    pl = plan(4096, 4096, 4040, 4040, 0);
+    EXPECT_EQ(pl.pack_a_bytes + pl.pack_b_bytes, 0u);
+    pl = plan(4096, 4096, 4040, 4096, 1);
+    EXPECT_EQ(pl.pack_a_bytes + pl.pack_b_bytes, 0u);
+    pl = plan(7613, 88, 3696, 3696, 1);
+    EXPECT_EQ(pl.pack_a_bytes + pl.pack_b_bytes, 0u);
+    EXPECT_EQ(gk_gemm_row_align(NULL, 4040), 1);
+    EXPECT_EQ(gk_gemm_row_align(NULL, 4096), 2);
+    EXPECT_EQ(gk_gemm_row_align(NULL, 4093), 0);
+    alignas(256) static char buf[512];
+    EXPECT_EQ(gk_gemm_row_align(buf + 16, 4096), 1);
+    EXPECT_EQ(gk_gemm_row_align(buf + 2, 4096), 0);
+    EXPECT_EQ(gk_gemm_row_align(buf, 4096), 2);
+}
 
 TEST(GemmDispatch, SplitsLongKOfFewTilesOnly)
 {
