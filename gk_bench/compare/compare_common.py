@@ -118,10 +118,14 @@ class Session:
         """A bf16 output, all NaN: an element gk never writes fails the check."""
         return self.torch.full(shape, float("nan"), dtype=self.torch.bfloat16, device="cuda")
 
+    MAX_SETS = 256
+
     def sets_for(self, bytes_per_set, make):
         """The input sets a case rotates over: make() called once per set, enough sets that between two
-        uses of one set at least twice the L2 of other sets' bytes has gone through."""
-        count = 1 + math.ceil(2 * self.l2_bytes / bytes_per_set)
+        uses of one set at least twice the L2 of other sets' bytes has gone through, at most MAX_SETS
+        (a case of a few kilobytes would need a million: its sets then stay in L2, gk's and torch's
+        alike)."""
+        count = min(1 + math.ceil(2 * self.l2_bytes / bytes_per_set), self.MAX_SETS)
         return [make() for _ in range(count)]
 
     # ------------------------------------------------------------------ timing
