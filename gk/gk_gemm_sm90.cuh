@@ -368,10 +368,6 @@ GK_DEV void gk_gemm_wg_run(const gk_gemm_args *p, const CUtensorMap *tma, const 
     const int wg = threadIdx.x >> 7, bk = gk_gemm_wg_bk(dt);
 
     if (threadIdx.x == 0) {
-        gk_tma_prefetch(tma);
-        gk_tma_prefetch(tmb);
-        gk_tma_prefetch(tma_last);
-        gk_tma_prefetch(tmb_last);
         for (int s = 0; s < stages; s++) {
             gk_mbar_init(full + s, 1);
             gk_mbar_init(empty + s, pp ? 1 : 2); /* an arrival from each consumer on the stage */

@@ -51,7 +51,6 @@
      gk_mbar_init(bar, count), gk_mbar_init_fence(), gk_mbar_arrive(bar),
      gk_mbar_arrive_expect_tx(bar, bytes), gk_mbar_wait(bar, parity)
                                         mbarrier.{init, arrive, arrive.expect_tx, try_wait.parity}
-     gk_tma_prefetch(map)               prefetch.tensormap: a map's descriptor fetched before its first copy
      gk_tma_load_2d(dst, map, bar, c0, c1)
                                         cp.async.bulk.tensor.2d ... mbarrier::complete_tx::bytes
      gk_named_barrier(id, threads)      bar.sync id, threads (sm_70 and newer)
@@ -303,13 +302,6 @@ GK_DEV void gk_mbar_wait(void *bar, int parity)
                      : "=r"(done)
                      : "r"(a), "r"(parity)
                      : "memory");
-}
-
-/* Fetches a tensor map (a __grid_constant__ parameter) into the TMA unit's cache ahead of its
-   first copy, which otherwise waits for the descriptor's own load. */
-GK_DEV void gk_tma_prefetch(const void *tensor_map)
-{
-    asm volatile("prefetch.tensormap [%0];" ::"l"(tensor_map) : "memory");
 }
 
 /* TMA: a 2-D box of a tensor map (c0 the contiguous coordinate) into shared memory; the bytes
