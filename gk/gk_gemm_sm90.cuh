@@ -543,7 +543,7 @@ typedef void (*gk_gemm_wg_kernel)(gk_gemm_args, CUtensorMap, CUtensorMap, CUtens
     X(wg128x64x64_s8, 128, 64, 8, 0, 426)   \
     X(wg128x128x64_s4_pp, 128, 128, 4, 2, 650)
 #endif
-/* GK_GEMM_TUNED begin: written by gk_bench/sweep/gemm_tuned_table.py from gemm_suite_sweep (H200, 2026-12-02, header at 165a5a2);
+/* GK_GEMM_TUNED begin: written by gk_bench/sweep/gemm_tuned_table.py from gemm_suite_sweep (H200, 2026-12-02);
    X(M, N, K, trans_a, trans_b, tile or model, splits), then the speed against cuBLAS of the
    time model's pick -> of this entry's. */
 #ifndef GK_GEMM_TUNED

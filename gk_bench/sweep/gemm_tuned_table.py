@@ -2,7 +2,7 @@
 """Splices the dispatcher's measured table from gemm_suite_sweep's output (the lines between
 "table begin" and "table end") into gk/gk_gemm_sm90.cuh, between its GK_GEMM_TUNED markers.
 
-    python3 gk_bench/sweep/gemm_tuned_table.py SWEEP_OUTPUT "H200, 2026-12-02, header at <commit>"
+    python3 gk_bench/sweep/gemm_tuned_table.py SWEEP_OUTPUT "H200, <date>"   (the commit goes in RESULTS.md)
 """
 import sys
 
