@@ -6,34 +6,17 @@
 #define GK_IMPLEMENTATION
 #include "gk/gk_gemm.cuh"
 
-#include <cublas_v2.h>
-
-#include <algorithm>
 #include <chrono>
-#include <cstdio>
-#include <vector>
 
-static __global__ void spin(long long cycles)
-{
-    const long long t0 = clock64();
-    while (clock64() - t0 < cycles) {
-    }
-}
-
-static double median(std::vector<double> v)
-{
-    std::sort(v.begin(), v.end());
-    return v[v.size() / 2];
-}
+#include "gk_bench/sweep/sweep_util.h"
+#include "gk_bench/sweep/sweep_cublas.h"
 
 int main()
 {
     const int64_t shapes[][3] = {{1, 4096, 4096}, {16, 8192, 8192}, {4096, 4096, 4096}};
-    cublasHandle_t h;
-    cublasCreate(&h);
     cudaStream_t s;
     cudaStreamCreate(&s);
-    cublasSetStream(h, s);
+    cublasSetStream(sweep_cublas(), s);
     void *a, *b, *d, *ws;
     cudaMalloc(&a, (size_t)8192 * 8192 * 2);
     cudaMalloc(&b, (size_t)8192 * 8192 * 2);
@@ -47,7 +30,7 @@ int main()
         const int64_t m = sh[0], n = sh[1], k = sh[2];
         std::vector<double> tg, tc;
         for (int rep = 0; rep < 5; rep++) {
-            spin<<<1, 1, 0, s>>>(2000000000LL); // ~1 s: every call below only enqueues
+            sweep_spin<<<1, 1, 0, s>>>(2000000000LL); // ~1 s: every call below only enqueues
             for (int i = 0; i < calls; i++) {
                 auto t0 = std::chrono::steady_clock::now();
                 cudaError_t e = gk_gemm_bf16(d, GK_BF16, n, (const gk_bf16 *)a, k, 0, (const gk_bf16 *)b, k, 1, NULL, 0,
@@ -58,18 +41,15 @@ int main()
                     return 1;
                 }
                 tg.push_back(std::chrono::duration<double, std::micro>(t1 - t0).count());
-                const float one = 1.0f, zero = 0.0f;
                 t0 = std::chrono::steady_clock::now();
-                cublasGemmEx(h, CUBLAS_OP_T, CUBLAS_OP_N, (int)n, (int)m, (int)k, &one, b, CUDA_R_16BF, (int)k, a,
-                             CUDA_R_16BF, (int)k, &zero, d, CUDA_R_16BF, (int)n, CUBLAS_COMPUTE_32F,
-                             CUBLAS_GEMM_DEFAULT);
+                (void)cublas_bf16(d, a, k, 0, b, k, 1, (int)m, (int)n, (int)k);
                 t1 = std::chrono::steady_clock::now();
                 tc.push_back(std::chrono::duration<double, std::micro>(t1 - t0).count());
             }
             cudaStreamSynchronize(s);
         }
         printf("M=%lld N=%lld K=%lld: host us a call, median of %zu: gk_gemm_bf16 %.2f, cublasGemmEx %.2f\n",
-               (long long)m, (long long)n, (long long)k, tg.size(), median(tg), median(tc));
+               (long long)m, (long long)n, (long long)k, tg.size(), sweep_median(tg), sweep_median(tc));
     }
     return 0;
 }

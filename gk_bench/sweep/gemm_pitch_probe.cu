@@ -7,14 +7,11 @@
 #define GK_IMPLEMENTATION
 #include "gk/gk_gemm.cuh"
 
-#include <cublas_v2.h>
-
 #include "gk_bench/sweep/sweep_util.h"
+#include "gk_bench/sweep/sweep_cublas.h"
 
 int main()
 {
-    cublasHandle_t h;
-    if (cublasCreate(&h) != CUBLAS_STATUS_SUCCESS) return 1;
     const size_t bytes = (size_t)1 << 30;
     SweepGemmBuffers buf = sweep_gemm_buffers(bytes);
     const int64_t shapes[][3] = {{8976, 1824, 11240}, {1959, 10552, 552}, {342, 8480, 776}, {7613, 88, 3696},
@@ -27,14 +24,7 @@ int main()
                 return gk_gemm_bf16(buf.d, GK_BF16, n, (const gk_bf16 *)buf.a, ld, 0, (const gk_bf16 *)buf.b, ld, 1, NULL,
                                     0, NULL, m, n, k, 1.0f, 0.0f, GK_ACT_NONE, buf.ws, bytes, 0);
             });
-            const float one = 1.0f, zero = 0.0f;
-            const double tc = median_s([&] {
-                return cublasGemmEx(h, CUBLAS_OP_T, CUBLAS_OP_N, (int)n, (int)m, (int)k, &one, buf.b, CUDA_R_16BF, (int)ld,
-                                    buf.a, CUDA_R_16BF, (int)ld, &zero, buf.d, CUDA_R_16BF, (int)n, CUBLAS_COMPUTE_32F,
-                                    CUBLAS_GEMM_DEFAULT) == CUBLAS_STATUS_SUCCESS
-                           ? cudaSuccess
-                           : cudaErrorUnknown;
-            });
+            const double tc = median_s([&] { return cublas_bf16(buf.d, buf.a, ld, 0, buf.b, ld, 1, (int)m, (int)n, (int)k); });
             printf("%lldx%lldx%lld lda=ldb=%lld (%s): gk %.1f us (%s, splits %d), cuBLAS %.1f us: %.3fx\n", (long long)m,
                    (long long)n, (long long)k, (long long)ld, ld * 2 % 128 ? "rows straddle 128-byte lines" : "128-byte rows",
                    tg * 1e6, gk_gemm_config_info(pl.config).name, pl.splits, tc * 1e6, tc / tg);

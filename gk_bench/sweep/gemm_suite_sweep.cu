@@ -22,25 +22,13 @@
 
 #include "gk_bench/gemm_suite.h"
 #include "gk_bench/sweep/sweep_util.h"
+#include "gk_bench/sweep/sweep_cublas.h"
 
-static cublasHandle_t handle;
-
-// Row-major D = op(A) op(B) through column-major cuBLAS: D^T = op(B)^T op(A)^T.
-static cudaError_t cublas_bf16(void *d, const void *a, int64_t lda, int ta, const void *b, int64_t ldb, int tb, int m,
-                               int n, int k)
-{
-    const float one = 1.0f, zero = 0.0f;
-    cublasStatus_t s = cublasGemmEx(handle, tb ? CUBLAS_OP_T : CUBLAS_OP_N, ta ? CUBLAS_OP_T : CUBLAS_OP_N, n, m, k, &one,
-                                    b, CUDA_R_16BF, (int)ldb, a, CUDA_R_16BF, (int)lda, &zero, d, CUDA_R_16BF, n,
-                                    CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT);
-    return s == CUBLAS_STATUS_SUCCESS ? cudaSuccess : cudaErrorUnknown;
-}
 
 int main(int argc, char **argv)
 {
     const int count = (int)(sizeof gk_gemm_suite / sizeof gk_gemm_suite[0]);
     const int first = argc > 1 ? atoi(argv[1]) : 0, last = argc > 2 ? atoi(argv[2]) : count - 1;
-    if (cublasCreate(&handle) != CUBLAS_STATUS_SUCCESS) return 1;
     const size_t bytes = (size_t)1 << 30, ws_bytes = (size_t)2 << 30;
     SweepGemmBuffers buf = sweep_gemm_buffers(bytes);
     char *ws;

@@ -25,21 +25,11 @@
 #include <cublas_v2.h>
 
 #include "gk_bench/sweep/sweep_util.h"
+#include "gk_bench/sweep/sweep_cublas.h"
 
 #define CB(x) do { cublasStatus_t s_ = (x); if (s_ != CUBLAS_STATUS_SUCCESS) { printf("%s: cublas %d\n", #x, (int)s_); exit(1); } } while (0)
 
-static cublasHandle_t handle;
-
-// Row-major D = op(A) op(B) through column-major cuBLAS: D^T = op(B)^T op(A)^T.
-static cudaError_t cublas_bf16(void *d, const void *a, int64_t lda, int ta, const void *b, int64_t ldb, int tb, int m,
-                               int n, int k)
-{
-    const float one = 1.0f, zero = 0.0f;
-    cublasStatus_t s = cublasGemmEx(handle, tb ? CUBLAS_OP_T : CUBLAS_OP_N, ta ? CUBLAS_OP_T : CUBLAS_OP_N, n, m, k, &one,
-                                    b, CUDA_R_16BF, (int)ldb, a, CUDA_R_16BF, (int)lda, &zero, d, CUDA_R_16BF, n,
-                                    CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT);
-    return s == CUBLAS_STATUS_SUCCESS ? cudaSuccess : cudaErrorUnknown;
-}
+static cublasHandle_t handle; // for the fp32 rows (cublasSgemm)
 
 static float host_bf16(const void *p, int64_t i) { return gk_bf16_to_f32(((const gk_bf16 *)p)[i]); }
 
@@ -76,7 +66,7 @@ static double check(int config, int splits, int ta, int tb, int m, int n, int k,
 
 int main(int argc, char **argv)
 {
-    CB(cublasCreate(&handle));
+    handle = sweep_cublas();
     const size_t G = (size_t)1 << 30;
     const SweepGemmBuffers bufs = sweep_gemm_buffers(G);
     char *a = bufs.a, *b = bufs.b, *d = bufs.d, *ws = bufs.ws;

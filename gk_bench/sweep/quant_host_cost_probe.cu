@@ -8,34 +8,17 @@
 #define GK_IMPLEMENTATION
 #include "gk/gk_quant.cuh"
 
-#include <cublas_v2.h>
-
-#include <algorithm>
 #include <chrono>
-#include <cstdio>
-#include <vector>
 
-static __global__ void spin(long long cycles)
-{
-    const long long t0 = clock64();
-    while (clock64() - t0 < cycles) {
-    }
-}
-
-static double median(std::vector<double> v)
-{
-    std::sort(v.begin(), v.end());
-    return v[v.size() / 2];
-}
+#include "gk_bench/sweep/sweep_util.h"
+#include "gk_bench/sweep/sweep_cublas.h"
 
 int main()
 {
     const int64_t shapes[][3] = {{1, 8192, 8192}, {16, 8192, 8192}, {64, 8192, 8192}, {128, 28672, 8192}};
-    cublasHandle_t h;
-    cublasCreate(&h);
     cudaStream_t s;
     cudaStreamCreate(&s);
-    cublasSetStream(h, s);
+    cublasSetStream(sweep_cublas(), s);
     void *x, *wb, *d, *ws, *packed;
     const size_t big = (size_t)28672 * 8192 * 2;
     cudaMalloc(&x, (size_t)128 * 8192 * 2);
@@ -54,7 +37,7 @@ int main()
         const gk_w4_plan pl = gk_w4_plan_for(m, n, k, 128, GK_W4_SYMMETRIC, ws_bytes);
         std::vector<double> tg, tc;
         for (int rep = 0; rep < 5; rep++) {
-            spin<<<1, 1, 0, s>>>(2000000000LL); // ~1 s: every call below only enqueues
+            sweep_spin<<<1, 1, 0, s>>>(2000000000LL); // ~1 s: every call below only enqueues
             for (int i = 0; i < calls; i++) {
                 auto t0 = std::chrono::steady_clock::now();
                 cudaError_t e = gk_w4_gemm_bf16(d, GK_BF16, n, (const gk_bf16 *)x, k, &w, NULL, 0, NULL, m, 1.0f, 0.0f,
@@ -65,11 +48,8 @@ int main()
                     return 1;
                 }
                 tg.push_back(std::chrono::duration<double, std::micro>(t1 - t0).count());
-                const float one = 1.0f, zero = 0.0f;
                 t0 = std::chrono::steady_clock::now();
-                cublasGemmEx(h, CUBLAS_OP_T, CUBLAS_OP_N, (int)n, (int)m, (int)k, &one, wb, CUDA_R_16BF, (int)k, x,
-                             CUDA_R_16BF, (int)k, &zero, d, CUDA_R_16BF, (int)n, CUBLAS_COMPUTE_32F,
-                             CUBLAS_GEMM_DEFAULT);
+                (void)cublas_bf16(d, x, k, 0, wb, k, 1, (int)m, (int)n, (int)k);
                 t1 = std::chrono::steady_clock::now();
                 tc.push_back(std::chrono::duration<double, std::micro>(t1 - t0).count());
             }
@@ -78,7 +58,7 @@ int main()
         printf("M=%lld N=%lld K=%lld (%s, %d warps, %s partials): host us a call, median of %zu: gk_w4_gemm_bf16 "
                "%.2f, cublasGemmEx %.2f\n",
                (long long)m, (long long)n, (long long)k, gk_w4_config_info(pl.config).name ? gk_w4_config_info(pl.config).name : "dequantize + GEMM",
-               pl.warps, pl.slots > 1 ? "with" : "no", tg.size(), median(tg), median(tc));
+               pl.warps, pl.slots > 1 ? "with" : "no", tg.size(), sweep_median(tg), sweep_median(tc));
     }
     return 0;
 }

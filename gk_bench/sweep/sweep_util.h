@@ -41,6 +41,20 @@ template <class F> static double median_s(F f)
     return t[t.size() / 2];
 }
 
+// Holds a stream for `cycles` clock cycles: calls enqueued behind it are timed on the CPU alone.
+static __global__ void sweep_spin(long long cycles)
+{
+    const long long t0 = clock64();
+    while (clock64() - t0 < cycles) {
+    }
+}
+
+static double sweep_median(std::vector<double> v)
+{
+    std::sort(v.begin(), v.end());
+    return v[v.size() / 2];
+}
+
 // The GEMM sweeps' device buffers, `bytes` each: a and b filled with random bits, d and ws not.
 struct SweepGemmBuffers {
     char *a, *b, *d, *ws;
