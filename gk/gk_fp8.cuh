@@ -247,7 +247,7 @@ typedef void (*gk_fp8_kernel)(gk_gemm_args, CUtensorMap, CUtensorMap, CUtensorMa
              const __grid_constant__ CUtensorMap tmb_last)                                                      \
     {                                                                                                           \
         float acc[(BM) * (BN) / ((PERSIST) == 2 ? 128 : 256)], tmp[(BLOCK) ? (BM) * (BN) / 256 : 1];            \
-        gk_gemm_wg_run(&p, &tma, &tmb, &tma_last, &tmb_last, GK_E4M3, 0, 1, BM, BN, STAGES, PERSIST, BLOCK, acc,  \
+        gk_gemm_wg_run(&p, &tma, &tmb, &tma_last, &tmb_last, NULL, GK_E4M3, 0, 1, BM, BN, STAGES, PERSIST, BLOCK, acc,  \
                        tmp);                                                                                    \
     }                                                                                                           \
     static const gk_fp8_config name##_config = {#name, BM, BN, 128, STAGES, BLOCK, 1, GK_GEMM_WG_THREADS,       \

@@ -231,6 +231,7 @@ typedef struct gk_gemm_args {
        [M][kb] (1 x 128) and [ceil(N / 128)][kb] (128 x 128) */
     const float *scale_a, *scale_b, *block_a, *block_b;
     int scale_a_step, scale_b_step, kb;
+    int tma_d; /* wgmma PERSIST 3 / 4: D's tensor map is valid, the epilogue stores through TMA */
 } gk_gemm_args;
 
 /* The arguments every GEMM of the kit shares (gk_gemm, gk_quant, gk_fp8), the rest zero; m, n, k
@@ -1006,7 +1007,7 @@ static void gk_gemm_plan_impl(int64_t m, int64_t n, int64_t k, int64_t rows_a, i
             const gk_gemm_config *w = gk_gemm_config_table[c];
             if (w->swap) continue;
             const int64_t t = gk_ceil_div(m, w->bm) * gk_ceil_div(n, w->bn);
-            if (w->persistent == 2 && t <= sms) continue; /* ping-pong overlaps only a block's second tile */
+            if ((w->persistent == 2 || w->persistent == 4) && t <= sms) continue; /* ping-pong overlaps only a block's second tile */
             const double cost = (double)gk_ceil_div(t, sms) * w->bm * w->bn / w->rate;
             if (pl->config < 0 || cost < best) {
                 pl->config = c;

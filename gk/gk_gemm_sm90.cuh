@@ -12,16 +12,19 @@
      shared memory into 16-byte stores (gk_gemm_wg_store). Swapped tiles (BM 16 or 64) compute
      D^T so that decode-sized M fills the MMAs' N; persistent tiles walk the tiles with one
      block per SM; ping-pong tiles are persistent, and their two consumers take the block's tiles
-     in turn, one storing while the other runs its MMAs; a last tile column at most half full
-     runs the half-width wgmma.
+     in turn, one storing while the other runs its MMAs; PERSIST 3 and 4 tiles hand D to TMA
+     stores and go on; a last tile column at most half full runs the half-width wgmma.
 
    GENERATOR
      GK_DEFINE_GEMM_WGMMA(name, dt, BM, BN, STAGES, PERSIST, RATE) writes the kernels (per
      layout) and the config of a BM x BN x 64 tile (BM 128 or 256, BN 64, 128 or 256, not both
-     256; or BM 16 or 64, BN 128: a swapped tile, for A row-major only) with STAGES TMA stages,
-     one block per SM (or a persistent grid of them, PERSIST 1; PERSIST 2: ping-pong, BM 128 and
-     BN 64 or 128, a consumer holds a whole tile). RATE is the tile's measured
-     TFLOP/s (8192^3 NT), which the dispatcher's time model divides by.
+     256; or BM 16 or 64, BN 128: a swapped tile, for A row-major only) with STAGES TMA stages.
+     PERSIST 0: a block a tile; 1: a persistent grid (a block per SM walks the tiles) with an
+     epilogue buffer; 2: persistent ping-pong (BM 128, BN 64 or 128, a consumer holds a whole
+     tile) with the buffer; 3 (BM 128 or 256) and 4 (ping-pong): persistent, D stored by TMA
+     from 32 KB of staging where it can (16-bit D, 16-byte rows, N a multiple of 8, no C, no
+     split, at most ReLU), else in staged passes. RATE is the tile's measured TFLOP/s (8192^3
+     NT), which the dispatcher's time model divides by.
 */
 /* A part of gk_gemm.cuh: included on its own, it brings gk_gemm.cuh, which includes it where it
    belongs. Its code is for nvcc only, and only where GK_GEMM_SM90 is 1. */
@@ -44,11 +47,13 @@
 #define GK_GEMM_WG_BK 64
 #define GK_GEMM_WG_THREADS 384
 /* 1 KB of alignment slack, the stages and their two mbarriers, a ping-pong kernel's two turn
-   mbarriers, and a persistent kernel's epilogue buffer (BM rows of BN + 8 floats) */
+   mbarriers, and a persistent kernel's epilogue buffer (BM rows of BN + 8 floats), or for PERSIST
+   3 and 4 the TMA store's staging: two 64 x 64 16-bit boxes a consumer */
 #define gk_gemm_wg_epi_bytes_c(BM, BN) ((BM) * ((BN) + 8) * 4)
+#define GK_GEMM_WG_OUT_BYTES 32768
 #define gk_gemm_wg_smem_bytes_c(BM, BN, STAGES, PERSIST)                                                       \
-    (1024 + (STAGES) * (((BM) + (BN)) * GK_GEMM_WG_BK * 2 + 16) + ((PERSIST) == 2 ? 16 : 0) +                    \
-     ((PERSIST) ? gk_gemm_wg_epi_bytes_c(BM, BN) : 0))
+    (1024 + (STAGES) * (((BM) + (BN)) * GK_GEMM_WG_BK * 2 + 16) + ((PERSIST) == 2 || (PERSIST) == 4 ? 16 : 0) +                    \
+     ((PERSIST) == 1 || (PERSIST) == 2 ? gk_gemm_wg_epi_bytes_c(BM, BN) : 0) + ((PERSIST) >= 3 ? GK_GEMM_WG_OUT_BYTES : 0))
 
 /* Outputs (row, col .. col + cnt - 1) of the wgmma epilogue that its inline path does not take
    (the N edge, fp32 rows off 16-byte alignment): a store each, out of line. The values come by
@@ -182,6 +187,87 @@ GK_DEV void gk_gemm_wg_pass16(const gk_gemm_args *p, const float *acc, unsigned 
             for (int e = 0; e < 8; e++)
                 if (col + e < p->n) dst[e] = (unsigned short)(w[e / 2] >> (e % 2 * 16));
         }
+    }
+}
+
+/* A consumer's accumulators (rows from row0, rows of them, nb columns from col0) out through
+   TMA stores (PERSIST 3 and 4, p->tma_d: 16-bit D, no C, no split, at most ReLU): 64 x 64 boxes
+   through two staging buffers of the consumer's (stg, 8 KB each, the 128-byte swizzle of D's
+   map: a warp's writes in 32 distinct banks), alpha, bias and ReLU applied in registers. The
+   store drains while the warpgroup goes on to its next tile; a buffer is written again once
+   the group that read it is past (sc: this consumer's stores so far, returned updated). Rows
+   and columns past D are not written by TMA. */
+GK_DEV int gk_gemm_wg_store_tma(const gk_gemm_args *p, const CUtensorMap *tmd, const float *acc, char *stg, int w,
+                                int rows, int nb, int row0, int col0, int sc)
+{
+    const int t = threadIdx.x & 127, lane = t & 31, r = (t >> 5) * 16 + (lane >> 2), cl = (lane & 3) * 2;
+    const float alpha = p->alpha;
+    const int relu = p->act == GK_ACT_RELU, dt = p->d_dtype == GK_BF16 ? GK_BF16 : GK_F16;
+#pragma unroll
+    for (int ms = 0; ms < rows / 64; ms++) {
+        if (row0 + ms * 64 >= p->m) continue;
+#pragma unroll
+        for (int q = 0; q < nb / 64; q++, sc++) {
+            char *buf = stg + (w * 2 + (sc & 1)) * 8192;
+            if (t == 0) gk_bulk_wait_read_1();
+            gk_named_barrier(2 + w, 128);
+#pragma unroll
+            for (int jl = 0; jl < 8; jl++) {
+                const int j = q * 8 + jl, col = col0 + j * 8 + cl;
+                const float *a = acc + ms * (nb / 2) + 4 * j;
+                float b0 = 0.0f, b1 = 0.0f;
+                if (p->bias) {
+                    b0 = p->bias[min(col, p->n - 1)];
+                    b1 = p->bias[min(col + 1, p->n - 1)];
+                }
+                float y[4] = {alpha * a[0] + b0, alpha * a[1] + b1, alpha * a[2] + b0, alpha * a[3] + b1};
+                if (relu)
+#pragma unroll
+                    for (int e = 0; e < 4; e++) y[e] = fmaxf(y[e], 0.0f);
+                char *dst = buf + r * 128 + ((jl ^ (r & 7)) << 4) + (lane & 3) * 4;
+                *(unsigned *)dst = gk_pack2_f32(y, dt);
+                *(unsigned *)(dst + 1024) = gk_pack2_f32(y + 2, dt); /* row r + 8: the same swizzle */
+            }
+            gk_fence_proxy_async();
+            gk_named_barrier(2 + w, 128);
+            if (t == 0) {
+                gk_tma_store_2d(tmd, buf, col0 + q * 64, row0 + ms * 64);
+                gk_bulk_commit();
+            }
+        }
+    }
+    return sc;
+}
+
+/* The same consumer's accumulators where TMA cannot store them (fp32 D, C, GELU / SiLU, a split's
+   partials, rows off 16 bytes, N not a multiple of 8): through its 16 KB of the staging in
+   passes of 64 rows x 32 columns (rows of 40 floats: a half warp's float2 writes in 32 distinct
+   banks), each stored by gk_gemm_wg_store_rows. The passes are a loop (one copy of the store
+   code: unrolled, the kernel outgrew its instruction cache and spilled); each picks its
+   accumulators by an unrolled test, their indices constant. */
+GK_DEV void gk_gemm_wg_store_staged(const gk_gemm_args *p, const float *acc, char *stg, int w, int rows, int nb,
+                                    int row0, int col0, int scaled, int split)
+{
+    const int t = threadIdx.x & 127, lane = t & 31, r = (t >> 5) * 16 + (lane >> 2), cl = (lane & 3) * 2;
+    const int qn = nb / 32;
+    float *mine = (float *)(stg + w * 16384);
+#pragma unroll 1
+    for (int pass = 0; pass < (rows / 64) * qn; pass++) {
+        const int ms = pass / qn, q = pass % qn;
+        if (row0 + ms * 64 >= p->m || col0 + q * 32 >= p->n) continue;
+        gk_named_barrier(2 + w, 128); /* the last pass is read */
+#pragma unroll
+        for (int c = 0; c < (rows / 64) * qn; c++) {
+            if (c != pass) continue;
+#pragma unroll
+            for (int jl = 0; jl < 4; jl++) {
+                const float *a = acc + c / qn * (nb / 2) + 4 * (c % qn * 4 + jl);
+                *(float2 *)(mine + r * 40 + jl * 8 + cl) = make_float2(a[0], a[1]);
+                *(float2 *)(mine + (r + 8) * 40 + jl * 8 + cl) = make_float2(a[2], a[3]);
+            }
+        }
+        gk_named_barrier(2 + w, 128);
+        gk_gemm_wg_store_rows(p, mine, 40, 64, 32, row0 + ms * 64, col0 + q * 32, scaled, split);
     }
 }
 
@@ -344,7 +430,7 @@ GK_DEV int gk_gemm_wg_consume(char *smem, unsigned long long *full, unsigned lon
 }
 
 GK_DEV void gk_gemm_wg_run(const gk_gemm_args *p, const CUtensorMap *tma, const CUtensorMap *tmb,
-                           const CUtensorMap *tma_last, const CUtensorMap *tmb_last, int dt, int ta, int tb, int bm,
+                           const CUtensorMap *tma_last, const CUtensorMap *tmb_last, const CUtensorMap *tmd, int dt, int ta, int tb, int bm,
                            int bn, int stages, int persistent, int blocks, float *acc, float *tmp)
 {
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
@@ -352,13 +438,17 @@ GK_DEV void gk_gemm_wg_run(const gk_gemm_args *p, const CUtensorMap *tma, const 
     char *smem = gk_smem_align_1024(gk_gemm_smem);
     /* the MMAs' tile: mm rows (operand A's), mn columns; a swapped tile (bm 16 or 64) puts B's
        bn rows in the MMAs' M and D's bm rows (A's) in their N, and ta / tb are then B's and A's */
-    const int swap = bm < 128, mm = swap ? bn : bm, mn = swap ? bm : bn, pp = persistent == 2;
+    const int swap = bm < 128, mm = swap ? bn : bm, mn = swap ? bm : bn, pp = persistent == 2 || persistent == 4;
     const int a_bytes = mm * GK_GEMM_WG_BK * 2, stage_bytes = a_bytes + mn * GK_GEMM_WG_BK * 2;
-    unsigned long long *full = (unsigned long long *)(smem + stages * stage_bytes), *empty = full + stages;
+    /* PERSIST 3 and 4: the TMA store's staging after the stages (1024-byte aligned, as its swizzle
+       needs), the mbarriers after it */
+    char *stg = smem + stages * stage_bytes;
+    unsigned long long *full = (unsigned long long *)(stg + (persistent >= 3 ? GK_GEMM_WG_OUT_BYTES : 0)),
+                       *empty = full + stages;
     /* ping-pong: consumer w waits on turn[w] before it waits on an item's stages, until the other
        has waited on all of its previous item's (a wait by parity is right only one phase ahead) */
     unsigned long long *turn = empty + stages;
-    float *epi = persistent ? (float *)(turn + (pp ? 2 : 0)) : (float *)smem;
+    float *epi = persistent == 1 || pp ? (float *)(turn + (pp ? 2 : 0)) : (float *)smem;
     /* work items: (split, tile) pairs, split-major so that each split walks the rasterized
        tile order; a block takes items blockIdx .. step gridDim (one each when the grid has one
        block per item, several when it is persistent) */
@@ -421,6 +511,7 @@ GK_DEV void gk_gemm_wg_run(const gk_gemm_args *p, const CUtensorMap *tma, const 
        k-tiles in `it`) */
     const int wr = pp ? 0 : wg - 1, cb = pp ? 2 * mm : mm;
     unsigned long long *other = pp ? turn + (2 - wg) : NULL;
+    int sc = 0; /* TMA stores issued by this consumer */
     for (int item = first, j = 0, turns = 0; item < items; item += step, j++) {
         int m0, n0, split, k_begin, ktiles;
         gk_gemm_wg_item(p, item, tiles, bm, bn, bk, &m0, &n0, &split, &k_begin, &ktiles);
@@ -437,17 +528,29 @@ GK_DEV void gk_gemm_wg_run(const gk_gemm_args *p, const CUtensorMap *tma, const 
         if (!swap && bn > 64 && p->n - n0 <= bn / 2) {
             it = gk_gemm_wg_consume(smem, full, empty, stage_bytes, a_bytes, dt, ta, tb, wr, cb, bn / 2, stages, ktiles,
                                     it, acc, blocks, tmp, p, row0, n0, k_begin / 128, other);
-            gk_gemm_wg_store(p, acc, epi, persistent, dt == GK_E4M3, wg - 1, bm, bn, bn / 2, m0, n0, split);
+            if (persistent >= 3 && p->tma_d)
+                sc = gk_gemm_wg_store_tma(p, tmd, acc, stg, wg - 1, pp ? bm : bm / 2, bn / 2, pp ? m0 : m0 + wr * bm / 2, n0, sc);
+            else if (persistent >= 3)
+                gk_gemm_wg_store_staged(p, acc, stg, wg - 1, pp ? bm : bm / 2, bn / 2, pp ? m0 : m0 + wr * bm / 2, n0,
+                                        dt == GK_E4M3, split);
+            else gk_gemm_wg_store(p, acc, epi, persistent, dt == GK_E4M3, wg - 1, bm, bn, bn / 2, m0, n0, split);
         } else {
             it = gk_gemm_wg_consume(smem, full, empty, stage_bytes, a_bytes, dt, ta, tb, wr, cb, mn, stages, ktiles, it,
                                     acc, blocks, tmp, p, row0, n0, k_begin / 128, other);
-            gk_gemm_wg_store(p, acc, epi, persistent, dt == GK_E4M3, wg - 1, bm, bn, bn, m0, n0, split);
+            if (persistent >= 3 && p->tma_d)
+                sc = gk_gemm_wg_store_tma(p, tmd, acc, stg, wg - 1, pp ? bm : bm / 2, bn, pp ? m0 : m0 + wr * bm / 2, n0, sc);
+            else if (persistent >= 3)
+                gk_gemm_wg_store_staged(p, acc, stg, wg - 1, pp ? bm : bm / 2, bn, pp ? m0 : m0 + wr * bm / 2, n0,
+                                        dt == GK_E4M3, split);
+            else gk_gemm_wg_store(p, acc, epi, persistent, dt == GK_E4M3, wg - 1, bm, bn, bn, m0, n0, split);
         }
     }
+    /* the staging must stay until the last TMA store has read it, and D be written at exit */
+    if (persistent >= 3 && (threadIdx.x & 127) == 0) gk_bulk_wait_0();
 #endif
 }
 
-typedef void (*gk_gemm_wg_kernel)(gk_gemm_args, CUtensorMap, CUtensorMap, CUtensorMap, CUtensorMap);
+typedef void (*gk_gemm_wg_kernel)(gk_gemm_args, CUtensorMap, CUtensorMap, CUtensorMap, CUtensorMap, CUtensorMap);
 
 /* One wgmma configuration: a BM x BN x 64 tile, STAGES TMA stages, a block per tile or a
    persistent grid of one block per SM (PERSIST), kernels per layout. */
@@ -457,8 +560,10 @@ typedef void (*gk_gemm_wg_kernel)(gk_gemm_args, CUtensorMap, CUtensorMap, CUtens
     static_assert((BN) == 64 || (BN) == 128 || (BN) == 256,                                                    \
                   #name ": BN is 64, 128 or 256 (wgmma n; 16 rows of a swapped tile)");                       \
     static_assert((BM) * (BN) <= 128 * 256, #name ": at most 128 accumulators a consumer thread");           \
-    static_assert((PERSIST) != 2 || ((BM) == 128 && (BN) <= 128),                                              \
+    static_assert(((PERSIST) != 2 && (PERSIST) != 4) || ((BM) == 128 && (BN) <= 128),                                              \
                   #name ": a ping-pong tile is 128 x 64 or 128 x 128 (a consumer holds all of it)");         \
+    static_assert((PERSIST) != 3 || (BM) >= 128,                                                               \
+                  #name ": a register-epilogue tile (PERSIST 3) is cooperative, BM 128 or 256");             \
     static_assert((STAGES) >= 2, #name ": at least 2 stages");                                                 \
     static_assert(gk_gemm_wg_smem_bytes_c(BM, BN, STAGES, PERSIST) <= 227 * 1024,                              \
                   #name ": over 227 KB of shared memory");                                                     \
@@ -471,7 +576,7 @@ typedef void (*gk_gemm_wg_kernel)(gk_gemm_args, CUtensorMap, CUtensorMap, CUtens
     static const gk_gemm_wg_kernel name##_kernels[4] = {GK_GEMM_WG_OR_NULL_##BM(name##_nn), name##_nt,        \
                                                         GK_GEMM_WG_OR_NULL_##BM(name##_tn), name##_tt};       \
     static const gk_gemm_config name##_config = {#name, BM, BN, GK_GEMM_WG_BK,                                 \
-                                                 (BM) < 128 || (PERSIST) == 2 ? (BM) : (BM) / 2,                  \
+                                                 (BM) < 128 || (PERSIST) == 2 || (PERSIST) == 4 ? (BM) : (BM) / 2,                  \
                                                  (BM) < 128 ? (BN) / 2 : (BN), STAGES, 1, 0, GK_GEMM_WG_THREADS,     \
                                                  gk_gemm_wg_smem_bytes_c(BM, BN, STAGES, PERSIST), 1, 1, PERSIST,   \
                                                  RATE, (BM) < 128};
@@ -492,10 +597,10 @@ typedef void (*gk_gemm_wg_kernel)(gk_gemm_args, CUtensorMap, CUtensorMap, CUtens
     static __global__ void __launch_bounds__(GK_GEMM_WG_THREADS, 1)                                            \
         kname(const __grid_constant__ gk_gemm_args p, const __grid_constant__ CUtensorMap tma,                  \
               const __grid_constant__ CUtensorMap tmb, const __grid_constant__ CUtensorMap tma_last,           \
-              const __grid_constant__ CUtensorMap tmb_last)                                                    \
+              const __grid_constant__ CUtensorMap tmb_last, const __grid_constant__ CUtensorMap tmd)           \
     {                                                                                                          \
-        float acc[(BM) * (BN) / ((PERSIST) == 2 ? 128 : 256)];                                                 \
-        gk_gemm_wg_run(&p, &tma, &tmb, &tma_last, &tmb_last, dt, TA, TB, BM, BN, STAGES, PERSIST, 0, acc, acc); \
+        float acc[(BM) * (BN) / ((PERSIST) == 2 || (PERSIST) == 4 ? 128 : 256)];                                                 \
+        gk_gemm_wg_run(&p, &tma, &tmb, &tma_last, &tmb_last, &tmd, dt, TA, TB, BM, BN, STAGES, PERSIST, 0, acc, acc); \
     }
 
 #endif /* GK_GEMM_SM90_CUH */
@@ -511,12 +616,14 @@ typedef void (*gk_gemm_wg_kernel)(gk_gemm_args, CUtensorMap, CUtensorMap, CUtens
    H200, which the dispatcher's time model (waves x tile FLOPs / RATE) divides by to pick among
    the unswapped tiles; a swapped tile (BM 16 or 64), taken for M <= 64, has its TFLOP/s at
    N = 28672 and M = BM there, unused. Figures: H200, gk_bench/RESULTS.md.
-   - 128 x 256 x 64, 4 stages (192 KB), one block of 3 warpgroups per SM: the large shapes,
-     569 / 679 TFLOP/s at 4096^3 / 8192^3 NT.
-   - 256 x 128 x 64, 4 stages: fewer waves where N leaves a thin last tile column (4095 x 4097:
+   - 128 x 256 x 64, 4 stages (192 KB) and 32 KB of TMA-store staging, persistent (PERSIST 3):
+     the large shapes. Its consumers hand each tile to TMA stores and go on to the next, whose
+     stages the producer has filled meanwhile: 4096^3 NT 169 us (cuBLAS 166), 8192^3 1282 (1294);
+     a block a tile storing through shared memory took 205 / 1420.
+   - 256 x 128 x 64, the same: fewer waves where N leaves a thin last tile column (4095 x 4097:
      528 tiles in 4 waves, against 544 in 5 for 128 x 256).
-   - 128 x 128 x 64, 6 stages: twice the tiles, for shapes like M = 128, N = 28672 (224 tiles:
-     0.93x cuBLAS).
+   - 128 x 128 x 64, 6 stages, the same: twice the tiles, for shapes of one wave or less of
+     128 x 256 tiles (Llama-3-70B o, M = 256: 128 tiles in one wave).
    - 16 x 128 x 64 swapped (the MMAs compute D^T: 128 rows of B in their M, D's 16 rows in
      n = 16), 8 stages of 18 KB, persistent: decode, bound by the bytes of B, where 128-row tiles
      are mostly padding: x[16, 8192] w[28672, 8192]^T 129.2 us (cuBLAS 127.8; the 64 x 64
@@ -527,177 +634,175 @@ typedef void (*gk_gemm_wg_kernel)(gk_gemm_args, CUtensorMap, CUtensorMap, CUtens
      for B-bound shapes of 64 < M <= 128: M = 128, N = 8192 48.1 us (128 x 128 55.8; cuBLAS
      44.8). 426 TFLOP/s at 8192^3 (its B tile reused half as often), so the time model leaves it
      out of larger M.
-   - 128 x 128 x 64 ping-pong, 4 stages and a 68 KB epilogue buffer: each consumer a whole tile,
-     its epilogue under the other's MMAs (16-bit outputs packed in registers where it can:
-     gk_gemm_wg_pass16). Where a 128 x 128 tile is picked it replaces the 6-stage one (4096^3 NT
-     202 us against 235, NN 215 against 252, 8192^3 1567 against 1712); against 128 x 256 (217 /
-     215 / 1550) it wins at 4096^3 NT and loses at 8192^3, and the time model, blind to K and
-     layout, cannot tell them apart: RATE stays under 128 x 256's. */
+   - 128 x 128 x 64 ping-pong with TMA stores (PERSIST 4), 6 stages: each consumer a whole tile,
+     its epilogue under the other's MMAs; where the tiles outnumber the SMs and 128 x 256 leaves
+     a wave part full (Llama-3-8B qkv M = 4096: 1.04x the 4-stage ping-pong storing through
+     shared memory, which the FP8 kernels keep). */
 #ifndef GK_GEMM_WG_CONFIGS
 #define GK_GEMM_WG_CONFIGS(X)               \
-    X(wg128x256x64_s4, 128, 256, 4, 0, 679) \
-    X(wg256x128x64_s4, 256, 128, 4, 0, 670) \
-    X(wg128x128x64_s6, 128, 128, 6, 0, 623) \
-    X(wg16x128x64_s8_p, 16, 128, 8, 1, 58)  \
-    X(wg64x128x64_s7_p, 64, 128, 7, 1, 223) \
-    X(wg128x64x64_s8, 128, 64, 8, 0, 426)   \
-    X(wg128x128x64_s4_pp, 128, 128, 4, 2, 650)
+    X(wg128x256x64_s4_pt, 128, 256, 4, 3, 858)  \
+    X(wg256x128x64_s4_pt, 256, 128, 4, 3, 846)  \
+    X(wg128x128x64_s6_pt, 128, 128, 6, 3, 653)  \
+    X(wg16x128x64_s8_p, 16, 128, 8, 1, 58)      \
+    X(wg64x128x64_s7_p, 64, 128, 7, 1, 223)     \
+    X(wg128x64x64_s8, 128, 64, 8, 0, 426)       \
+    X(wg128x128x64_s6_ppt, 128, 128, 6, 4, 779)
 #endif
-/* GK_GEMM_TUNED begin: written by gk_bench/sweep/gemm_tuned_table.py from gemm_suite_sweep (H200, 2026-12-02);
+/* GK_GEMM_TUNED begin: written by gk_bench/sweep/gemm_tuned_table.py from gemm_suite_sweep (H200, 2026-12-02; two runs merged by gemm_table_merge.py);
    X(M, N, K, trans_a, trans_b, tile or model, splits), then the speed against cuBLAS of the
    time model's pick -> of this entry's. */
 #ifndef GK_GEMM_TUNED
 #define GK_GEMM_TUNED(X) \
-    X(1, 6144, 4096, 0, 1, model, 0) /* llama3-8b qkv NT: 0.961x -> 0.961x cuBLAS */ \
-    X(16, 6144, 4096, 0, 1, model, 0) /* llama3-8b qkv NT: 0.869x -> 0.869x cuBLAS */ \
-    X(64, 6144, 4096, 0, 1, wg128x64x64_s8, 1) /* llama3-8b qkv NT: 0.798x -> 0.880x cuBLAS */ \
-    X(128, 6144, 4096, 0, 1, model, 0) /* llama3-8b qkv NT: 0.813x -> 0.813x cuBLAS */ \
-    X(256, 6144, 4096, 0, 1, model, 0) /* llama3-8b qkv NT: 0.759x -> 0.759x cuBLAS */ \
-    X(512, 6144, 4096, 0, 1, model, 0) /* llama3-8b qkv NT: 0.685x -> 0.685x cuBLAS */ \
-    X(1024, 6144, 4096, 0, 1, model, 0) /* llama3-8b qkv NT: 0.850x -> 0.850x cuBLAS */ \
-    X(2048, 6144, 4096, 0, 1, wg128x128x64_s4_pp, 1) /* llama3-8b qkv NT: 0.823x -> 0.869x cuBLAS */ \
-    X(4096, 6144, 4096, 0, 1, wg128x128x64_s4_pp, 1) /* llama3-8b qkv NT: 0.806x -> 0.871x cuBLAS */ \
-    X(8192, 6144, 4096, 0, 1, wg128x128x64_s4_pp, 1) /* llama3-8b qkv NT: 0.806x -> 0.877x cuBLAS */ \
-    X(1, 4096, 4096, 0, 1, model, 0) /* llama3-8b o NT: 0.904x -> 0.904x cuBLAS */ \
-    X(16, 4096, 4096, 0, 1, model, 0) /* llama3-8b o NT: 0.877x -> 0.877x cuBLAS */ \
-    X(64, 4096, 4096, 0, 1, model, 0) /* llama3-8b o NT: 0.776x -> 0.776x cuBLAS */ \
-    X(128, 4096, 4096, 0, 1, model, 0) /* llama3-8b o NT: 0.787x -> 0.787x cuBLAS */ \
-    X(256, 4096, 4096, 0, 1, model, 0) /* llama3-8b o NT: 0.947x -> 0.947x cuBLAS */ \
-    X(512, 4096, 4096, 0, 1, model, 0) /* llama3-8b o NT: 0.856x -> 0.856x cuBLAS */ \
-    X(1024, 4096, 4096, 0, 1, model, 0) /* llama3-8b o NT: 0.854x -> 0.854x cuBLAS */ \
-    X(2048, 4096, 4096, 0, 1, model, 0) /* llama3-8b o NT: 0.812x -> 0.812x cuBLAS */ \
-    X(4096, 4096, 4096, 0, 1, wg128x128x64_s4_pp, 1) /* llama3-8b o NT: 0.808x -> 0.865x cuBLAS */ \
-    X(8192, 4096, 4096, 0, 1, wg128x128x64_s4_pp, 1) /* llama3-8b o NT: 0.799x -> 0.862x cuBLAS */ \
-    X(1, 28672, 4096, 0, 1, model, 0) /* llama3-8b gate/up NT: 0.975x -> 0.975x cuBLAS */ \
-    X(16, 28672, 4096, 0, 1, model, 0) /* llama3-8b gate/up NT: 0.993x -> 0.993x cuBLAS */ \
-    X(64, 28672, 4096, 0, 1, model, 0) /* llama3-8b gate/up NT: 0.930x -> 0.930x cuBLAS */ \
-    X(128, 28672, 4096, 0, 1, model, 0) /* llama3-8b gate/up NT: 0.938x -> 0.938x cuBLAS */ \
-    X(256, 28672, 4096, 0, 1, model, 0) /* llama3-8b gate/up NT: 0.840x -> 0.840x cuBLAS */ \
-    X(512, 28672, 4096, 0, 1, model, 0) /* llama3-8b gate/up NT: 0.841x -> 0.841x cuBLAS */ \
-    X(1024, 28672, 4096, 0, 1, wg128x128x64_s4_pp, 1) /* llama3-8b gate/up NT: 0.811x -> 0.880x cuBLAS */ \
-    X(2048, 28672, 4096, 0, 1, wg128x128x64_s4_pp, 1) /* llama3-8b gate/up NT: 0.807x -> 0.899x cuBLAS */ \
-    X(4096, 28672, 4096, 0, 1, wg128x128x64_s4_pp, 1) /* llama3-8b gate/up NT: 0.809x -> 0.901x cuBLAS */ \
-    X(8192, 28672, 4096, 0, 1, wg128x128x64_s4_pp, 1) /* llama3-8b gate/up NT: 0.821x -> 0.893x cuBLAS */ \
-    X(1, 4096, 14336, 0, 1, wg16x128x64_s8_p, 4) /* llama3-8b down NT: 0.925x -> 0.975x cuBLAS */ \
-    X(16, 4096, 14336, 0, 1, model, 0) /* llama3-8b down NT: 0.925x -> 0.925x cuBLAS */ \
-    X(64, 4096, 14336, 0, 1, model, 0) /* llama3-8b down NT: 0.914x -> 0.914x cuBLAS */ \
-    X(128, 4096, 14336, 0, 1, wg128x64x64_s8, 2) /* llama3-8b down NT: 0.763x -> 0.895x cuBLAS */ \
-    X(256, 4096, 14336, 0, 1, model, 0) /* llama3-8b down NT: 0.845x -> 0.845x cuBLAS */ \
-    X(512, 4096, 14336, 0, 1, model, 0) /* llama3-8b down NT: 0.895x -> 0.895x cuBLAS */ \
-    X(1024, 4096, 14336, 0, 1, model, 0) /* llama3-8b down NT: 0.936x -> 0.936x cuBLAS */ \
-    X(2048, 4096, 14336, 0, 1, model, 0) /* llama3-8b down NT: 0.932x -> 0.932x cuBLAS */ \
-    X(4096, 4096, 14336, 0, 1, model, 0) /* llama3-8b down NT: 0.931x -> 0.931x cuBLAS */ \
-    X(8192, 4096, 14336, 0, 1, model, 0) /* llama3-8b down NT: 0.928x -> 0.928x cuBLAS */ \
-    X(1, 10240, 8192, 0, 1, model, 0) /* llama3-70b qkv NT: 1.084x -> 1.084x cuBLAS */ \
-    X(16, 10240, 8192, 0, 1, model, 0) /* llama3-70b qkv NT: 1.053x -> 1.053x cuBLAS */ \
-    X(64, 10240, 8192, 0, 1, model, 0) /* llama3-70b qkv NT: 0.936x -> 0.936x cuBLAS */ \
-    X(128, 10240, 8192, 0, 1, model, 0) /* llama3-70b qkv NT: 0.918x -> 0.918x cuBLAS */ \
-    X(256, 10240, 8192, 0, 1, model, 0) /* llama3-70b qkv NT: 0.675x -> 0.675x cuBLAS */ \
-    X(512, 10240, 8192, 0, 1, model, 0) /* llama3-70b qkv NT: 0.747x -> 0.747x cuBLAS */ \
-    X(1024, 10240, 8192, 0, 1, model, 0) /* llama3-70b qkv NT: 0.874x -> 0.874x cuBLAS */ \
-    X(2048, 10240, 8192, 0, 1, model, 0) /* llama3-70b qkv NT: 0.895x -> 0.895x cuBLAS */ \
-    X(4096, 10240, 8192, 0, 1, model, 0) /* llama3-70b qkv NT: 0.915x -> 0.915x cuBLAS */ \
-    X(8192, 10240, 8192, 0, 1, model, 0) /* llama3-70b qkv NT: 0.893x -> 0.893x cuBLAS */ \
-    X(1, 8192, 8192, 0, 1, model, 0) /* llama3-70b o NT: 0.947x -> 0.947x cuBLAS */ \
-    X(16, 8192, 8192, 0, 1, model, 0) /* llama3-70b o NT: 0.951x -> 0.951x cuBLAS */ \
-    X(64, 8192, 8192, 0, 1, model, 0) /* llama3-70b o NT: 0.930x -> 0.930x cuBLAS */ \
-    X(128, 8192, 8192, 0, 1, model, 0) /* llama3-70b o NT: 0.930x -> 0.930x cuBLAS */ \
-    X(256, 8192, 8192, 0, 1, model, 0) /* llama3-70b o NT: 0.913x -> 0.913x cuBLAS */ \
-    X(512, 8192, 8192, 0, 1, model, 0) /* llama3-70b o NT: 0.903x -> 0.903x cuBLAS */ \
-    X(1024, 8192, 8192, 0, 1, model, 0) /* llama3-70b o NT: 0.899x -> 0.899x cuBLAS */ \
-    X(2048, 8192, 8192, 0, 1, model, 0) /* llama3-70b o NT: 0.881x -> 0.881x cuBLAS */ \
-    X(4096, 8192, 8192, 0, 1, model, 0) /* llama3-70b o NT: 0.882x -> 0.882x cuBLAS */ \
-    X(8192, 8192, 8192, 0, 1, model, 0) /* llama3-70b o NT: 0.902x -> 0.902x cuBLAS */ \
-    X(1, 57344, 8192, 0, 1, model, 0) /* llama3-70b gate/up NT: 1.035x -> 1.035x cuBLAS */ \
-    X(16, 57344, 8192, 0, 1, model, 0) /* llama3-70b gate/up NT: 0.967x -> 0.967x cuBLAS */ \
-    X(64, 57344, 8192, 0, 1, model, 0) /* llama3-70b gate/up NT: 0.936x -> 0.936x cuBLAS */ \
-    X(128, 57344, 8192, 0, 1, model, 0) /* llama3-70b gate/up NT: 0.968x -> 0.968x cuBLAS */ \
-    X(256, 57344, 8192, 0, 1, model, 0) /* llama3-70b gate/up NT: 0.820x -> 0.820x cuBLAS */ \
-    X(512, 57344, 8192, 0, 1, model, 0) /* llama3-70b gate/up NT: 0.889x -> 0.889x cuBLAS */ \
-    X(1024, 57344, 8192, 0, 1, model, 0) /* llama3-70b gate/up NT: 0.896x -> 0.896x cuBLAS */ \
-    X(2048, 57344, 8192, 0, 1, model, 0) /* llama3-70b gate/up NT: 0.869x -> 0.869x cuBLAS */ \
-    X(4096, 57344, 8192, 0, 1, model, 0) /* llama3-70b gate/up NT: 0.892x -> 0.892x cuBLAS */ \
-    X(8192, 57344, 8192, 0, 1, model, 0) /* llama3-70b gate/up NT: 0.933x -> 0.933x cuBLAS */ \
-    X(1, 8192, 28672, 0, 1, model, 0) /* llama3-70b down NT: 0.963x -> 0.963x cuBLAS */ \
-    X(16, 8192, 28672, 0, 1, model, 0) /* llama3-70b down NT: 0.988x -> 0.988x cuBLAS */ \
-    X(64, 8192, 28672, 0, 1, model, 0) /* llama3-70b down NT: 1.012x -> 1.012x cuBLAS */ \
-    X(128, 8192, 28672, 0, 1, model, 0) /* llama3-70b down NT: 0.941x -> 0.941x cuBLAS */ \
-    X(256, 8192, 28672, 0, 1, model, 0) /* llama3-70b down NT: 0.967x -> 0.967x cuBLAS */ \
-    X(512, 8192, 28672, 0, 1, model, 0) /* llama3-70b down NT: 0.978x -> 0.978x cuBLAS */ \
-    X(1024, 8192, 28672, 0, 1, model, 0) /* llama3-70b down NT: 0.977x -> 0.977x cuBLAS */ \
-    X(2048, 8192, 28672, 0, 1, model, 0) /* llama3-70b down NT: 0.968x -> 0.968x cuBLAS */ \
-    X(4096, 8192, 28672, 0, 1, model, 0) /* llama3-70b down NT: 0.943x -> 0.943x cuBLAS */ \
-    X(8192, 8192, 28672, 0, 1, wg256x128x64_s4, 1) /* llama3-70b down NT: 0.959x -> 1.029x cuBLAS */ \
-    X(1024, 1024, 1024, 0, 0, wg128x64x64_s8, 1) /* square nn NN: 0.640x -> 0.712x cuBLAS */ \
-    X(1024, 1024, 1024, 0, 1, wg64x128x64_s7_p, 1) /* square nt NT: 0.666x -> 0.708x cuBLAS */ \
-    X(1024, 1024, 1024, 1, 0, wg128x64x64_s8, 1) /* square tn TN: 0.627x -> 0.663x cuBLAS */ \
-    X(1024, 1024, 1024, 1, 1, model, 0) /* square tt TT: 0.753x -> 0.753x cuBLAS */ \
-    X(2048, 2048, 2048, 0, 0, wg128x128x64_s4_pp, 1) /* square nn NN: 0.743x -> 0.818x cuBLAS */ \
-    X(2048, 2048, 2048, 0, 1, wg128x128x64_s4_pp, 1) /* square nt NT: 0.770x -> 0.889x cuBLAS */ \
-    X(2048, 2048, 2048, 1, 0, model, 0) /* square tn TN: 0.736x -> 0.736x cuBLAS */ \
-    X(2048, 2048, 2048, 1, 1, wg128x128x64_s4_pp, 1) /* square tt TT: 0.784x -> 0.844x cuBLAS */ \
-    X(4096, 4096, 4096, 0, 0, model, 0) /* square nn NN: 0.789x -> 0.789x cuBLAS */ \
-    X(4096, 4096, 4096, 0, 1, wg128x128x64_s4_pp, 1) /* square nt NT: 0.811x -> 0.863x cuBLAS */ \
-    X(4096, 4096, 4096, 1, 0, model, 0) /* square tn TN: 0.821x -> 0.821x cuBLAS */ \
-    X(4096, 4096, 4096, 1, 1, model, 0) /* square tt TT: 0.828x -> 0.828x cuBLAS */ \
-    X(8192, 8192, 8192, 0, 0, model, 0) /* square nn NN: 0.877x -> 0.877x cuBLAS */ \
-    X(8192, 8192, 8192, 0, 1, model, 0) /* square nt NT: 0.901x -> 0.901x cuBLAS */ \
-    X(8192, 8192, 8192, 1, 0, model, 0) /* square tn TN: 0.928x -> 0.928x cuBLAS */ \
-    X(8192, 8192, 8192, 1, 1, model, 0) /* square tt TT: 0.947x -> 0.947x cuBLAS */ \
-    X(16384, 16384, 16384, 0, 0, model, 0) /* square nn NN: 0.959x -> 0.959x cuBLAS */ \
-    X(16384, 16384, 16384, 0, 1, model, 0) /* square nt NT: 0.934x -> 0.934x cuBLAS */ \
-    X(16384, 16384, 16384, 1, 0, model, 0) /* square tn TN: 0.958x -> 0.958x cuBLAS */ \
-    X(16384, 16384, 16384, 1, 1, model, 0) /* square tt TT: 0.950x -> 0.950x cuBLAS */ \
-    X(10922, 8, 8, 0, 1, wg128x128x64_s4_pp, 1) /* random 0 NT: 0.599x -> 0.702x cuBLAS */ \
-    X(16168, 8, 8, 0, 1, 64x64x64_s4, 1) /* random 1 NT: 0.601x -> 0.681x cuBLAS */ \
-    X(556, 32, 5608, 0, 1, model, 0) /* random 2 NT: 0.854x -> 0.854x cuBLAS */ \
-    X(9, 11056, 24, 0, 1, model, 0) /* random 3 NT: 0.849x -> 0.849x cuBLAS */ \
-    X(342, 8480, 776, 0, 1, wg128x128x64_s4_pp, 1) /* random 4 NT: 0.586x -> 0.662x cuBLAS */ \
-    X(7825, 968, 8, 0, 1, wg128x128x64_s4_pp, 1) /* random 5 NT: 0.458x -> 0.810x cuBLAS */ \
-    X(5181, 304, 24, 0, 1, wg128x128x64_s4_pp, 1) /* random 6 NT: 0.560x -> 0.717x cuBLAS */ \
-    X(6, 3816, 288, 0, 1, model, 0) /* random 7 NT: 0.847x -> 0.847x cuBLAS */ \
-    X(8976, 1824, 11240, 0, 1, wg256x128x64_s4, 1) /* random 8 NT: 0.460x -> 0.591x cuBLAS */ \
-    X(244, 880, 384, 0, 1, wg16x128x64_s8_p, 1) /* random 9 NT: 0.645x -> 0.831x cuBLAS */ \
-    X(12, 10768, 24, 0, 1, model, 0) /* random 10 NT: 0.955x -> 0.955x cuBLAS */ \
-    X(1959, 10552, 552, 0, 1, model, 0) /* random 11 NT: 0.592x -> 0.592x cuBLAS */ \
-    X(4, 3008, 648, 0, 1, model, 0) /* random 12 NT: 0.850x -> 0.850x cuBLAS */ \
-    X(6, 8, 176, 0, 1, model, 0) /* random 13 NT: 0.823x -> 0.823x cuBLAS */ \
-    X(1, 7920, 136, 0, 1, model, 0) /* random 14 NT: 0.890x -> 0.890x cuBLAS */ \
-    X(151, 56, 608, 0, 1, wg16x128x64_s8_p, 1) /* random 15 NT: 0.623x -> 0.798x cuBLAS */ \
-    X(7284, 16, 40, 0, 1, wg128x128x64_s4_pp, 1) /* random 16 NT: 0.738x -> 0.887x cuBLAS */ \
-    X(285, 16, 320, 0, 1, wg16x128x64_s8_p, 1) /* random 17 NT: 0.638x -> 0.826x cuBLAS */ \
-    X(195, 64, 688, 0, 1, wg16x128x64_s8_p, 1) /* random 18 NT: 0.628x -> 0.782x cuBLAS */ \
-    X(168, 8, 15832, 0, 1, model, 0) /* random 19 NT: 0.808x -> 0.808x cuBLAS */ \
-    X(32, 64, 48, 0, 1, wg16x128x64_s8_p, 1) /* random 20 NT: 0.764x -> 0.856x cuBLAS */ \
-    X(8266, 10296, 144, 0, 1, model, 0) /* random 21 NT: 0.820x -> 0.820x cuBLAS */ \
-    X(49, 8, 5944, 0, 1, model, 0) /* random 22 NT: 0.784x -> 0.784x cuBLAS */ \
-    X(5, 200, 32, 0, 1, model, 0) /* random 23 NT: 0.733x -> 0.733x cuBLAS */ \
-    X(24, 32, 8, 0, 1, wg128x128x64_s4_pp, 1) /* random 24 NT: 0.659x -> 0.751x cuBLAS */ \
-    X(1, 184, 2264, 0, 1, model, 0) /* random 25 NT: 0.818x -> 0.818x cuBLAS */ \
-    X(533, 8, 840, 0, 1, wg16x128x64_s8_p, 1) /* random 26 NT: 0.587x -> 0.774x cuBLAS */ \
-    X(2, 56, 3088, 0, 1, model, 0) /* random 27 NT: 0.934x -> 0.934x cuBLAS */ \
-    X(7613, 88, 3696, 0, 1, wg64x128x64_s7_p, 1) /* random 28 NT: 0.776x -> 0.816x cuBLAS */ \
-    X(126, 160, 288, 0, 1, wg16x128x64_s8_p, 1) /* random 29 NT: 0.712x -> 0.920x cuBLAS */ \
-    X(15055, 1360, 96, 0, 1, wg128x128x64_s4_pp, 1) /* random 30 NT: 0.373x -> 0.861x cuBLAS */ \
-    X(1161, 512, 32, 0, 1, wg128x128x64_s4_pp, 1) /* random 31 NT: 0.759x -> 0.798x cuBLAS */ \
-    X(2018, 2848, 368, 0, 1, model, 0) /* random 32 NT: 0.821x -> 0.821x cuBLAS */ \
-    X(9398, 8, 128, 0, 1, wg128x128x64_s4_pp, 1) /* random 33 NT: 0.769x -> 0.899x cuBLAS */ \
-    X(472, 24, 8, 0, 1, wg16x128x64_s8_p, 1) /* random 34 NT: 0.726x -> 0.971x cuBLAS */ \
-    X(825, 64, 16, 0, 1, wg16x128x64_s8_p, 1) /* random 35 NT: 0.731x -> 0.919x cuBLAS */ \
+    X(1, 6144, 4096, 0, 1, model, 0) /* llama3-8b qkv NT: 0.944x -> 0.944x cuBLAS */ \
+    X(16, 6144, 4096, 0, 1, model, 0) /* llama3-8b qkv NT: 0.863x -> 0.863x cuBLAS */ \
+    X(64, 6144, 4096, 0, 1, wg128x64x64_s8, 1) /* llama3-8b qkv NT: 0.800x -> 0.879x cuBLAS */ \
+    X(128, 6144, 4096, 0, 1, model, 0) /* llama3-8b qkv NT: 0.843x -> 0.843x cuBLAS */ \
+    X(256, 6144, 4096, 0, 1, model, 0) /* llama3-8b qkv NT: 0.877x -> 0.877x cuBLAS */ \
+    X(512, 6144, 4096, 0, 1, model, 0) /* llama3-8b qkv NT: 0.819x -> 0.819x cuBLAS */ \
+    X(1024, 6144, 4096, 0, 1, model, 0) /* llama3-8b qkv NT: 0.937x -> 0.937x cuBLAS */ \
+    X(2048, 6144, 4096, 0, 1, model, 0) /* llama3-8b qkv NT: 0.994x -> 0.994x cuBLAS */ \
+    X(4096, 6144, 4096, 0, 1, model, 0) /* llama3-8b qkv NT: 0.979x -> 0.979x cuBLAS */ \
+    X(8192, 6144, 4096, 0, 1, model, 0) /* llama3-8b qkv NT: 0.970x -> 0.970x cuBLAS */ \
+    X(1, 4096, 4096, 0, 1, model, 0) /* llama3-8b o NT: 0.888x -> 0.888x cuBLAS */ \
+    X(16, 4096, 4096, 0, 1, model, 0) /* llama3-8b o NT: 0.873x -> 0.873x cuBLAS */ \
+    X(64, 4096, 4096, 0, 1, wg128x128x64_s6_pt, 4) /* llama3-8b o NT: 0.771x -> 0.858x cuBLAS */ \
+    X(128, 4096, 4096, 0, 1, model, 0) /* llama3-8b o NT: 0.781x -> 0.781x cuBLAS */ \
+    X(256, 4096, 4096, 0, 1, model, 0) /* llama3-8b o NT: 0.914x -> 0.914x cuBLAS */ \
+    X(512, 4096, 4096, 0, 1, model, 0) /* llama3-8b o NT: 0.947x -> 0.947x cuBLAS */ \
+    X(1024, 4096, 4096, 0, 1, model, 0) /* llama3-8b o NT: 1.002x -> 1.002x cuBLAS */ \
+    X(2048, 4096, 4096, 0, 1, model, 0) /* llama3-8b o NT: 0.986x -> 0.986x cuBLAS */ \
+    X(4096, 4096, 4096, 0, 1, model, 0) /* llama3-8b o NT: 0.986x -> 0.986x cuBLAS */ \
+    X(8192, 4096, 4096, 0, 1, model, 0) /* llama3-8b o NT: 0.974x -> 0.974x cuBLAS */ \
+    X(1, 28672, 4096, 0, 1, model, 0) /* llama3-8b gate/up NT: 0.999x -> 0.999x cuBLAS */ \
+    X(16, 28672, 4096, 0, 1, wg128x256x64_s4_pt, 1) /* llama3-8b gate/up NT: 0.983x -> 1.115x cuBLAS */ \
+    X(64, 28672, 4096, 0, 1, wg128x256x64_s4_pt, 1) /* llama3-8b gate/up NT: 0.938x -> 1.007x cuBLAS */ \
+    X(128, 28672, 4096, 0, 1, model, 0) /* llama3-8b gate/up NT: 1.031x -> 1.031x cuBLAS */ \
+    X(256, 28672, 4096, 0, 1, model, 0) /* llama3-8b gate/up NT: 0.988x -> 0.988x cuBLAS */ \
+    X(512, 28672, 4096, 0, 1, model, 0) /* llama3-8b gate/up NT: 0.904x -> 0.904x cuBLAS */ \
+    X(1024, 28672, 4096, 0, 1, model, 0) /* llama3-8b gate/up NT: 0.988x -> 0.988x cuBLAS */ \
+    X(2048, 28672, 4096, 0, 1, model, 0) /* llama3-8b gate/up NT: 0.974x -> 0.974x cuBLAS */ \
+    X(4096, 28672, 4096, 0, 1, model, 0) /* llama3-8b gate/up NT: 0.967x -> 0.967x cuBLAS */ \
+    X(8192, 28672, 4096, 0, 1, model, 0) /* llama3-8b gate/up NT: 0.973x -> 0.973x cuBLAS */ \
+    X(1, 4096, 14336, 0, 1, model, 0) /* llama3-8b down NT: 0.950x -> 0.950x cuBLAS */ \
+    X(16, 4096, 14336, 0, 1, model, 0) /* llama3-8b down NT: 0.917x -> 0.917x cuBLAS */ \
+    X(64, 4096, 14336, 0, 1, model, 0) /* llama3-8b down NT: 0.909x -> 0.909x cuBLAS */ \
+    X(128, 4096, 14336, 0, 1, wg128x128x64_s6_pt, 4) /* llama3-8b down NT: 0.764x -> 0.918x cuBLAS */ \
+    X(256, 4096, 14336, 0, 1, wg128x256x64_s4_pt, 4) /* llama3-8b down NT: 0.842x -> 0.892x cuBLAS */ \
+    X(512, 4096, 14336, 0, 1, wg128x128x64_s6_ppt, 1) /* llama3-8b down NT: 0.877x -> 0.937x cuBLAS */ \
+    X(1024, 4096, 14336, 0, 1, model, 0) /* llama3-8b down NT: 0.999x -> 0.999x cuBLAS */ \
+    X(2048, 4096, 14336, 0, 1, model, 0) /* llama3-8b down NT: 0.992x -> 0.992x cuBLAS */ \
+    X(4096, 4096, 14336, 0, 1, model, 0) /* llama3-8b down NT: 0.994x -> 0.994x cuBLAS */ \
+    X(8192, 4096, 14336, 0, 1, model, 0) /* llama3-8b down NT: 0.984x -> 0.984x cuBLAS */ \
+    X(1, 10240, 8192, 0, 1, model, 0) /* llama3-70b qkv NT: 1.070x -> 1.070x cuBLAS */ \
+    X(16, 10240, 8192, 0, 1, model, 0) /* llama3-70b qkv NT: 1.057x -> 1.057x cuBLAS */ \
+    X(64, 10240, 8192, 0, 1, model, 0) /* llama3-70b qkv NT: 0.942x -> 0.942x cuBLAS */ \
+    X(128, 10240, 8192, 0, 1, model, 0) /* llama3-70b qkv NT: 0.995x -> 0.995x cuBLAS */ \
+    X(256, 10240, 8192, 0, 1, model, 0) /* llama3-70b qkv NT: 0.736x -> 0.736x cuBLAS */ \
+    X(512, 10240, 8192, 0, 1, model, 0) /* llama3-70b qkv NT: 0.802x -> 0.802x cuBLAS */ \
+    X(1024, 10240, 8192, 0, 1, model, 0) /* llama3-70b qkv NT: 0.927x -> 0.927x cuBLAS */ \
+    X(2048, 10240, 8192, 0, 1, model, 0) /* llama3-70b qkv NT: 1.000x -> 1.000x cuBLAS */ \
+    X(4096, 10240, 8192, 0, 1, model, 0) /* llama3-70b qkv NT: 0.990x -> 0.990x cuBLAS */ \
+    X(8192, 10240, 8192, 0, 1, model, 0) /* llama3-70b qkv NT: 0.997x -> 0.997x cuBLAS */ \
+    X(1, 8192, 8192, 0, 1, model, 0) /* llama3-70b o NT: 0.969x -> 0.969x cuBLAS */ \
+    X(16, 8192, 8192, 0, 1, model, 0) /* llama3-70b o NT: 0.956x -> 0.956x cuBLAS */ \
+    X(64, 8192, 8192, 0, 1, model, 0) /* llama3-70b o NT: 0.931x -> 0.931x cuBLAS */ \
+    X(128, 8192, 8192, 0, 1, model, 0) /* llama3-70b o NT: 0.922x -> 0.922x cuBLAS */ \
+    X(256, 8192, 8192, 0, 1, model, 0) /* llama3-70b o NT: 0.933x -> 0.933x cuBLAS */ \
+    X(512, 8192, 8192, 0, 1, model, 0) /* llama3-70b o NT: 1.003x -> 1.003x cuBLAS */ \
+    X(1024, 8192, 8192, 0, 1, model, 0) /* llama3-70b o NT: 1.004x -> 1.004x cuBLAS */ \
+    X(2048, 8192, 8192, 0, 1, model, 0) /* llama3-70b o NT: 0.991x -> 0.991x cuBLAS */ \
+    X(4096, 8192, 8192, 0, 1, model, 0) /* llama3-70b o NT: 0.981x -> 0.981x cuBLAS */ \
+    X(8192, 8192, 8192, 0, 1, model, 0) /* llama3-70b o NT: 1.013x -> 1.013x cuBLAS */ \
+    X(1, 57344, 8192, 0, 1, model, 0) /* llama3-70b gate/up NT: 1.028x -> 1.028x cuBLAS */ \
+    X(16, 57344, 8192, 0, 1, model, 0) /* llama3-70b gate/up NT: 0.963x -> 0.963x cuBLAS */ \
+    X(64, 57344, 8192, 0, 1, wg128x256x64_s4_pt, 1) /* llama3-70b gate/up NT: 0.934x -> 0.993x cuBLAS */ \
+    X(128, 57344, 8192, 0, 1, model, 0) /* llama3-70b gate/up NT: 1.021x -> 1.021x cuBLAS */ \
+    X(256, 57344, 8192, 0, 1, model, 0) /* llama3-70b gate/up NT: 0.897x -> 0.897x cuBLAS */ \
+    X(512, 57344, 8192, 0, 1, model, 0) /* llama3-70b gate/up NT: 0.997x -> 0.997x cuBLAS */ \
+    X(1024, 57344, 8192, 0, 1, model, 0) /* llama3-70b gate/up NT: 1.011x -> 1.011x cuBLAS */ \
+    X(2048, 57344, 8192, 0, 1, wg256x128x64_s4_pt, 1) /* llama3-70b gate/up NT: 0.917x -> 0.972x cuBLAS */ \
+    X(4096, 57344, 8192, 0, 1, model, 0) /* llama3-70b gate/up NT: 1.117x -> 1.117x cuBLAS */ \
+    X(8192, 57344, 8192, 0, 1, model, 0) /* llama3-70b gate/up NT: 0.986x -> 0.986x cuBLAS */ \
+    X(1, 8192, 28672, 0, 1, model, 0) /* llama3-70b down NT: 0.989x -> 0.989x cuBLAS */ \
+    X(16, 8192, 28672, 0, 1, model, 0) /* llama3-70b down NT: 0.986x -> 0.986x cuBLAS */ \
+    X(64, 8192, 28672, 0, 1, model, 0) /* llama3-70b down NT: 1.009x -> 1.009x cuBLAS */ \
+    X(128, 8192, 28672, 0, 1, model, 0) /* llama3-70b down NT: 0.938x -> 0.938x cuBLAS */ \
+    X(256, 8192, 28672, 0, 1, wg128x128x64_s6_ppt, 1) /* llama3-70b down NT: 0.916x -> 0.978x cuBLAS */ \
+    X(512, 8192, 28672, 0, 1, model, 0) /* llama3-70b down NT: 1.004x -> 1.004x cuBLAS */ \
+    X(1024, 8192, 28672, 0, 1, model, 0) /* llama3-70b down NT: 1.005x -> 1.005x cuBLAS */ \
+    X(2048, 8192, 28672, 0, 1, model, 0) /* llama3-70b down NT: 0.995x -> 0.995x cuBLAS */ \
+    X(4096, 8192, 28672, 0, 1, model, 0) /* llama3-70b down NT: 0.947x -> 0.947x cuBLAS */ \
+    X(8192, 8192, 28672, 0, 1, model, 0) /* llama3-70b down NT: 0.941x -> 0.941x cuBLAS */ \
+    X(1024, 1024, 1024, 0, 0, model, 0) /* square nn NN: 0.708x -> 0.708x cuBLAS */ \
+    X(1024, 1024, 1024, 0, 1, model, 0) /* square nt NT: 0.695x -> 0.695x cuBLAS */ \
+    X(1024, 1024, 1024, 1, 0, model, 0) /* square tn TN: 0.664x -> 0.664x cuBLAS */ \
+    X(1024, 1024, 1024, 1, 1, model, 0) /* square tt TT: 0.718x -> 0.718x cuBLAS */ \
+    X(2048, 2048, 2048, 0, 0, model, 0) /* square nn NN: 0.996x -> 0.996x cuBLAS */ \
+    X(2048, 2048, 2048, 0, 1, model, 0) /* square nt NT: 0.982x -> 0.982x cuBLAS */ \
+    X(2048, 2048, 2048, 1, 0, model, 0) /* square tn TN: 0.978x -> 0.978x cuBLAS */ \
+    X(2048, 2048, 2048, 1, 1, model, 0) /* square tt TT: 0.975x -> 0.975x cuBLAS */ \
+    X(4096, 4096, 4096, 0, 0, model, 0) /* square nn NN: 0.958x -> 0.958x cuBLAS */ \
+    X(4096, 4096, 4096, 0, 1, model, 0) /* square nt NT: 0.987x -> 0.987x cuBLAS */ \
+    X(4096, 4096, 4096, 1, 0, model, 0) /* square tn TN: 0.990x -> 0.990x cuBLAS */ \
+    X(4096, 4096, 4096, 1, 1, model, 0) /* square tt TT: 1.011x -> 1.011x cuBLAS */ \
+    X(8192, 8192, 8192, 0, 0, model, 0) /* square nn NN: 0.950x -> 0.950x cuBLAS */ \
+    X(8192, 8192, 8192, 0, 1, model, 0) /* square nt NT: 1.009x -> 1.009x cuBLAS */ \
+    X(8192, 8192, 8192, 1, 0, model, 0) /* square tn TN: 1.000x -> 1.000x cuBLAS */ \
+    X(8192, 8192, 8192, 1, 1, model, 0) /* square tt TT: 1.047x -> 1.047x cuBLAS */ \
+    X(16384, 16384, 16384, 0, 0, model, 0) /* square nn NN: 0.975x -> 0.975x cuBLAS */ \
+    X(16384, 16384, 16384, 0, 1, model, 0) /* square nt NT: 0.977x -> 0.977x cuBLAS */ \
+    X(16384, 16384, 16384, 1, 0, model, 0) /* square tn TN: 0.985x -> 0.985x cuBLAS */ \
+    X(16384, 16384, 16384, 1, 1, model, 0) /* square tt TT: 0.976x -> 0.976x cuBLAS */ \
+    X(10922, 8, 8, 0, 1, wg128x128x64_s6_pt, 1) /* random 0 NT: 0.587x -> 0.984x cuBLAS */ \
+    X(16168, 8, 8, 0, 1, wg128x128x64_s6_pt, 1) /* random 1 NT: 0.591x -> 1.000x cuBLAS */ \
+    X(556, 32, 5608, 0, 1, wg128x64x64_s8, 8) /* random 2 NT: untimed -> 0.856x cuBLAS */ \
+    X(9, 11056, 24, 0, 1, wg128x128x64_s6_pt, 1) /* random 3 NT: 0.857x -> 0.938x cuBLAS */ \
+    X(342, 8480, 776, 0, 1, model, 0) /* random 4 NT: 0.888x -> 0.888x cuBLAS */ \
+    X(7825, 968, 8, 0, 1, wg256x128x64_s4_pt, 1) /* random 5 NT: 0.932x -> 1.000x cuBLAS */ \
+    X(5181, 304, 24, 0, 1, model, 0) /* random 6 NT: 0.823x -> 0.823x cuBLAS */ \
+    X(6, 3816, 288, 0, 1, model, 0) /* random 7 NT: 0.849x -> 0.849x cuBLAS */ \
+    X(8976, 1824, 11240, 0, 1, model, 0) /* random 8 NT: 0.714x -> 0.714x cuBLAS */ \
+    X(244, 880, 384, 0, 1, wg16x128x64_s8_p, 1) /* random 9 NT: 0.652x -> 0.829x cuBLAS */ \
+    X(12, 10768, 24, 0, 1, model, 0) /* random 10 NT: 0.952x -> 0.952x cuBLAS */ \
+    X(1959, 10552, 552, 0, 1, wg128x128x64_s6_ppt, 1) /* random 11 NT: 0.760x -> 0.832x cuBLAS */ \
+    X(4, 3008, 648, 0, 1, model, 0) /* random 12 NT: 0.859x -> 0.859x cuBLAS */ \
+    X(6, 8, 176, 0, 1, wg128x128x64_s6_pt, 1) /* random 13 NT: 0.821x -> 0.964x cuBLAS */ \
+    X(1, 7920, 136, 0, 1, model, 0) /* random 14 NT: 0.886x -> 0.886x cuBLAS */ \
+    X(151, 56, 608, 0, 1, wg128x128x64_s6_pt, 1) /* random 15 NT: 0.624x -> 0.812x cuBLAS */ \
+    X(7284, 16, 40, 0, 1, wg128x128x64_s6_pt, 1) /* random 16 NT: 0.732x -> 0.917x cuBLAS */ \
+    X(285, 16, 320, 0, 1, wg128x128x64_s6_pt, 1) /* random 17 NT: 0.639x -> 0.952x cuBLAS */ \
+    X(195, 64, 688, 0, 1, wg16x128x64_s8_p, 1) /* random 18 NT: 0.632x -> 0.789x cuBLAS */ \
+    X(168, 8, 15832, 0, 1, model, 0) /* random 19 NT: 0.783x -> 0.783x cuBLAS */ \
+    X(32, 64, 48, 0, 1, wg128x128x64_s6_pt, 1) /* random 20 NT: 0.774x -> 1.059x cuBLAS */ \
+    X(8266, 10296, 144, 0, 1, model, 0) /* random 21 NT: 1.033x -> 1.033x cuBLAS */ \
+    X(49, 8, 5944, 0, 1, wg16x128x64_s8_p, 8) /* random 22 NT: untimed -> 0.817x cuBLAS */ \
+    X(5, 200, 32, 0, 1, wg128x128x64_s6_pt, 1) /* random 23 NT: 0.730x -> 0.964x cuBLAS */ \
+    X(24, 32, 8, 0, 1, wg256x128x64_s4_pt, 1) /* random 24 NT: 0.688x -> 0.941x cuBLAS */ \
+    X(1, 184, 2264, 0, 1, model, 0) /* random 25 NT: 0.825x -> 0.825x cuBLAS */ \
+    X(533, 8, 840, 0, 1, wg128x128x64_s6_pt, 1) /* random 26 NT: 0.619x -> 0.780x cuBLAS */ \
+    X(2, 56, 3088, 0, 1, wg16x128x64_s8_p, 4) /* random 27 NT: untimed -> 0.860x cuBLAS */ \
+    X(7613, 88, 3696, 0, 1, wg128x128x64_s6_pt, 1) /* random 28 NT: 0.776x -> 0.842x cuBLAS */ \
+    X(126, 160, 288, 0, 1, wg16x128x64_s8_p, 1) /* random 29 NT: 0.711x -> 0.922x cuBLAS */ \
+    X(15055, 1360, 96, 0, 1, model, 0) /* random 30 NT: 0.906x -> 0.906x cuBLAS */ \
+    X(1161, 512, 32, 0, 1, wg128x128x64_s6_pt, 1) /* random 31 NT: 0.769x -> 0.968x cuBLAS */ \
+    X(2018, 2848, 368, 0, 1, model, 0) /* random 32 NT: 0.891x -> 0.891x cuBLAS */ \
+    X(9398, 8, 128, 0, 1, wg128x128x64_s6_pt, 1) /* random 33 NT: 0.764x -> 0.985x cuBLAS */ \
+    X(472, 24, 8, 0, 1, wg16x128x64_s8_p, 1) /* random 34 NT: 0.720x -> 0.964x cuBLAS */ \
+    X(825, 64, 16, 0, 1, wg128x128x64_s6_pt, 1) /* random 35 NT: 0.733x -> 1.000x cuBLAS */ \
     X(2, 11912, 32, 0, 1, model, 0) /* random 36 NT: 0.984x -> 0.984x cuBLAS */ \
-    X(3, 8, 8, 0, 1, model, 0) /* random 37 NT: 0.970x -> 0.970x cuBLAS */ \
-    X(4472, 8, 16, 0, 1, wg128x128x64_s4_pp, 1) /* random 38 NT: 0.714x -> 0.871x cuBLAS */ \
-    X(3, 96, 8, 0, 1, model, 0) /* random 39 NT: 0.971x -> 0.971x cuBLAS */ \
-    X(28, 1251, 7919, 0, 1, model, 0) /* odd 0 NT: 1.142x -> 1.142x cuBLAS */ \
-    X(3277, 1, 39, 0, 1, model, 0) /* odd 1 NT: 0.531x -> 0.531x cuBLAS */ \
-    X(3783, 1, 7, 0, 1, model, 0) /* odd 2 NT: 0.450x -> 0.450x cuBLAS */ \
-    X(116, 41, 1453, 0, 1, wg16x128x64_s8_p, 2) /* odd 3 NT: 0.704x -> 0.850x cuBLAS */ \
-    X(1063, 91, 11, 0, 1, wg16x128x64_s8_p, 1) /* odd 4 NT: 0.554x -> 0.827x cuBLAS */ \
-    X(9, 13, 3, 0, 1, model, 0) /* odd 5 NT: 0.474x -> 0.474x cuBLAS */ \
-    X(639, 5, 5603, 0, 1, model, 0) /* odd 6 NT: 0.939x -> 0.939x cuBLAS */ \
-    X(528, 3, 127, 0, 1, wg16x128x64_s8_p, 1) /* odd 7 NT: 0.700x -> 0.926x cuBLAS */ \
-    X(350, 3, 113, 0, 1, wg16x128x64_s8_p, 1) /* odd 8 NT: 0.700x -> 0.929x cuBLAS */ \
-    X(1, 1697, 1, 0, 1, model, 0) /* odd 9 NT: 0.562x -> 0.562x cuBLAS */
+    X(3, 8, 8, 0, 1, wg256x128x64_s4_pt, 1) /* random 37 NT: 0.944x -> 1.039x cuBLAS */ \
+    X(4472, 8, 16, 0, 1, wg128x128x64_s6_pt, 1) /* random 38 NT: 0.737x -> 0.893x cuBLAS */ \
+    X(3, 96, 8, 0, 1, model, 0) /* random 39 NT: 0.981x -> 0.981x cuBLAS */ \
+    X(28, 1251, 7919, 0, 1, wg64x128x64_s7_p, 8) /* odd 0 NT: untimed -> 1.165x cuBLAS */ \
+    X(3277, 1, 39, 0, 1, wg128x128x64_s6_pt, 1) /* odd 1 NT: 0.526x -> 0.600x cuBLAS */ \
+    X(3783, 1, 7, 0, 1, wg128x128x64_s6_pt, 1) /* odd 2 NT: 0.450x -> 0.526x cuBLAS */ \
+    X(116, 41, 1453, 0, 1, wg16x128x64_s8_p, 2) /* odd 3 NT: 0.704x -> 0.848x cuBLAS */ \
+    X(1063, 91, 11, 0, 1, wg16x128x64_s8_p, 1) /* odd 4 NT: 0.559x -> 0.827x cuBLAS */ \
+    X(9, 13, 3, 0, 1, model, 0) /* odd 5 NT: 0.478x -> 0.478x cuBLAS */ \
+    X(639, 5, 5603, 0, 1, wg128x128x64_s6_pt, 8) /* odd 6 NT: untimed -> 0.956x cuBLAS */ \
+    X(528, 3, 127, 0, 1, wg16x128x64_s8_p, 1) /* odd 7 NT: 0.698x -> 0.926x cuBLAS */ \
+    X(350, 3, 113, 0, 1, wg16x128x64_s8_p, 1) /* odd 8 NT: 0.704x -> 0.926x cuBLAS */ \
+    X(1, 1697, 1, 0, 1, model, 0) /* odd 9 NT: 0.567x -> 0.567x cuBLAS */
 #endif
 /* GK_GEMM_TUNED end */
 #define GK_GEMM_WG_X_DEFINE(tile, BM, BN, STAGES, PERSIST, RATE)                   \
@@ -767,7 +872,14 @@ static cudaError_t gk_gemm_wg_launch(const char *fn, int wg, const gk_gemm_confi
         GK_TRY(gk_gemm_tensor_maps(fn, &ma, &ma_last, p.a, in_dtype, rows_a, cols_a, p.lda, !trans_a, cfg->bm));
         GK_TRY(gk_gemm_tensor_maps(fn, &mb, &mb_last, p.b, in_dtype, rows_b, cols_b, p.ldb, trans_b, cfg->bn));
     }
-    ((gk_gemm_wg_kernel)kern)<<<grid, cfg->threads, cfg->smem_bytes, stream>>>(p, ma, mb, ma_last, mb_last);
+    /* PERSIST 3 and 4 store D through TMA where it is 16-bit, 16-byte aligned rows, no C, no split
+       and at most ReLU; otherwise in staged passes */
+    CUtensorMap md = ma;
+    /* (TMA writes whole 16-byte pieces of a row: N a multiple of 8, or the last one would spill) */
+    p.tma_d = cfg->persistent >= 3 && !p.partial && p.beta == 0.0f && (p.d_dtype == GK_BF16 || p.d_dtype == GK_F16) &&
+              p.act <= GK_ACT_RELU && p.ldd % 8 == 0 && p.n % 8 == 0 && gk_is_aligned(p.d, 16);
+    if (p.tma_d) GK_TRY(gk_gemm_tensor_map(fn, &md, p.d, p.d_dtype, p.m, p.n, p.ldd, 64));
+    ((gk_gemm_wg_kernel)kern)<<<grid, cfg->threads, cfg->smem_bytes, stream>>>(p, ma, mb, ma_last, mb_last, md);
     return gk_check_launch(fn);
 }
 

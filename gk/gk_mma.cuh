@@ -77,7 +77,12 @@
      gk_tma_load_4d(dst, map, bar, c0, c1, c2, c3)
                                         cp.async.bulk.tensor.4d (a box of a strided 4-D tensor)
      gk_bulk_load(dst, src, bytes, bar) cp.async.bulk (contiguous bytes, no tensor map)
-     gk_fence_proxy_async()             fence.proxy.async.shared::cta (st.shared before wgmma reads)
+     gk_fence_proxy_async()             fence.proxy.async.shared::cta (st.shared before wgmma reads
+                                        or a TMA store)
+     gk_tma_store_2d(map, src, c0, c1)  cp.async.bulk.tensor.2d.global.shared::cta.bulk_group (a box
+                                        of shared memory out; what lies past the tensor is dropped)
+     gk_bulk_commit(), gk_bulk_wait_read_1(), gk_bulk_wait_0()
+                                        cp.async.bulk.commit_group, .wait_group.read 1, .wait_group 0
      host: gk_tma_map(fn, map, x, dt, rank, dims, strides, box)
                                         a bf16, f16 or e4m3 tensor's TMA map, 128-byte swizzle,
                                         zero fill
@@ -320,6 +325,25 @@ GK_DEV void gk_tma_load_4d(void *dst, const void *tensor_map, void *bar, int c0,
                  ::"r"(gk_smem_addr(dst)), "l"(tensor_map), "r"(c0), "r"(c1), "r"(c2), "r"(c3), "r"(gk_smem_addr(bar))
                  : "memory");
 }
+
+/* TMA: shared memory (laid out as the map's box, in its swizzle) out to the tensor's box at (c0,
+   c1), in this thread's current bulk group; rows and columns past the tensor's edge are not
+   written. The writes to src must be fenced for the async proxy first (gk_fence_proxy_async). */
+GK_DEV void gk_tma_store_2d(const void *tensor_map, const void *src, int c0, int c1)
+{
+    asm volatile("cp.async.bulk.tensor.2d.global.shared::cta.bulk_group [%0, {%2, %3}], [%1];"
+                 ::"l"(tensor_map), "r"(gk_smem_addr(src)), "r"(c0), "r"(c1)
+                 : "memory");
+}
+
+/* This thread's bulk copies so far become a group. */
+GK_DEV void gk_bulk_commit(void) { asm volatile("cp.async.bulk.commit_group;" ::: "memory"); }
+
+/* Until at most the latest of this thread's bulk groups still reads its shared memory. */
+GK_DEV void gk_bulk_wait_read_1(void) { asm volatile("cp.async.bulk.wait_group.read 1;" ::: "memory"); }
+
+/* Until every bulk group of this thread has completed. */
+GK_DEV void gk_bulk_wait_0(void) { asm volatile("cp.async.bulk.wait_group 0;" ::: "memory"); }
 
 /* A bulk copy (no tensor map) of bytes (a multiple of 16; dst and src 16-byte aligned) into
    shared memory; the bytes count against bar's transaction. */

@@ -880,7 +880,7 @@ TEST(GemmGpu, EveryConfigSmall)
         const gk_gemm_config info = gk_gemm_config_info(config);
         for (int di = 0; di < 2; di++)
             for (int layout = 0; layout < 4; layout++)
-                for (int wide = 0; wide <= info.persistent; wide++) {
+                for (int wide = 0; wide <= (info.persistent ? 1 : 0); wide++) {
                     const int splits = 1 + ((layout + di) & 1);
                     int64_t n = 264;
                     if (wide) { // work items > SMs: ceil(200 / BM) ceil(N / BN) splits >= sms + 1

@@ -487,17 +487,19 @@ TEST(GemmConfig, DerivedSizesAndRules)
             EXPECT_EQ(g.swap, g.bm < 128 ? 1 : 0);
             EXPECT_TRUE(g.bm == 128 || g.bm == 256 || ((g.bm == 16 || g.bm == 64) && g.bn == 128)) << g.bm;
             EXPECT_TRUE(g.bn == 64 || g.bn == 128 || g.bn == 256) << g.bn;
-            // ping-pong (persistent 2): each consumer a whole tile of 128 x 64 or 128 x 128, two more
-            // mbarriers (the consumers' turns)
-            const int pp = g.persistent == 2;
+            // ping-pong (persistent 2, or 4 with TMA stores): each consumer a whole tile of 128 x 64 or
+            // 128 x 128, two more mbarriers (the consumers' turns); persistent 3 and 4 stage their
+            // TMA stores in two 64 x 64 16-bit boxes a consumer (32 KB) instead of the buffer
+            const int pp = g.persistent == 2 || g.persistent == 4, out = g.persistent >= 3;
             EXPECT_LE(g.bm * g.bn / (pp ? 128 : 256), 128);
             EXPECT_EQ(g.wm, g.swap || pp ? g.bm : g.bm / 2);
             EXPECT_EQ(g.wn, g.swap ? g.bn / 2 : g.bn);
             EXPECT_EQ(g.bk, 64);
-            EXPECT_TRUE(g.persistent >= 0 && g.persistent <= 2) << g.persistent;
+            EXPECT_TRUE(g.persistent >= 0 && g.persistent <= 4) << g.persistent;
             if (pp) EXPECT_TRUE(g.bm == 128 && g.bn <= 128 && !g.swap);
+            if (out) EXPECT_GE(g.bm, 128);
             EXPECT_EQ(g.smem_bytes, 1024 + g.stages * ((g.bm + g.bn) * g.bk * 2 + 16) + (pp ? 16 : 0) +
-                                        (g.persistent ? g.bm * (g.bn + 8) * 4 : 0));
+                                        (out ? 32768 : g.persistent ? g.bm * (g.bn + 8) * 4 : 0));
             if (!g.persistent) EXPECT_LE(g.bm * (g.bn + 8) * 4, g.stages * (g.bm + g.bn) * g.bk * 2);
             EXPECT_LE(g.smem_bytes, 227 * 1024);
             EXPECT_GE(g.stages, 2);
@@ -641,21 +643,21 @@ TEST(GemmDispatch, WgmmaTilesByWaves)
         int splits;
     } picks[] = {
         // 4096^2: 512 tiles of 128 x 256 or 256 x 128 (4 waves each), 1024 of 128 x 128 (8 waves)
-        {4096, 4096, 4096, 1, 1, "wg128x256x64_s4", 1},
+        {4096, 4096, 4096, 1, 1, "wg128x256x64_s4_pt", 1},
         // 4095 x 4097: 544 tiles of 128 x 256 (5 waves), 528 of 256 x 128 (4 waves)
-        {4095, 4097, 4093, 1, 1, "wg256x128x64_s4", 1},
+        {4095, 4097, 4093, 1, 1, "wg256x128x64_s4_pt", 1},
         // M = 128, N = 28672: 112 tiles of 128 x 256 in one (partial) wave beat 224 of 128 x 128
-        {128, 28672, 8192, 1, 1, "wg128x256x64_s4", 1},
+        {128, 28672, 8192, 1, 1, "wg128x256x64_s4_pt", 1},
         // M = 128, N = 8192: 128 tiles of 128 x 64 (one wave, at 426 against 64 of 128 x 128 at
-        // 623): not split
+        // 653 and 32 of 128 x 256 at 858): not split
         {128, 8192, 8192, 1, 1, "wg128x64x64_s8", 1},
         // M = 256, N = 1024: 32 tiles of 128 x 64, K split into one wave of 4 x 32 blocks
         {256, 1024, 8192, 1, 1, "wg128x64x64_s8", 4},
         // M = 256, N = 8192: 128 tiles of 128 x 128 in one wave beat 256 of 128 x 64 in two (not
         // ping-pong: one tile a block, nothing to overlap)
-        {256, 8192, 8192, 1, 1, "wg128x128x64_s6", 1},
+        {256, 8192, 8192, 1, 1, "wg128x128x64_s6_pt", 1},
         // 3072 x 2048: 384 tiles of 128 x 128 in 3 waves, ping-pong, beat 192 of 128 x 256 in 2
-        {3072, 2048, 4096, 1, 1, "wg128x128x64_s4_pp", 1},
+        {3072, 2048, 4096, 1, 1, "wg128x128x64_s6_ppt", 1},
         // decode, A row-major: the swapped 16 x 128 tile, K split only until 64 blocks stream B
         // (N = 8192: 64 tiles, none; N = 1000: 8 tiles, 8 splits)
         {16, 8192, 8192, 1, 1, "wg16x128x64_s8_p", 1},

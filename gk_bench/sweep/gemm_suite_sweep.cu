@@ -4,6 +4,7 @@
 //   nvcc -std=c++17 -O3 -gencode arch=compute_90a,code=sm_90a -I. gk_bench/sweep/gemm_suite_sweep.cu \
 //        -lcublas -o gemm_suite_sweep
 //   ./gemm_suite_sweep [FIRST [LAST]]       suite shapes FIRST .. LAST (default: all)
+//   SWEEP_CONFIGS=12,13 ./gemm_suite_sweep  only those configurations (and cuBLAS and the dispatcher)
 // Prints a line per (shape, configuration, splits) that ran, "row ..." (times in us), then a line
 // per shape "best ..." (cuBLAS, the dispatcher, the fastest run) and the suite's geometric means,
 // then the dispatcher's table (GK_GEMM_TUNED in gk_gemm_sm90.cuh; gemm_tuned_table.py splices it in)
@@ -29,6 +30,8 @@ int main(int argc, char **argv)
 {
     const int count = (int)(sizeof gk_gemm_suite / sizeof gk_gemm_suite[0]);
     const int first = argc > 1 ? atoi(argv[1]) : 0, last = argc > 2 ? atoi(argv[2]) : count - 1;
+    const std::string only_list = getenv("SWEEP_CONFIGS") ? std::string(",") + getenv("SWEEP_CONFIGS") + "," : "";
+    const char *only = only_list.empty() ? NULL : only_list.c_str();
     const size_t bytes = (size_t)1 << 30, ws_bytes = (size_t)2 << 30;
     SweepGemmBuffers buf = sweep_gemm_buffers(bytes);
     char *ws;
@@ -63,6 +66,7 @@ int main(int argc, char **argv)
         for (int c = 0; c < gk_gemm_config_count(); c++) {
             const gk_gemm_config ci = gk_gemm_config_info(c);
             if (!ci.vec) continue; // the element-wise-load kernel: only for unaligned rows without a workspace
+            if (only && !strstr(only, (std::string(",") + std::to_string(c) + ",").c_str())) continue;
             const int64_t tiles = gk_ceil_div(m, ci.bm) * gk_ceil_div(n, ci.bn);
             for (int s : {1, 2, 4, 8, 16}) {
                 if (s > 1 && (k / s < 512 || tiles * s > 4 * sms || (size_t)(s * m * n * 4) > ws_bytes / 2)) continue;
