@@ -127,7 +127,8 @@ typedef struct gk_gemm_config {
     int smem_bytes; /* STAGES (BM + BN) BK 2 */
     int vec;        /* 1: cp.async or TMA, operand rows must be 16-byte aligned; 0: element-wise loads */
     int wgmma;      /* 1: sm_90a wgmma fed by TMA (a producer warpgroup and two consumers) */
-    int persistent; /* 1: one block per SM walks the tiles (the producer runs ahead into the next) */
+    int persistent; /* 1: one block per SM walks the tiles (the producer runs ahead into the next); 2:
+                       ping-pong consumers; 3, 4: as 1, 2 with D handed to TMA stores (gk_gemm_sm90.cuh) */
     int rate;       /* wgmma: TFLOP/s measured at 8192^3 NT on the H200, the dispatcher's time model */
     int swap;       /* wgmma, BM 16 or 64: the MMAs compute D^T = op(B)^T op(A)^T (B's rows fill their M) */
 } gk_gemm_config;
