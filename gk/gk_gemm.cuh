@@ -133,6 +133,9 @@ typedef struct gk_gemm_config {
     int swap;       /* wgmma, BM 16 or 64: the MMAs compute D^T = op(B)^T op(A)^T (B's rows fill their M) */
 } gk_gemm_config;
 
+/* persistent 2 and 4: the two consumers take the block's tiles in turn */
+#define GK_GEMM_PINGPONG(persistent) ((persistent) == 2 || (persistent) == 4)
+
 /* ---------------------------------------------------------------- public API */
 
 GK_EXTERN_C_BEGIN
@@ -1008,7 +1011,7 @@ static void gk_gemm_plan_impl(int64_t m, int64_t n, int64_t k, int64_t rows_a, i
             const gk_gemm_config *w = gk_gemm_config_table[c];
             if (w->swap) continue;
             const int64_t t = gk_ceil_div(m, w->bm) * gk_ceil_div(n, w->bn);
-            if ((w->persistent == 2 || w->persistent == 4) && t <= sms) continue; /* ping-pong overlaps only a block's second tile */
+            if (GK_GEMM_PINGPONG(w->persistent) && t <= sms) continue; /* ping-pong overlaps only a block's second tile */
             const double cost = (double)gk_ceil_div(t, sms) * w->bm * w->bn / w->rate;
             if (pl->config < 0 || cost < best) {
                 pl->config = c;

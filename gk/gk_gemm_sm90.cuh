@@ -52,8 +52,9 @@
 #define gk_gemm_wg_epi_bytes_c(BM, BN) ((BM) * ((BN) + 8) * 4)
 #define GK_GEMM_WG_OUT_BYTES 32768
 #define gk_gemm_wg_smem_bytes_c(BM, BN, STAGES, PERSIST)                                                       \
-    (1024 + (STAGES) * (((BM) + (BN)) * GK_GEMM_WG_BK * 2 + 16) + ((PERSIST) == 2 || (PERSIST) == 4 ? 16 : 0) +                    \
-     ((PERSIST) == 1 || (PERSIST) == 2 ? gk_gemm_wg_epi_bytes_c(BM, BN) : 0) + ((PERSIST) >= 3 ? GK_GEMM_WG_OUT_BYTES : 0))
+    (1024 + (STAGES) * (((BM) + (BN)) * GK_GEMM_WG_BK * 2 + 16) + (GK_GEMM_PINGPONG(PERSIST) ? 16 : 0) +          \
+     ((PERSIST) == 1 || (PERSIST) == 2 ? gk_gemm_wg_epi_bytes_c(BM, BN) : 0) +                                     \
+     ((PERSIST) >= 3 ? GK_GEMM_WG_OUT_BYTES : 0))
 
 /* Outputs (row, col .. col + cnt - 1) of the wgmma epilogue that its inline path does not take
    (the N edge, fp32 rows off 16-byte alignment): a store each, out of line. The values come by
@@ -429,6 +430,22 @@ GK_DEV int gk_gemm_wg_consume(char *smem, unsigned long long *full, unsigned lon
     return it;
 }
 
+/* A consumer's tile out by the kernel's kind: TMA stores or staged passes (PERSIST 3 and 4, the
+   consumer's rows: the whole tile for ping-pong, its half otherwise), else gk_gemm_wg_store.
+   Returns the consumer's TMA stores so far (sc). */
+GK_DEV int gk_gemm_wg_out(const gk_gemm_args *p, const CUtensorMap *tmd, const float *acc, char *stg, float *epi,
+                          int persistent, int scaled, int w, int bm, int bn, int nb, int m0, int n0, int split, int sc)
+{
+    if (persistent < 3) {
+        gk_gemm_wg_store(p, acc, epi, persistent, scaled, w, bm, bn, nb, m0, n0, split);
+        return sc;
+    }
+    const int pp = persistent == 4, rows = pp ? bm : bm / 2, row0 = pp ? m0 : m0 + w * rows;
+    if (p->tma_d) return gk_gemm_wg_store_tma(p, tmd, acc, stg, w, rows, nb, row0, n0, sc);
+    gk_gemm_wg_store_staged(p, acc, stg, w, rows, nb, row0, n0, scaled, split);
+    return sc;
+}
+
 GK_DEV void gk_gemm_wg_run(const gk_gemm_args *p, const CUtensorMap *tma, const CUtensorMap *tmb,
                            const CUtensorMap *tma_last, const CUtensorMap *tmb_last, const CUtensorMap *tmd, int dt, int ta, int tb, int bm,
                            int bn, int stages, int persistent, int blocks, float *acc, float *tmp)
@@ -438,7 +455,7 @@ GK_DEV void gk_gemm_wg_run(const gk_gemm_args *p, const CUtensorMap *tma, const 
     char *smem = gk_smem_align_1024(gk_gemm_smem);
     /* the MMAs' tile: mm rows (operand A's), mn columns; a swapped tile (bm 16 or 64) puts B's
        bn rows in the MMAs' M and D's bm rows (A's) in their N, and ta / tb are then B's and A's */
-    const int swap = bm < 128, mm = swap ? bn : bm, mn = swap ? bm : bn, pp = persistent == 2 || persistent == 4;
+    const int swap = bm < 128, mm = swap ? bn : bm, mn = swap ? bm : bn, pp = GK_GEMM_PINGPONG(persistent);
     const int a_bytes = mm * GK_GEMM_WG_BK * 2, stage_bytes = a_bytes + mn * GK_GEMM_WG_BK * 2;
     /* PERSIST 3 and 4: the TMA store's staging after the stages (1024-byte aligned, as its swizzle
        needs), the mbarriers after it */
@@ -528,21 +545,11 @@ GK_DEV void gk_gemm_wg_run(const gk_gemm_args *p, const CUtensorMap *tma, const 
         if (!swap && bn > 64 && p->n - n0 <= bn / 2) {
             it = gk_gemm_wg_consume(smem, full, empty, stage_bytes, a_bytes, dt, ta, tb, wr, cb, bn / 2, stages, ktiles,
                                     it, acc, blocks, tmp, p, row0, n0, k_begin / 128, other);
-            if (persistent >= 3 && p->tma_d)
-                sc = gk_gemm_wg_store_tma(p, tmd, acc, stg, wg - 1, pp ? bm : bm / 2, bn / 2, pp ? m0 : m0 + wr * bm / 2, n0, sc);
-            else if (persistent >= 3)
-                gk_gemm_wg_store_staged(p, acc, stg, wg - 1, pp ? bm : bm / 2, bn / 2, pp ? m0 : m0 + wr * bm / 2, n0,
-                                        dt == GK_E4M3, split);
-            else gk_gemm_wg_store(p, acc, epi, persistent, dt == GK_E4M3, wg - 1, bm, bn, bn / 2, m0, n0, split);
+            sc = gk_gemm_wg_out(p, tmd, acc, stg, epi, persistent, dt == GK_E4M3, wg - 1, bm, bn, bn / 2, m0, n0, split, sc);
         } else {
             it = gk_gemm_wg_consume(smem, full, empty, stage_bytes, a_bytes, dt, ta, tb, wr, cb, mn, stages, ktiles, it,
                                     acc, blocks, tmp, p, row0, n0, k_begin / 128, other);
-            if (persistent >= 3 && p->tma_d)
-                sc = gk_gemm_wg_store_tma(p, tmd, acc, stg, wg - 1, pp ? bm : bm / 2, bn, pp ? m0 : m0 + wr * bm / 2, n0, sc);
-            else if (persistent >= 3)
-                gk_gemm_wg_store_staged(p, acc, stg, wg - 1, pp ? bm : bm / 2, bn, pp ? m0 : m0 + wr * bm / 2, n0,
-                                        dt == GK_E4M3, split);
-            else gk_gemm_wg_store(p, acc, epi, persistent, dt == GK_E4M3, wg - 1, bm, bn, bn, m0, n0, split);
+            sc = gk_gemm_wg_out(p, tmd, acc, stg, epi, persistent, dt == GK_E4M3, wg - 1, bm, bn, bn, m0, n0, split, sc);
         }
     }
     /* the staging must stay until the last TMA store has read it, and D be written at exit */
@@ -560,10 +567,10 @@ typedef void (*gk_gemm_wg_kernel)(gk_gemm_args, CUtensorMap, CUtensorMap, CUtens
     static_assert((BN) == 64 || (BN) == 128 || (BN) == 256,                                                    \
                   #name ": BN is 64, 128 or 256 (wgmma n; 16 rows of a swapped tile)");                       \
     static_assert((BM) * (BN) <= 128 * 256, #name ": at most 128 accumulators a consumer thread");           \
-    static_assert(((PERSIST) != 2 && (PERSIST) != 4) || ((BM) == 128 && (BN) <= 128),                                              \
+    static_assert(!GK_GEMM_PINGPONG(PERSIST) || ((BM) == 128 && (BN) <= 128),                                  \
                   #name ": a ping-pong tile is 128 x 64 or 128 x 128 (a consumer holds all of it)");         \
     static_assert((PERSIST) != 3 || (BM) >= 128,                                                               \
-                  #name ": a register-epilogue tile (PERSIST 3) is cooperative, BM 128 or 256");             \
+                  #name ": a TMA-store tile (PERSIST 3) is cooperative, BM 128 or 256");                      \
     static_assert((STAGES) >= 2, #name ": at least 2 stages");                                                 \
     static_assert(gk_gemm_wg_smem_bytes_c(BM, BN, STAGES, PERSIST) <= 227 * 1024,                              \
                   #name ": over 227 KB of shared memory");                                                     \
@@ -576,7 +583,7 @@ typedef void (*gk_gemm_wg_kernel)(gk_gemm_args, CUtensorMap, CUtensorMap, CUtens
     static const gk_gemm_wg_kernel name##_kernels[4] = {GK_GEMM_WG_OR_NULL_##BM(name##_nn), name##_nt,        \
                                                         GK_GEMM_WG_OR_NULL_##BM(name##_tn), name##_tt};       \
     static const gk_gemm_config name##_config = {#name, BM, BN, GK_GEMM_WG_BK,                                 \
-                                                 (BM) < 128 || (PERSIST) == 2 || (PERSIST) == 4 ? (BM) : (BM) / 2,                  \
+                                                 (BM) < 128 || GK_GEMM_PINGPONG(PERSIST) ? (BM) : (BM) / 2,          \
                                                  (BM) < 128 ? (BN) / 2 : (BN), STAGES, 1, 0, GK_GEMM_WG_THREADS,     \
                                                  gk_gemm_wg_smem_bytes_c(BM, BN, STAGES, PERSIST), 1, 1, PERSIST,   \
                                                  RATE, (BM) < 128};
@@ -599,7 +606,7 @@ typedef void (*gk_gemm_wg_kernel)(gk_gemm_args, CUtensorMap, CUtensorMap, CUtens
               const __grid_constant__ CUtensorMap tmb, const __grid_constant__ CUtensorMap tma_last,           \
               const __grid_constant__ CUtensorMap tmb_last, const __grid_constant__ CUtensorMap tmd)           \
     {                                                                                                          \
-        float acc[(BM) * (BN) / ((PERSIST) == 2 || (PERSIST) == 4 ? 128 : 256)];                                                 \
+        float acc[(BM) * (BN) / (GK_GEMM_PINGPONG(PERSIST) ? 128 : 256)];                                      \
         gk_gemm_wg_run(&p, &tma, &tmb, &tma_last, &tmb_last, &tmd, dt, TA, TB, BM, BN, STAGES, PERSIST, 0, acc, acc); \
     }
 
