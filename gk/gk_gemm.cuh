@@ -35,7 +35,18 @@
                                              the dispatcher's configuration, splits and workspace
      gk_gemm_ex(config, splits, in_dtype, ...the same arguments...)
          runs one configuration (0 .. gk_gemm_config_count() - 1, or -1: the dispatcher's pick)
-         with a given number of K splits (0: the dispatcher's), for tuning and benchmarks.
+         with a given number of K splits (0: the dispatcher's), for tuning and benchmarks; splits
+         GK_GEMM_STREAM_K (-1) runs stream-K on a configuration that has it (below).
+     STREAM-K (persistent cooperative wgmma tiles of BM up to 128, gk_gemm_sm90.cuh): a block an
+         SM, each taking an equal share of all tiles' k-tiles, so that a last wave part full
+         leaves no SM idle. A tile shared by blocks is summed by the one holding its first k-tile,
+         from the others' fp32 partial tiles in the workspace, in block order (deterministic).
+         Needs every block of the grid resident at once (one an SM: not under MPS or with SMs
+         held by other work), SMs x (BM x BN x 4 + 4) bytes of workspace (less: whole tiles) and
+         a cudaMemsetAsync of the flags before the kernel. Measured slower than whole tiles on
+         the H200 almost everywhere (gk_bench/RESULTS.md: blocks at different k of tiles that
+         share operand panels lose the L2 reuse of tiles walked in step; small problems wait on
+         many partials), so the time model never picks it; the measured table may.
      gk_gemm_config_info(config)             a configuration's tile, warps, stages, threads, bytes
      gk_gemm_ledger(m, n, k, in_dtype, d_dtype, has_c, has_bias)   (gk_core.cuh) FLOPs = 2 M N K;
                                              bytes = A, B, bias read once, C read if beta != 0,
@@ -55,8 +66,9 @@
      cudaErrorInvalidValue before anything launches; gk_failure_reason() names the argument.
      Any M, N, K is computed: tails are predicated (zeros past the matrix; a chunk crossing its
      edge is read value by value, so no read leaves the operand's allocation), and operands
-     whose rows are not 16-byte aligned are repacked into the workspace or, without one, read by
-     element-wise loads.
+     whose rows are not 16-byte aligned are repacked into the workspace or, without one (or in a
+     problem of M N <= 65536 and K <= 256, where one launch beats two), read by element-wise
+     loads.
 
    CONFIGURATION MACROS
      GK_GEMM_GROUP_M (8)      tile rows per rasterization group: a group of 8 x N-tiles walks down
@@ -109,9 +121,10 @@
 typedef enum gk_act { GK_ACT_NONE = 0, GK_ACT_RELU = 1, GK_ACT_GELU = 2, GK_ACT_SILU = 3 } gk_act;
 
 /* The dispatcher's plan for a problem (operand pointers assumed 256-byte aligned, as cudaMalloc
-   gives): its configuration, K splits, and the workspace bytes it would use for the split-K
-   partials and for repacking operands whose leading dimension is not a multiple of 8 (or, for
-   large problems on the wgmma kernels, not a multiple of 64). */
+   gives): its configuration, K splits (GK_GEMM_STREAM_K: stream-K), and the workspace bytes it
+   would use for the split-K partials (or stream-K's partial tiles) and for repacking operands
+   whose leading dimension is not a multiple of 8 (or, for large problems on the wgmma kernels,
+   not a multiple of 64). */
 typedef struct gk_gemm_plan {
     int config, splits;
     size_t split_bytes, pack_a_bytes, pack_b_bytes, workspace_bytes; /* workspace = the other three */
@@ -135,6 +148,11 @@ typedef struct gk_gemm_config {
 
 /* persistent 2 and 4: the two consumers take the block's tiles in turn */
 #define GK_GEMM_PINGPONG(persistent) ((persistent) == 2 || (persistent) == 4)
+/* gk_gemm_ex's splits for stream-K, and the wgmma tiles that have it: persistent cooperative
+   (both consumers on a tile), not BM 256 (its consumers' two m64 slices leave no registers for
+   the fixup: it spilled) */
+#define GK_GEMM_STREAM_K (-1)
+#define GK_GEMM_STREAMS_K(persistent, bm) (((persistent) == 1 || (persistent) == 3) && (bm) != 256)
 
 /* ---------------------------------------------------------------- public API */
 
@@ -236,6 +254,9 @@ typedef struct gk_gemm_args {
     const float *scale_a, *scale_b, *block_a, *block_b;
     int scale_a_step, scale_b_step, kb;
     int tma_d; /* wgmma PERSIST 3 / 4: D's tensor map is valid, the epilogue stores through TMA */
+    /* stream-K (wgmma PERSIST 1 and 3): the grid's partial tiles [gridDim.x][BM BN] fp32, then a
+       flag a block (zero at launch); NULL: tiles and splits as items */
+    float *sk_work;
 } gk_gemm_args;
 
 /* The arguments every GEMM of the kit shares (gk_gemm, gk_quant, gk_fp8), the rest zero; m, n, k
@@ -833,6 +854,12 @@ static size_t gk_gemm_split_bytes(int64_t splits, int64_t m, int64_t n)
     return splits > 1 ? (size_t)gk_round_up(splits * m * n * 4, 256) : 0;
 }
 
+/* Workspace bytes of stream-K on `blocks` blocks of bm x bn tiles: a partial tile and a flag each. */
+static size_t gk_gemm_sk_bytes(int64_t blocks, int64_t bm, int64_t bn)
+{
+    return (size_t)gk_round_up(blocks * (bm * bn * 4 + 4), 256);
+}
+
 /* The launch grid of p's tiles in `splits` K splits: a block each, or for a persistent kernel at
    most a block an SM, each walking several. */
 static dim3 gk_gemm_grid(const gk_gemm_args *p, int splits, int persistent, int sms)
@@ -945,12 +972,20 @@ static int gk_gemm_tuned_pick(int64_t m, int64_t n, int64_t k, int trans_a, int 
     const gk_gemm_config *cfg = gk_gemm_config_table[c];
     const gk_gemm_tuned_entry *e = &gk_gemm_tuned_table[best];
     const int64_t te = gk_ceil_div(e->m, cfg->bm) * gk_ceil_div(e->n, cfg->bn), tq = gk_ceil_div(m, cfg->bm) * gk_ceil_div(n, cfg->bn);
-    const int64_t s = (e->splits * te + tq / 2) / tq;
+    const int64_t s = e->splits == GK_GEMM_STREAM_K ? GK_GEMM_STREAM_K : (e->splits * te + tq / 2) / tq;
     *config = c;
-    *splits = s > 1 ? s : 1;
+    *splits = s == GK_GEMM_STREAM_K || s > 1 ? s : 1;
     return 1;
 }
 #endif
+
+/* Tiny problems with an operand's rows off 16 bytes (M N <= 65536, K <= 256): the element-wise
+   load kernel in one launch, not a repack launch and a TMA kernel (H200: 3783 x 1 x 7 6.6 us
+   against 10.2, 528 x 3 x 127 8.4 against 9.3; 1063 x 91 x 11, past the bound, 11.6 against 10.0). */
+static int gk_gemm_tiny_unaligned(int64_t m, int64_t n, int64_t k, int align_a, int align_b)
+{
+    return (align_a == 0 || align_b == 0) && m * n <= 65536 && k <= 256;
+}
 
 /* The dispatcher.
    - M <= 64 (decode, small batches) with the wgmma kernels and A row-major: the swapped tile
@@ -971,7 +1006,8 @@ static int gk_gemm_tuned_pick(int64_t m, int64_t n, int64_t k, int trans_a, int 
      the resident blocks' cp.async stages are the bytes in flight.
    With the wgmma kernels and `tuned`, the measured table above comes first: its pick where it has
    one. Operands whose rows are not 16-byte aligned are repacked into the workspace when it is
-   large enough (gk_gemm_workspace_bytes), else run on the element-wise-load kernels. */
+   large enough (gk_gemm_workspace_bytes), else run on the element-wise-load kernels, as tiny
+   problems always do (gk_gemm_tiny_unaligned). */
 static void gk_gemm_plan_impl(int64_t m, int64_t n, int64_t k, int64_t rows_a, int64_t cols_a, int align_a,
                               int64_t rows_b, int64_t cols_b, int align_b, int sms, int wg, int a_row_major,
                               int trans_b, int tuned, gk_gemm_plan *pl)
@@ -1027,9 +1063,11 @@ static void gk_gemm_plan_impl(int64_t m, int64_t n, int64_t k, int64_t rows_a, i
         if (pl->config == 1 && k >= 1024 && t_small < (int64_t)small->min_blocks * sms)
             s = gk_ceil_div((int64_t)small->min_blocks * sms, t_small);
     }
-    if (s > GK_GEMM_MAX_SPLITS) s = GK_GEMM_MAX_SPLITS;
-    if (s > k / 512) s = k / 512;
-    if (s < 1) s = 1;
+    if (s != GK_GEMM_STREAM_K) {
+        if (s > GK_GEMM_MAX_SPLITS) s = GK_GEMM_MAX_SPLITS;
+        if (s > k / 512) s = k / 512;
+        if (s < 1) s = 1;
+    }
     pl->splits = (int)s;
     /* rows 16-byte but not 128-byte aligned (align 1): the wgmma tiles' TMA boxes straddle L2
        lines, 1.2-1.8x slower where the MMAs are the time (H200: 4096 x 4096 x 4040 357 us, 194
@@ -1045,7 +1083,14 @@ static void gk_gemm_plan_impl(int64_t m, int64_t n, int64_t k, int64_t rows_a, i
     }
     pl->pack_a_bytes = gk_gemm_pack_bytes(rows_a, cols_a, !pack_a);
     pl->pack_b_bytes = gk_gemm_pack_bytes(rows_b, cols_b, !pack_b);
-    pl->split_bytes = gk_gemm_split_bytes(s, m, n);
+    pl->split_bytes = s == GK_GEMM_STREAM_K ? gk_gemm_sk_bytes(sms, gk_gemm_config_table[pl->config]->bm,
+                                                               gk_gemm_config_table[pl->config]->bn)
+                                            : gk_gemm_split_bytes(s, m, n);
+    if (gk_gemm_tiny_unaligned(m, n, k, align_a, align_b)) {
+        pl->config = GK_GEMM_ELEM_CONFIG;
+        pl->splits = 1;
+        pl->split_bytes = pl->pack_a_bytes = pl->pack_b_bytes = 0;
+    }
     pl->workspace_bytes = pl->split_bytes + pl->pack_a_bytes + pl->pack_b_bytes;
 }
 
@@ -1105,7 +1150,15 @@ static cudaError_t gk_gemm_run_checked(const char *fn, int config, int splits, i
     if (act < GK_ACT_NONE || act > GK_ACT_SILU) return gk__fail(cudaErrorInvalidValue, fn, "act %d is not a gk_act", act);
     if (config < -1 || config >= GK_GEMM_NCONFIG)
         return gk__fail(cudaErrorInvalidValue, fn, "config %d is not -1 or 0..%d", config, GK_GEMM_NCONFIG - 1);
-    if (splits < 0) return gk__fail(cudaErrorInvalidValue, fn, "splits = %d is negative", splits);
+    if (splits < GK_GEMM_STREAM_K)
+        return gk__fail(cudaErrorInvalidValue, fn, "splits = %d is not a count, 0 or GK_GEMM_STREAM_K (-1)", splits);
+    if (splits == GK_GEMM_STREAM_K && config >= 0 &&
+        !(gk_gemm_config_table[config]->wgmma &&
+          GK_GEMM_STREAMS_K(gk_gemm_config_table[config]->persistent, gk_gemm_config_table[config]->bm)))
+        return gk__fail(cudaErrorInvalidValue, fn,
+                        "configuration %s has no stream-K (splits GK_GEMM_STREAM_K): only the persistent cooperative "
+                        "wgmma tiles of BM up to 128 have it",
+                        gk_gemm_config_table[config]->name);
     if (trans_a != 0 && trans_a != 1) return gk__fail(cudaErrorInvalidValue, fn, "trans_a = %d is not 0 or 1", trans_a);
     if (trans_b != 0 && trans_b != 1) return gk__fail(cudaErrorInvalidValue, fn, "trans_b = %d is not 0 or 1", trans_b);
     GK_TRY(gk_check_mnk(fn, m, n, k));
@@ -1127,7 +1180,8 @@ static cudaError_t gk_gemm_run_checked(const char *fn, int config, int splits, i
 
     const int align_a = gk_gemm_row_align(a, lda), align_b = gk_gemm_row_align(b, ldb);
     const int aligned_a = align_a > 0, aligned_b = align_b > 0;
-    const int repack = (!aligned_a || !aligned_b) && workspace_bytes >= gk_gemm_pack_bytes(rows_a, cols_a, aligned_a) +
+    const int repack = (!aligned_a || !aligned_b) && !gk_gemm_tiny_unaligned(m, n, k, align_a, align_b) &&
+                       workspace_bytes >= gk_gemm_pack_bytes(rows_a, cols_a, aligned_a) +
                                                                          gk_gemm_pack_bytes(rows_b, cols_b, aligned_b);
     const int elementwise = (!aligned_a || !aligned_b) && !repack;
     if (config >= 0 && elementwise && gk_gemm_config_table[config]->vec)
@@ -1152,6 +1206,11 @@ static cudaError_t gk_gemm_run_checked(const char *fn, int config, int splits, i
     if (config < 0) config = elementwise ? GK_GEMM_ELEM_CONFIG : pl.config;
     const gk_gemm_config *cfg = gk_gemm_config_table[config];
     if (splits == 0) splits = config == pl.config || (elementwise && pl.config == 1) ? pl.splits : 1;
+    const int stream_k = splits == GK_GEMM_STREAM_K;
+    if (stream_k && !(cfg->wgmma && GK_GEMM_STREAMS_K(cfg->persistent, cfg->bm)))
+        return gk__fail(cudaErrorInvalidValue, fn,
+                        "the dispatcher's configuration %s for this problem has no stream-K (splits GK_GEMM_STREAM_K)",
+                        cfg->name);
     /* the operands to repack: the plan's (rows not 16-byte aligned, and rows not 128-byte aligned
        where it pays) when the workspace holds them, else those not 16-byte aligned alone */
     int pack_a = repack && !aligned_a, pack_b = repack && !aligned_b;
@@ -1161,12 +1220,22 @@ static cudaError_t gk_gemm_run_checked(const char *fn, int config, int splits, i
     }
     /* the partials come first in the workspace, the repacked operands after them */
     const size_t pack_bytes = (pack_a ? pl.pack_a_bytes : 0) + (pack_b ? pl.pack_b_bytes : 0);
-    if (workspace_bytes < gk_gemm_split_bytes(splits, m, n) + pack_bytes) splits = 1;
+    /* stream-K: a block an SM (fewer where the problem has fewer k-tiles) */
+    const int64_t sk_items = gk_ceil_div(m, cfg->bm) * gk_ceil_div(n, cfg->bn) * gk_ceil_div(k, cfg->bk);
+    const int64_t sk_blocks = stream_k ? (sk_items < sms ? sk_items : sms) : 0;
+    const size_t first_bytes = stream_k ? gk_gemm_sk_bytes(sk_blocks, cfg->bm, cfg->bn) : gk_gemm_split_bytes(splits, m, n);
+    if (workspace_bytes < first_bytes + pack_bytes || sk_items > INT32_MAX) splits = 1; /* stream-K counts k-tiles in an int */
+    const int sk = splits == GK_GEMM_STREAM_K;
 
-    p.k_per_split = (int)gk_round_up(gk_ceil_div(k, splits), cfg->bk);
+    p.k_per_split = (int)gk_round_up(gk_ceil_div(k, sk ? 1 : splits), cfg->bk);
     splits = (int)gk_ceil_div(k, p.k_per_split); /* no empty split */
     char *ws = (char *)workspace;
     p.partial = splits > 1 ? (float *)ws : NULL;
+    if (sk) {
+        p.sk_work = (float *)ws;
+        GK_TRY(cudaMemsetAsync(p.sk_work + sk_blocks * cfg->bm * cfg->bn, 0, (size_t)sk_blocks * 4, stream));
+        ws += gk_gemm_sk_bytes(sk_blocks, cfg->bm, cfg->bn);
+    }
     ws += gk_gemm_split_bytes(splits, m, n);
     if (pack_a || pack_b) {
         gk_gemm_pack_job j[2] = {{0}, {0}};
@@ -1185,7 +1254,7 @@ static cudaError_t gk_gemm_run_checked(const char *fn, int config, int splits, i
     /* a swapped tile's MMAs take B as their A operand (MN-major when B is not transposed) and A
        as their B operand (K-major: A row-major) */
     const int layout = cfg->swap ? (trans_b ? 0 : 2) + 1 : (trans_a ? 2 : 0) + (trans_b ? 1 : 0);
-    const dim3 grid = gk_gemm_grid(&p, splits, cfg->persistent, sms);
+    const dim3 grid = sk ? dim3((unsigned)sk_blocks, 1) : gk_gemm_grid(&p, splits, cfg->persistent, sms);
     if (cfg->wgmma) {
         GK_TRY(gk_gemm_wg_launch(fn, config - GK_GEMM_NMMA, cfg, in_dtype, layout, grid, p, trans_a, trans_b, rows_a,
                                  cols_a, rows_b, cols_b, stream));

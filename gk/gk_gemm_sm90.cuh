@@ -13,7 +13,10 @@
      D^T so that decode-sized M fills the MMAs' N; persistent tiles walk the tiles with one
      block per SM; ping-pong tiles are persistent, and their two consumers take the block's tiles
      in turn, one storing while the other runs its MMAs; PERSIST 3 and 4 tiles hand D to TMA
-     stores and go on; a last tile column at most half full runs the half-width wgmma.
+     stores and go on; a last tile column at most half full runs the half-width wgmma. Stream-K
+     (PERSIST 1 and 3 but BM 256, gk_gemm.cuh's GK_GEMM_STREAM_K): each block an equal share of all tiles'
+     k-tiles; a tile shared by blocks is finished by the one with its first k-tile, which adds
+     the others' partial tiles from the workspace once their flags are up.
 
    GENERATOR
      GK_DEFINE_GEMM_WGMMA(name, dt, BM, BN, STAGES, PERSIST, RATE) writes the kernels (per
@@ -334,18 +337,82 @@ GK_DEV void gk_gemm_wg_store(const gk_gemm_args *p, const float *acc, float *buf
 /* K values in a k-tile: 128 bytes of a row, 64 16-bit values or 128 e4m3. */
 #define gk_gemm_wg_bk(dt) ((dt) == GK_E4M3 ? 128 : 64)
 
-/* A work item (split-major: item / tiles is its K split): its tile's origin, its first k and
-   its k-tiles of bk values. */
-GK_DEV void gk_gemm_wg_item(const gk_gemm_args *p, int item, int tiles, int bm, int bn, int bk, int *m0, int *n0,
-                            int *split, int *k_begin, int *ktiles)
+/* A block's next piece of work from *pos, 0 when none is left before end. Items (sk 0): an
+   item a piece (split-major: item / tiles is its K split), pos stepping by the grid. Stream-K
+   (sk 1): the block's share of all tiles' k-tiles (under 2^31: the host checks), pos counting
+   them, a piece the k-tiles from pos to its tile's end or the share's. Either way its tile's
+   origin, split, first k and k-tiles of bk values. */
+GK_DEV int gk_gemm_wg_next(const gk_gemm_args *p, int sk, int *pos, int end, int step, int tiles, int bm, int bn,
+                           int bk, int *m0, int *n0, int *split, int *k_begin, int *ktiles)
 {
+    if (*pos >= end) return 0;
     int tm, tn;
-    gk_gemm_tile_of(p, item % tiles, &tm, &tn);
+    if (sk) {
+        const int kts = (p->k + bk - 1) / bk, tile = *pos / kts, kt0 = *pos - tile * kts;
+        *ktiles = min(kts - kt0, end - *pos);
+        gk_gemm_tile_of(p, tile, &tm, &tn);
+        *split = 0;
+        *k_begin = kt0 * bk;
+        *pos += *ktiles;
+    } else {
+        const int item = *pos;
+        gk_gemm_tile_of(p, item % tiles, &tm, &tn);
+        *split = item / tiles;
+        *k_begin = *split * p->k_per_split;
+        *ktiles = (min(p->k, *k_begin + p->k_per_split) - *k_begin + bk - 1) / bk;
+        *pos += step;
+    }
     *m0 = tm * bm;
     *n0 = tn * bn;
-    *split = item / tiles;
-    *k_begin = *split * p->k_per_split;
-    *ktiles = (min(p->k, *k_begin + p->k_per_split) - *k_begin + bk - 1) / bk;
+    return 1;
+}
+
+/* A block's first k-tile under stream-K: b wk / grid of wk, all tiles' k-tiles. */
+GK_DEV int gk_gemm_wg_sk_begin(int wk, int b) { return (int)((long long)wk * b / gridDim.x); }
+
+/* Stream-K's fixup of a piece both consumers have summed (nacc accumulators a thread; w: the
+   consumer; slot: BM BN floats, a block's partial tile; pos: past the piece, of ktiles). A piece that starts inside its tile (only a share's first can) goes to the block's
+   slot, laid out as the registers hold it (coalesced 16-byte stores), and its flag is raised:
+   returns 1, nothing to store. A piece that starts the tile but ends before the tile does (only
+   a share's last can) waits for the flags of the blocks whose shares begin inside the tile,
+   the next ones in order, and adds their slots in that order (results do not depend on timing);
+   it returns 0, and the tile is stored. Every block of the grid is resident at once. */
+GK_DEV int gk_gemm_wg_sk_fixup(const gk_gemm_args *p, float *acc, int nacc, int w, int slot, int bk, int pos,
+                               int ktiles)
+{
+    const int t = threadIdx.x & 127, g = gridDim.x, kts = (p->k + bk - 1) / bk, wk = p->tiles_m * p->tiles_n * kts;
+    unsigned *flags = (unsigned *)(p->sk_work + (size_t)g * slot);
+    if ((pos - ktiles) % kts != 0) {
+        float4 *mine = (float4 *)(p->sk_work + (size_t)blockIdx.x * slot) + (size_t)w * (nacc / 4) * 128 + t;
+#pragma unroll
+        for (int i = 0; i < nacc / 4; i++)
+            mine[i * 128] = make_float4(acc[4 * i], acc[4 * i + 1], acc[4 * i + 2], acc[4 * i + 3]);
+        __threadfence();
+        gk_named_barrier(1, 256);
+        if (threadIdx.x == 128) gk_flag_release(flags + blockIdx.x, 1);
+        return 1;
+    }
+    if (ktiles == kts) return 0;
+    const int tile_end = pos - ktiles + kts;
+    if (threadIdx.x == 128)
+        for (int b = blockIdx.x + 1; b < g && gk_gemm_wg_sk_begin(wk, b) < tile_end; b++)
+            while (gk_flag_acquire(flags + b) == 0) {
+            }
+    gk_named_barrier(1, 256);
+    for (int b = blockIdx.x + 1; b < g && gk_gemm_wg_sk_begin(wk, b) < tile_end; b++) {
+        const float4 *theirs = (const float4 *)(p->sk_work + (size_t)b * slot) + (size_t)w * (nacc / 4) * 128 + t;
+#pragma unroll
+        for (int i = 0; i < nacc / 4; i++) {
+            /* four loads in flight at most: all of them would take 4 nacc registers more */
+            if (i % 4 == 0) asm volatile("" ::: "memory");
+            const float4 v = __ldcg(theirs + i * 128);
+            acc[4 * i] += v.x;
+            acc[4 * i + 1] += v.y;
+            acc[4 * i + 2] += v.z;
+            acc[4 * i + 3] += v.w;
+        }
+    }
+    return 0;
 }
 
 /* A consumer warpgroup's k-tiles of one work item, nb columns of each B tile (wgmma n = nb), its
@@ -468,11 +535,15 @@ GK_DEV void gk_gemm_wg_run(const gk_gemm_args *p, const CUtensorMap *tma, const 
     float *epi = persistent == 1 || pp ? (float *)(turn + (pp ? 2 : 0)) : (float *)smem;
     /* work items: (split, tile) pairs, split-major so that each split walks the rasterized
        tile order; a block takes items blockIdx .. step gridDim (one each when the grid has one
-       block per item, several when it is persistent) */
+       block per item, several when it is persistent). Stream-K: the block's share of all tiles'
+       k-tiles, [b wk / grid, (b + 1) wk / grid) */
     const int tiles = p->tiles_m * p->tiles_n, splits = (p->k + p->k_per_split - 1) / p->k_per_split;
     const int ea = swap ? p->n : p->m, eb = swap ? p->m : p->n; /* rows of the MMAs' A and B operands */
     const int first = blockIdx.y * gridDim.x + blockIdx.x, step = gridDim.x * gridDim.y, items = tiles * splits;
     const int wg = threadIdx.x >> 7, bk = gk_gemm_wg_bk(dt);
+    const int sk = GK_GEMM_STREAMS_K(persistent, bm) && p->sk_work != NULL;
+    const int wk = tiles * ((p->k + bk - 1) / bk);
+    const int pos0 = sk ? gk_gemm_wg_sk_begin(wk, blockIdx.x) : first, end = sk ? gk_gemm_wg_sk_begin(wk, blockIdx.x + 1) : items;
 
     if (threadIdx.x == 0) {
         for (int s = 0; s < stages; s++) {
@@ -492,9 +563,8 @@ GK_DEV void gk_gemm_wg_run(const gk_gemm_args *p, const CUtensorMap *tma, const 
     if (wg == 0) {
         gk_setmaxnreg_dec_40();
         if (threadIdx.x != 0) return;
-        for (int item = first; item < items; item += step) {
-            int m0, n0, split, k_begin, ktiles;
-            gk_gemm_wg_item(p, item, tiles, bm, bn, bk, &m0, &n0, &split, &k_begin, &ktiles);
+        int m0, n0, split, k_begin, ktiles;
+        for (int pos = pos0; gk_gemm_wg_next(p, sk, &pos, end, step, tiles, bm, bn, bk, &m0, &n0, &split, &k_begin, &ktiles);) {
             const int ra = swap ? n0 : m0, rb = swap ? m0 : n0; /* the MMAs' A and B tile rows */
             /* only rows inside the operand are loaded: TMA's zero fill of rows past its end is
                slow (H200, x[65, 8192] w[8192, 8192]^T on 128 x 64 tiles: 70.6 us with 63 of
@@ -529,9 +599,9 @@ GK_DEV void gk_gemm_wg_run(const gk_gemm_args *p, const CUtensorMap *tma, const 
     const int wr = pp ? 0 : wg - 1, cb = pp ? 2 * mm : mm;
     unsigned long long *other = pp ? turn + (2 - wg) : NULL;
     int sc = 0; /* TMA stores issued by this consumer */
-    for (int item = first, j = 0, turns = 0; item < items; item += step, j++) {
-        int m0, n0, split, k_begin, ktiles;
-        gk_gemm_wg_item(p, item, tiles, bm, bn, bk, &m0, &n0, &split, &k_begin, &ktiles);
+    int m0, n0, split, k_begin, ktiles, pos = pos0;
+    for (int j = 0, turns = 0; gk_gemm_wg_next(p, sk, &pos, end, step, tiles, bm, bn, bk, &m0, &n0, &split, &k_begin, &ktiles);
+         j++) {
         if (pp && (j & 1) != wg - 1) {
             it += ktiles;
             continue;
@@ -545,10 +615,12 @@ GK_DEV void gk_gemm_wg_run(const gk_gemm_args *p, const CUtensorMap *tma, const 
         if (!swap && bn > 64 && p->n - n0 <= bn / 2) {
             it = gk_gemm_wg_consume(smem, full, empty, stage_bytes, a_bytes, dt, ta, tb, wr, cb, bn / 2, stages, ktiles,
                                     it, acc, blocks, tmp, p, row0, n0, k_begin / 128, other);
+            if (sk && gk_gemm_wg_sk_fixup(p, acc, cb * (bn / 2) / 256, wg - 1, bm * bn, bk, pos, ktiles)) continue;
             sc = gk_gemm_wg_out(p, tmd, acc, stg, epi, persistent, dt == GK_E4M3, wg - 1, bm, bn, bn / 2, m0, n0, split, sc);
         } else {
             it = gk_gemm_wg_consume(smem, full, empty, stage_bytes, a_bytes, dt, ta, tb, wr, cb, mn, stages, ktiles, it,
                                     acc, blocks, tmp, p, row0, n0, k_begin / 128, other);
+            if (sk && gk_gemm_wg_sk_fixup(p, acc, cb * mn / 256, wg - 1, bm * bn, bk, pos, ktiles)) continue;
             sc = gk_gemm_wg_out(p, tmd, acc, stg, epi, persistent, dt == GK_E4M3, wg - 1, bm, bn, bn, m0, n0, split, sc);
         }
     }

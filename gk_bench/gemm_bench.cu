@@ -296,6 +296,7 @@ static std::string pick_text(const Gemm &g, int *config)
     }
     std::string s = config_text(*config);
     if (splits > 1) s += ", split-K " + std::to_string(splits);
+    if (splits == GK_GEMM_STREAM_K) s += ", stream-K";
     if (pl.pack_a_bytes || pl.pack_b_bytes) s += ", operands repacked to 128-byte rows";
     return s;
 }
@@ -453,7 +454,7 @@ static void register_all()
 }
 
 // The suite as one table: a shape a line, gk / cuBLAS speed, the dispatcher's tile, K splits,
-// tiles and waves (tiles over SMs x the blocks a tile's configuration budgets an SM), then the
+// (-1: stream-K) tiles and waves (tiles over SMs x the blocks a tile's configuration budgets an SM), then the
 // geometric mean and the shapes under 0.9x.
 static void print_suite()
 {

@@ -314,9 +314,24 @@ TEST_P(GemmValidation, DtypeActConfig)
     for (int config = -1; config < count; config++) {
         g = valid(); g.config = config; accepted(g, "config");
     }
-    g = valid(); g.splits = -1; rejected(g, "splits = -1 is negative", "splits");
+    for (int splits : {-2, -1000}) {
+        char needle[80];
+        snprintf(needle, sizeof needle, "splits = %d is not a count, 0 or GK_GEMM_STREAM_K (-1)", splits);
+        g = valid(); g.splits = splits; rejected(g, needle, "splits");
+    }
     for (int splits : {0, 1, 3, 1000}) {
         g = valid(); g.splits = splits; accepted(g, "splits");
+    }
+    // stream-K: on the configurations that have it, refused by name on the others
+    for (int config = 0; config < count; config++) {
+        const gk_gemm_config info = gk_gemm_config_info(config);
+        g = valid(); g.config = config; g.splits = GK_GEMM_STREAM_K;
+        if (info.wgmma && GK_GEMM_STREAMS_K(info.persistent, info.bm)) {
+            accepted(g, "splits");
+        } else {
+            const std::string needle = std::string("configuration ") + info.name + " has no stream-K";
+            rejected(g, needle.c_str(), "splits");
+        }
     }
 }
 
@@ -573,17 +588,30 @@ static gk_gemm_plan expect_plan_consistent(int64_t m, int64_t n, int64_t k, int 
     SCOPED_TRACE(trace);
     EXPECT_GE(pl.config, 0);
     EXPECT_LT(pl.config, gk_gemm_config_count());
-    EXPECT_GE(pl.splits, 1);
+    EXPECT_TRUE(pl.splits == GK_GEMM_STREAM_K || pl.splits >= 1) << pl.splits;
     EXPECT_LE(pl.splits, GK_GEMM_MAX_SPLITS);
     if (pl.splits > 1) EXPECT_GE(k / pl.splits, 256) << "splits of K too short to pay for their partials";
     EXPECT_EQ(pl.workspace_bytes, pl.split_bytes + pl.pack_a_bytes + pl.pack_b_bytes);
     EXPECT_EQ(gk_gemm_workspace_bytes(m, n, k, ta, lda, tb, ldb), pl.workspace_bytes);
-    if (pl.splits == 1) EXPECT_EQ(pl.split_bytes, 0u);
-    else EXPECT_GE(pl.split_bytes, (size_t)pl.splits * m * n * 4);
+    if (pl.splits == GK_GEMM_STREAM_K) { // a partial tile and a flag for each of the SMs' blocks
+        const gk_gemm_config cfg = gk_gemm_config_info(pl.config);
+        int sms = 132;
+        if (gk_sm_count(&sms) != cudaSuccess) sms = 132;
+        EXPECT_EQ(pl.split_bytes, (size_t)gk_round_up((int64_t)sms * (cfg.bm * cfg.bn * 4 + 4), 256));
+    } else if (pl.splits == 1) {
+        EXPECT_EQ(pl.split_bytes, 0u);
+    } else {
+        EXPECT_GE(pl.split_bytes, (size_t)pl.splits * m * n * 4);
+    }
     EXPECT_EQ(pl.split_bytes % 256, 0u);
     const int64_t rows_a = ta ? k : m, cols_a = ta ? m : k, rows_b = tb ? n : k, cols_b = tb ? k : n;
     const size_t whole_a = (size_t)gk_round_up(rows_a * gk_round_up(cols_a, 64) * 2, 256),
                  whole_b = (size_t)gk_round_up(rows_b * gk_round_up(cols_b, 64) * 2, 256);
+    if ((lda % 8 || ldb % 8) && m * n <= 65536 && k <= 256) { // tiny: the element-wise kernel, one launch
+        EXPECT_EQ(pl.config, GK_GEMM_ELEM_CONFIG);
+        EXPECT_EQ(pl.workspace_bytes, 0u);
+        return pl;
+    }
     if (lda % 64 == 0) EXPECT_EQ(pl.pack_a_bytes, 0u);
     else if (lda % 8 != 0 || !gk_gemm_wg_ready()) EXPECT_EQ(pl.pack_a_bytes, lda % 8 ? whole_a : 0u);
     else EXPECT_TRUE(pl.pack_a_bytes == 0 || pl.pack_a_bytes == whole_a);
@@ -614,7 +642,7 @@ TEST(GemmDispatch, PlanIsConsistent)
 // GPU, the measured table left out (GemmDispatch.MeasuredTable checks it): with the sm_90a
 // kernels (wg) and A row-major, M <= 64 on a swapped tile; otherwise the wgmma tile
 // with the least waves x tile FLOPs / measured rate, K split only when the tiles would leave two
-// thirds of the SMs idle. Without them, or with A transposed, M <= 16 on the small mma.sync tile.
+// thirds of the SMs idle; never stream-K (measured slower). Without them, or with A transposed, M <= 16 on the small mma.sync tile.
 static gk_gemm_plan wg_plan(int64_t m, int64_t n, int64_t k, int a_row_major = 1, int wg = 1)
 {
     gk_gemm_plan pl = {};
@@ -631,7 +659,11 @@ static void expect_pick(int64_t m, int64_t n, int64_t k, int a_row_major, int wg
     const gk_gemm_plan pl = wg_plan(m, n, k, a_row_major, wg);
     EXPECT_EQ(wg_name(pl), std::string("gk_gemm_bf16_") + tile) << m << " x " << n << " x " << k;
     EXPECT_EQ(pl.splits, splits) << m << " x " << n << " x " << k;
-    EXPECT_GE(pl.split_bytes, splits > 1 ? (size_t)splits * m * n * 4 : 0) << m << " x " << n << " x " << k;
+    const gk_gemm_config cfg = gk_gemm_config_info(pl.config);
+    EXPECT_GE(pl.split_bytes, splits == GK_GEMM_STREAM_K ? (size_t)132 * cfg.bm * cfg.bn * 4
+                              : splits > 1             ? (size_t)splits * m * n * 4
+                                                       : 0)
+        << m << " x " << n << " x " << k;
 }
 
 TEST(GemmDispatch, WgmmaTilesByWaves)
@@ -674,17 +706,23 @@ TEST(GemmDispatch, WgmmaTilesByWaves)
         {16, 8192, 8192, 1, 0, "64x64x64_s4", 3},
         // short K is not split; one tile is one block
         {16, 8192, 512, 1, 1, "wg16x128x64_s8_p", 1},
-        {17, 33, 65, 1, 1, "wg64x128x64_s7_p", 1},
-        {65, 33, 65, 1, 1, "wg128x64x64_s8", 1},
+        {17, 33, 72, 1, 1, "wg64x128x64_s7_p", 1},
+        {65, 33, 72, 1, 1, "wg128x64x64_s8", 1},
+        // a tiny problem with rows off 16 bytes (K = 65): the element-wise kernel, one launch
+        {17, 33, 65, 1, 1, "64x64x64_s4_elem", 1},
     };
     for (const auto &c : picks) expect_pick(c.m, c.n, c.k, c.a_row_major, c.wg, c.tile, c.splits);
     gk_gemm_plan pl;
     // every pick is a wgmma configuration, with 1 .. GK_GEMM_MAX_SPLITS splits, swapped exactly
-    // at M <= 64
+    // at M <= 64 (rows of K = 1 are off 16 bytes: tiny problems take the element-wise kernel)
     for (int64_t m : {1, 16, 17, 64, 65, 100, 1030, 4096, 16384})
         for (int64_t n : {1, 300, 4097, 28672})
             for (int64_t k : {1, 1000, 8192}) {
                 pl = wg_plan(m, n, k);
+                if (k == 1 && m * n <= 65536) {
+                    EXPECT_EQ(pl.config, GK_GEMM_ELEM_CONFIG) << m << " " << n << " " << k;
+                    continue;
+                }
                 EXPECT_EQ(gk_gemm_config_info(pl.config).wgmma, 1) << m << " " << n << " " << k;
                 EXPECT_EQ(gk_gemm_config_info(pl.config).swap, m <= 64 ? 1 : 0) << m << " " << n << " " << k;
                 EXPECT_GE(pl.splits, 1);
@@ -716,6 +754,11 @@ TEST(GemmDispatch, MeasuredTable)
         const int c = gk_gemm_tuned_config(i);
         const gk_gemm_plan got = tuned_plan(e.m, e.n, e.k, e.trans_a, e.trans_b);
         const gk_gemm_plan model = tuned_plan(e.m, e.n, e.k, e.trans_a, e.trans_b, 1, 0);
+        if (gk_gemm_tiny_unaligned(e.m, e.n, e.k, gk_gemm_row_align(NULL, e.trans_a ? e.m : e.k),
+                                   gk_gemm_row_align(NULL, e.trans_b ? e.k : e.n))) {
+            EXPECT_EQ(got.config, GK_GEMM_ELEM_CONFIG) << "a tiny problem with rows off 16 bytes: one launch first";
+            continue;
+        }
         if (std::string(e.tile) == "model") {
             EXPECT_EQ(c, -1);
             EXPECT_EQ(got.config, model.config);
@@ -795,13 +838,17 @@ TEST(GemmDispatch, SplitsLongKOfFewTilesOnly)
     // short K: no split
     pl = expect_plan_consistent(16, 512, 512, 0, 512, 1, 512);
     EXPECT_EQ(pl.splits, 1);
-    // rows not 16-byte aligned: A (K = 65) and B (N = 33) repacked
-    pl = expect_plan_consistent(17, 33, 65, 0, 65, 0, 33);
+    // rows not 16-byte aligned: A (K = 301) and B (N = 33) repacked
+    pl = expect_plan_consistent(17, 33, 301, 0, 301, 0, 33);
     EXPECT_GT(pl.pack_a_bytes, 0u);
     EXPECT_GT(pl.pack_b_bytes, 0u);
     // the same shape with padded, aligned rows: nothing to repack
-    pl = expect_plan_consistent(17, 33, 65, 0, 72, 0, 40);
+    pl = expect_plan_consistent(17, 33, 301, 0, 304, 0, 40);
     EXPECT_EQ(pl.pack_a_bytes + pl.pack_b_bytes, 0u);
+    // a tiny problem (K = 65) with the same rows: the element-wise kernel, nothing to repack
+    pl = expect_plan_consistent(17, 33, 65, 0, 65, 0, 33);
+    EXPECT_EQ(pl.config, GK_GEMM_ELEM_CONFIG);
+    EXPECT_EQ(pl.workspace_bytes, 0u);
     // an empty shape has no plan
     const int64_t empty[][3] = {{0, 512, 8192}, {16, -1, 8192}, {16, 512, 0}};
     for (const auto &s : empty) {
