@@ -35,18 +35,14 @@
                                              the dispatcher's configuration, splits and workspace
      gk_gemm_ex(config, splits, in_dtype, ...the same arguments...)
          runs one configuration (0 .. gk_gemm_config_count() - 1, or -1: the dispatcher's pick)
-         with a given number of K splits (0: the dispatcher's), for tuning and benchmarks; splits
-         GK_GEMM_STREAM_K (-1) runs stream-K on a configuration that has it (below).
-     STREAM-K (persistent cooperative wgmma tiles of BM up to 128, gk_gemm_sm90.cuh): a block an
-         SM, each taking an equal share of all tiles' k-tiles, so that a last wave part full
-         leaves no SM idle. A tile shared by blocks is summed by the one holding its first k-tile,
-         from the others' fp32 partial tiles in the workspace, in block order (deterministic).
-         Needs every block of the grid resident at once (one an SM: not under MPS or with SMs
-         held by other work), SMs x (BM x BN x 4 + 4) bytes of workspace (less: whole tiles) and
-         a cudaMemsetAsync of the flags before the kernel. Measured slower than whole tiles on
-         the H200 almost everywhere (gk_bench/RESULTS.md: blocks at different k of tiles that
-         share operand panels lose the L2 reuse of tiles walked in step; small problems wait on
-         many partials), so the time model never picks it; the measured table may.
+         with a given number of K splits (0: the dispatcher's), for tuning and benchmarks.
+     2 to 4 K splits on the cooperative TMA-store wgmma tiles of BM 128 (tiles at least half
+         inside D) are summed in the kernel: each split writes its fp32 partial tile to the workspace and
+         counts itself in the tile's counter; the block that counts last adds the tile's
+         partials in split order and stores it (no second launch, no wait; a cudaMemsetAsync
+         clears the counters first). Elsewhere, or with a workspace short of tiles x splits x
+         BM x BN x 4 bytes, a second launch sums splits x M x N fp32 partials. (Stream-K was
+         measured and not kept: gk_bench/RESULTS.md.)
      gk_gemm_config_info(config)             a configuration's tile, warps, stages, threads, bytes
      gk_gemm_ledger(m, n, k, in_dtype, d_dtype, has_c, has_bias)   (gk_core.cuh) FLOPs = 2 M N K;
                                              bytes = A, B, bias read once, C read if beta != 0,
@@ -121,8 +117,8 @@
 typedef enum gk_act { GK_ACT_NONE = 0, GK_ACT_RELU = 1, GK_ACT_GELU = 2, GK_ACT_SILU = 3 } gk_act;
 
 /* The dispatcher's plan for a problem (operand pointers assumed 256-byte aligned, as cudaMalloc
-   gives): its configuration, K splits (GK_GEMM_STREAM_K: stream-K), and the workspace bytes it
-   would use for the split-K partials (or stream-K's partial tiles) and for repacking operands
+   gives): its configuration, K splits, and the workspace bytes it would use for the split-K
+   partials (and the counters of splits summed in the kernel) and for repacking operands
    whose leading dimension is not a multiple of 8 (or, for large problems on the wgmma kernels,
    not a multiple of 64). */
 typedef struct gk_gemm_plan {
@@ -148,11 +144,11 @@ typedef struct gk_gemm_config {
 
 /* persistent 2 and 4: the two consumers take the block's tiles in turn */
 #define GK_GEMM_PINGPONG(persistent) ((persistent) == 2 || (persistent) == 4)
-/* gk_gemm_ex's splits for stream-K, and the wgmma tiles that have it: persistent cooperative
-   (both consumers on a tile), not BM 256 (its consumers' two m64 slices leave no registers for
-   the fixup: it spilled) */
-#define GK_GEMM_STREAM_K (-1)
-#define GK_GEMM_STREAMS_K(persistent, bm) (((persistent) == 1 || (persistent) == 3) && (bm) != 256)
+/* The wgmma tiles whose K splits are summed in the kernel: the cooperative TMA-store tiles
+   (PERSIST 3), not BM 256 (its consumers' two m64 slices leave no registers for the sum: it
+   spilled). Not the swapped decode tiles (PERSIST 1): the code alone made them 4-10% slower
+   unsplit on the H200, and their partials are small for a second launch. */
+#define GK_GEMM_SPLITS_IN_KERNEL(persistent, bm) ((persistent) == 3 && (bm) != 256)
 
 /* ---------------------------------------------------------------- public API */
 
@@ -254,9 +250,9 @@ typedef struct gk_gemm_args {
     const float *scale_a, *scale_b, *block_a, *block_b;
     int scale_a_step, scale_b_step, kb;
     int tma_d; /* wgmma PERSIST 3 / 4: D's tensor map is valid, the epilogue stores through TMA */
-    /* stream-K (wgmma PERSIST 1 and 3): the grid's partial tiles [gridDim.x][BM BN] fp32, then a
-       flag a block (zero at launch); NULL: tiles and splits as items */
-    float *sk_work;
+    /* K splits summed in the kernel (GK_GEMM_SPLITS_IN_KERNEL): the partial tiles [tiles][splits]
+       [BM BN] fp32, then a counter a tile (zero at launch); NULL: none, or p->partial */
+    float *fixup;
 } gk_gemm_args;
 
 /* The arguments every GEMM of the kit shares (gk_gemm, gk_quant, gk_fp8), the rest zero; m, n, k
@@ -854,10 +850,30 @@ static size_t gk_gemm_split_bytes(int64_t splits, int64_t m, int64_t n)
     return splits > 1 ? (size_t)gk_round_up(splits * m * n * 4, 256) : 0;
 }
 
-/* Workspace bytes of stream-K on `blocks` blocks of bm x bn tiles: a partial tile and a flag each. */
-static size_t gk_gemm_sk_bytes(int64_t blocks, int64_t bm, int64_t bn)
+/* Workspace bytes of K splits summed in the kernel on tiles of bm x bn: a partial tile a split
+   and a counter a tile. */
+static size_t gk_gemm_fixup_bytes(int64_t tiles, int64_t splits, int64_t bm, int64_t bn)
 {
-    return (size_t)gk_round_up(blocks * (bm * bn * 4 + 4), 256);
+    return (size_t)gk_round_up(tiles * (splits * bm * bn * 4 + 4), 256);
+}
+
+/* 1 where configuration cfg sums `splits` K splits of an m x n problem in the kernel: a tile
+   that has it, 2 to 4 splits, its tiles at least half inside D. The block that sums a tile reads
+   every split's whole tile alone: against a second launch on the H200 suite, 2 splits took
+   1 / 1.21 of the time, 4 1 / 1.04, 8 1 / 0.91, 16 1 / 0.76; 1 x 184 x 2264 on 128 x 256 in 4
+   splits 19.3 us against 15.3. */
+static int gk_gemm_splits_in_kernel(const gk_gemm_config *cfg, int64_t splits, int64_t m, int64_t n)
+{
+    return splits > 1 && splits <= 4 && cfg->wgmma && GK_GEMM_SPLITS_IN_KERNEL(cfg->persistent, cfg->bm) &&
+           2 * m * n >= gk_ceil_div(m, cfg->bm) * gk_ceil_div(n, cfg->bn) * cfg->bm * cfg->bn;
+}
+
+/* Workspace bytes of `splits` K splits of an m x n problem on configuration cfg. */
+static size_t gk_gemm_splits_bytes(const gk_gemm_config *cfg, int64_t splits, int64_t m, int64_t n)
+{
+    if (gk_gemm_splits_in_kernel(cfg, splits, m, n))
+        return gk_gemm_fixup_bytes(gk_ceil_div(m, cfg->bm) * gk_ceil_div(n, cfg->bn), splits, cfg->bm, cfg->bn);
+    return gk_gemm_split_bytes(splits, m, n);
 }
 
 /* The launch grid of p's tiles in `splits` K splits: a block each, or for a persistent kernel at
@@ -972,9 +988,9 @@ static int gk_gemm_tuned_pick(int64_t m, int64_t n, int64_t k, int trans_a, int 
     const gk_gemm_config *cfg = gk_gemm_config_table[c];
     const gk_gemm_tuned_entry *e = &gk_gemm_tuned_table[best];
     const int64_t te = gk_ceil_div(e->m, cfg->bm) * gk_ceil_div(e->n, cfg->bn), tq = gk_ceil_div(m, cfg->bm) * gk_ceil_div(n, cfg->bn);
-    const int64_t s = e->splits == GK_GEMM_STREAM_K ? GK_GEMM_STREAM_K : (e->splits * te + tq / 2) / tq;
+    const int64_t s = (e->splits * te + tq / 2) / tq;
     *config = c;
-    *splits = s == GK_GEMM_STREAM_K || s > 1 ? s : 1;
+    *splits = s > 1 ? s : 1;
     return 1;
 }
 #endif
@@ -1063,11 +1079,9 @@ static void gk_gemm_plan_impl(int64_t m, int64_t n, int64_t k, int64_t rows_a, i
         if (pl->config == 1 && k >= 1024 && t_small < (int64_t)small->min_blocks * sms)
             s = gk_ceil_div((int64_t)small->min_blocks * sms, t_small);
     }
-    if (s != GK_GEMM_STREAM_K) {
-        if (s > GK_GEMM_MAX_SPLITS) s = GK_GEMM_MAX_SPLITS;
-        if (s > k / 512) s = k / 512;
-        if (s < 1) s = 1;
-    }
+    if (s > GK_GEMM_MAX_SPLITS) s = GK_GEMM_MAX_SPLITS;
+    if (s > k / 512) s = k / 512;
+    if (s < 1) s = 1;
     pl->splits = (int)s;
     /* rows 16-byte but not 128-byte aligned (align 1): the wgmma tiles' TMA boxes straddle L2
        lines, 1.2-1.8x slower where the MMAs are the time (H200: 4096 x 4096 x 4040 357 us, 194
@@ -1083,9 +1097,7 @@ static void gk_gemm_plan_impl(int64_t m, int64_t n, int64_t k, int64_t rows_a, i
     }
     pl->pack_a_bytes = gk_gemm_pack_bytes(rows_a, cols_a, !pack_a);
     pl->pack_b_bytes = gk_gemm_pack_bytes(rows_b, cols_b, !pack_b);
-    pl->split_bytes = s == GK_GEMM_STREAM_K ? gk_gemm_sk_bytes(sms, gk_gemm_config_table[pl->config]->bm,
-                                                               gk_gemm_config_table[pl->config]->bn)
-                                            : gk_gemm_split_bytes(s, m, n);
+    pl->split_bytes = gk_gemm_splits_bytes(gk_gemm_config_table[pl->config], s, m, n);
     if (gk_gemm_tiny_unaligned(m, n, k, align_a, align_b)) {
         pl->config = GK_GEMM_ELEM_CONFIG;
         pl->splits = 1;
@@ -1150,15 +1162,7 @@ static cudaError_t gk_gemm_run_checked(const char *fn, int config, int splits, i
     if (act < GK_ACT_NONE || act > GK_ACT_SILU) return gk__fail(cudaErrorInvalidValue, fn, "act %d is not a gk_act", act);
     if (config < -1 || config >= GK_GEMM_NCONFIG)
         return gk__fail(cudaErrorInvalidValue, fn, "config %d is not -1 or 0..%d", config, GK_GEMM_NCONFIG - 1);
-    if (splits < GK_GEMM_STREAM_K)
-        return gk__fail(cudaErrorInvalidValue, fn, "splits = %d is not a count, 0 or GK_GEMM_STREAM_K (-1)", splits);
-    if (splits == GK_GEMM_STREAM_K && config >= 0 &&
-        !(gk_gemm_config_table[config]->wgmma &&
-          GK_GEMM_STREAMS_K(gk_gemm_config_table[config]->persistent, gk_gemm_config_table[config]->bm)))
-        return gk__fail(cudaErrorInvalidValue, fn,
-                        "configuration %s has no stream-K (splits GK_GEMM_STREAM_K): only the persistent cooperative "
-                        "wgmma tiles of BM up to 128 have it",
-                        gk_gemm_config_table[config]->name);
+    if (splits < 0) return gk__fail(cudaErrorInvalidValue, fn, "splits = %d is negative", splits);
     if (trans_a != 0 && trans_a != 1) return gk__fail(cudaErrorInvalidValue, fn, "trans_a = %d is not 0 or 1", trans_a);
     if (trans_b != 0 && trans_b != 1) return gk__fail(cudaErrorInvalidValue, fn, "trans_b = %d is not 0 or 1", trans_b);
     GK_TRY(gk_check_mnk(fn, m, n, k));
@@ -1206,11 +1210,6 @@ static cudaError_t gk_gemm_run_checked(const char *fn, int config, int splits, i
     if (config < 0) config = elementwise ? GK_GEMM_ELEM_CONFIG : pl.config;
     const gk_gemm_config *cfg = gk_gemm_config_table[config];
     if (splits == 0) splits = config == pl.config || (elementwise && pl.config == 1) ? pl.splits : 1;
-    const int stream_k = splits == GK_GEMM_STREAM_K;
-    if (stream_k && !(cfg->wgmma && GK_GEMM_STREAMS_K(cfg->persistent, cfg->bm)))
-        return gk__fail(cudaErrorInvalidValue, fn,
-                        "the dispatcher's configuration %s for this problem has no stream-K (splits GK_GEMM_STREAM_K)",
-                        cfg->name);
     /* the operands to repack: the plan's (rows not 16-byte aligned, and rows not 128-byte aligned
        where it pays) when the workspace holds them, else those not 16-byte aligned alone */
     int pack_a = repack && !aligned_a, pack_b = repack && !aligned_b;
@@ -1220,23 +1219,26 @@ static cudaError_t gk_gemm_run_checked(const char *fn, int config, int splits, i
     }
     /* the partials come first in the workspace, the repacked operands after them */
     const size_t pack_bytes = (pack_a ? pl.pack_a_bytes : 0) + (pack_b ? pl.pack_b_bytes : 0);
-    /* stream-K: a block an SM (fewer where the problem has fewer k-tiles) */
-    const int64_t sk_items = gk_ceil_div(m, cfg->bm) * gk_ceil_div(n, cfg->bn) * gk_ceil_div(k, cfg->bk);
-    const int64_t sk_blocks = stream_k ? (sk_items < sms ? sk_items : sms) : 0;
-    const size_t first_bytes = stream_k ? gk_gemm_sk_bytes(sk_blocks, cfg->bm, cfg->bn) : gk_gemm_split_bytes(splits, m, n);
-    if (workspace_bytes < first_bytes + pack_bytes || sk_items > INT32_MAX) splits = 1; /* stream-K counts k-tiles in an int */
-    const int sk = splits == GK_GEMM_STREAM_K;
+    /* splits summed in the kernel where the tile has it and the workspace holds its partial
+       tiles, else by a second launch where it holds the partials, else none */
+    int in_kernel = 0;
+    if (splits > 1 && workspace_bytes >= gk_gemm_splits_bytes(cfg, splits, m, n) + pack_bytes)
+        in_kernel = gk_gemm_splits_in_kernel(cfg, splits, m, n);
+    else if (workspace_bytes < gk_gemm_split_bytes(splits, m, n) + pack_bytes)
+        splits = 1;
 
-    p.k_per_split = (int)gk_round_up(gk_ceil_div(k, sk ? 1 : splits), cfg->bk);
+    p.k_per_split = (int)gk_round_up(gk_ceil_div(k, splits), cfg->bk);
     splits = (int)gk_ceil_div(k, p.k_per_split); /* no empty split */
     char *ws = (char *)workspace;
-    p.partial = splits > 1 ? (float *)ws : NULL;
-    if (sk) {
-        p.sk_work = (float *)ws;
-        GK_TRY(cudaMemsetAsync(p.sk_work + sk_blocks * cfg->bm * cfg->bn, 0, (size_t)sk_blocks * 4, stream));
-        ws += gk_gemm_sk_bytes(sk_blocks, cfg->bm, cfg->bn);
+    if (splits > 1 && in_kernel) {
+        const int64_t tiles = gk_ceil_div(m, cfg->bm) * gk_ceil_div(n, cfg->bn);
+        p.fixup = (float *)ws;
+        GK_TRY(cudaMemsetAsync(p.fixup + tiles * splits * cfg->bm * cfg->bn, 0, (size_t)tiles * 4, stream));
+        ws += gk_gemm_fixup_bytes(tiles, splits, cfg->bm, cfg->bn);
+    } else {
+        p.partial = splits > 1 ? (float *)ws : NULL;
+        ws += gk_gemm_split_bytes(splits, m, n);
     }
-    ws += gk_gemm_split_bytes(splits, m, n);
     if (pack_a || pack_b) {
         gk_gemm_pack_job j[2] = {{0}, {0}};
         int nj = 0;
@@ -1254,7 +1256,7 @@ static cudaError_t gk_gemm_run_checked(const char *fn, int config, int splits, i
     /* a swapped tile's MMAs take B as their A operand (MN-major when B is not transposed) and A
        as their B operand (K-major: A row-major) */
     const int layout = cfg->swap ? (trans_b ? 0 : 2) + 1 : (trans_a ? 2 : 0) + (trans_b ? 1 : 0);
-    const dim3 grid = sk ? dim3((unsigned)sk_blocks, 1) : gk_gemm_grid(&p, splits, cfg->persistent, sms);
+    const dim3 grid = gk_gemm_grid(&p, splits, cfg->persistent, sms);
     if (cfg->wgmma) {
         GK_TRY(gk_gemm_wg_launch(fn, config - GK_GEMM_NMMA, cfg, in_dtype, layout, grid, p, trans_a, trans_b, rows_a,
                                  cols_a, rows_b, cols_b, stream));
@@ -1265,7 +1267,7 @@ static cudaError_t gk_gemm_run_checked(const char *fn, int config, int splits, i
         ((gk_gemm_kernel)kern)<<<grid, cfg->threads, cfg->smem_bytes, stream>>>(p);
         GK_TRY(gk_check_launch(fn));
     }
-    if (splits > 1) {
+    if (p.partial) {
         int blocks;
         GK_TRY(gk_grid_size((int64_t)m * n, 256, 4, &blocks));
         gk_gemm_splitk_reduce<<<blocks, 256, 0, stream>>>(p, splits);

@@ -13,10 +13,9 @@
      D^T so that decode-sized M fills the MMAs' N; persistent tiles walk the tiles with one
      block per SM; ping-pong tiles are persistent, and their two consumers take the block's tiles
      in turn, one storing while the other runs its MMAs; PERSIST 3 and 4 tiles hand D to TMA
-     stores and go on; a last tile column at most half full runs the half-width wgmma. Stream-K
-     (PERSIST 1 and 3 but BM 256, gk_gemm.cuh's GK_GEMM_STREAM_K): each block an equal share of all tiles'
-     k-tiles; a tile shared by blocks is finished by the one with its first k-tile, which adds
-     the others' partial tiles from the workspace once their flags are up.
+     stores and go on; a last tile column at most half full runs the half-width wgmma. K splits
+     of PERSIST 3 tiles of BM 128 are summed in the kernel by the last of a tile's splits to
+     finish (gk_gemm_wg_split_fixup).
 
    GENERATOR
      GK_DEFINE_GEMM_WGMMA(name, dt, BM, BN, STAGES, PERSIST, RATE) writes the kernels (per
@@ -337,74 +336,50 @@ GK_DEV void gk_gemm_wg_store(const gk_gemm_args *p, const float *acc, float *buf
 /* K values in a k-tile: 128 bytes of a row, 64 16-bit values or 128 e4m3. */
 #define gk_gemm_wg_bk(dt) ((dt) == GK_E4M3 ? 128 : 64)
 
-/* A block's next piece of work from *pos, 0 when none is left before end. Items (sk 0): an
-   item a piece (split-major: item / tiles is its K split), pos stepping by the grid. Stream-K
-   (sk 1): the block's share of all tiles' k-tiles (under 2^31: the host checks), pos counting
-   them, a piece the k-tiles from pos to its tile's end or the share's. Either way its tile's
-   origin, split, first k and k-tiles of bk values. */
-GK_DEV int gk_gemm_wg_next(const gk_gemm_args *p, int sk, int *pos, int end, int step, int tiles, int bm, int bn,
-                           int bk, int *m0, int *n0, int *split, int *k_begin, int *ktiles)
+/* A work item (split-major: item / tiles is its K split): its tile's origin, its first k and
+   its k-tiles of bk values. */
+GK_DEV void gk_gemm_wg_item(const gk_gemm_args *p, int item, int tiles, int bm, int bn, int bk, int *m0, int *n0,
+                            int *split, int *k_begin, int *ktiles)
 {
-    if (*pos >= end) return 0;
     int tm, tn;
-    if (sk) {
-        const int kts = (p->k + bk - 1) / bk, tile = *pos / kts, kt0 = *pos - tile * kts;
-        *ktiles = min(kts - kt0, end - *pos);
-        gk_gemm_tile_of(p, tile, &tm, &tn);
-        *split = 0;
-        *k_begin = kt0 * bk;
-        *pos += *ktiles;
-    } else {
-        const int item = *pos;
-        gk_gemm_tile_of(p, item % tiles, &tm, &tn);
-        *split = item / tiles;
-        *k_begin = *split * p->k_per_split;
-        *ktiles = (min(p->k, *k_begin + p->k_per_split) - *k_begin + bk - 1) / bk;
-        *pos += step;
-    }
+    gk_gemm_tile_of(p, item % tiles, &tm, &tn);
     *m0 = tm * bm;
     *n0 = tn * bn;
-    return 1;
+    *split = item / tiles;
+    *k_begin = *split * p->k_per_split;
+    *ktiles = (min(p->k, *k_begin + p->k_per_split) - *k_begin + bk - 1) / bk;
 }
 
-/* A block's first k-tile under stream-K: b wk / grid of wk, all tiles' k-tiles. */
-GK_DEV int gk_gemm_wg_sk_begin(int wk, int b) { return (int)((long long)wk * b / gridDim.x); }
-
-/* Stream-K's fixup of a piece both consumers have summed (nacc accumulators a thread; w: the
-   consumer; slot: BM BN floats, a block's partial tile; pos: past the piece, of ktiles). A piece that starts inside its tile (only a share's first can) goes to the block's
-   slot, laid out as the registers hold it (coalesced 16-byte stores), and its flag is raised:
-   returns 1, nothing to store. A piece that starts the tile but ends before the tile does (only
-   a share's last can) waits for the flags of the blocks whose shares begin inside the tile,
-   the next ones in order, and adds their slots in that order (results do not depend on timing);
-   it returns 0, and the tile is stored. Every block of the grid is resident at once. */
-GK_DEV int gk_gemm_wg_sk_fixup(const gk_gemm_args *p, float *acc, int nacc, int w, int slot, int bk, int pos,
-                               int ktiles)
+/* K splits summed in the kernel (p->fixup): split `split` of tile `tile`, summed by both
+   consumers (nacc accumulators a thread; w: the consumer; slot: BM BN floats), goes to its slot
+   of the workspace as the registers hold it (coalesced 16-byte stores), and the block counts it
+   in the tile's counter. The block that counts the tile's last split adds the tile's slots in
+   split order (the same sum whichever block is last) and returns 0: it stores the tile. The
+   others return 1. Items are split-major, so the splits of neighbouring tiles run in step and
+   share their A and B panels in L2; no block waits for another. */
+GK_DEV int gk_gemm_wg_split_fixup(const gk_gemm_args *p, float *acc, int nacc, int w, int slot, int tile, int split,
+                                  int splits)
 {
-    const int t = threadIdx.x & 127, g = gridDim.x, kts = (p->k + bk - 1) / bk, wk = p->tiles_m * p->tiles_n * kts;
-    unsigned *flags = (unsigned *)(p->sk_work + (size_t)g * slot);
-    if ((pos - ktiles) % kts != 0) {
-        float4 *mine = (float4 *)(p->sk_work + (size_t)blockIdx.x * slot) + (size_t)w * (nacc / 4) * 128 + t;
+    const int t = threadIdx.x & 127, tiles = p->tiles_m * p->tiles_n;
+    const float *first = p->fixup + (size_t)tile * splits * slot;
+    unsigned *count = (unsigned *)(p->fixup + (size_t)tiles * splits * slot) + tile;
+    float4 *mine = (float4 *)(first + (size_t)split * slot) + (size_t)w * (nacc / 4) * 128 + t;
 #pragma unroll
-        for (int i = 0; i < nacc / 4; i++)
-            mine[i * 128] = make_float4(acc[4 * i], acc[4 * i + 1], acc[4 * i + 2], acc[4 * i + 3]);
-        __threadfence();
-        gk_named_barrier(1, 256);
-        if (threadIdx.x == 128) gk_flag_release(flags + blockIdx.x, 1);
-        return 1;
-    }
-    if (ktiles == kts) return 0;
-    const int tile_end = pos - ktiles + kts;
-    if (threadIdx.x == 128)
-        for (int b = blockIdx.x + 1; b < g && gk_gemm_wg_sk_begin(wk, b) < tile_end; b++)
-            while (gk_flag_acquire(flags + b) == 0) {
-            }
+    for (int i = 0; i < nacc / 4; i++) mine[i * 128] = make_float4(acc[4 * i], acc[4 * i + 1], acc[4 * i + 2], acc[4 * i + 3]);
+    __threadfence();
     gk_named_barrier(1, 256);
-    for (int b = blockIdx.x + 1; b < g && gk_gemm_wg_sk_begin(wk, b) < tile_end; b++) {
-        const float4 *theirs = (const float4 *)(p->sk_work + (size_t)b * slot) + (size_t)w * (nacc / 4) * 128 + t;
+    int last = 0;
+    if (threadIdx.x == 128) {
+        last = atomicAdd(count, 1u) == (unsigned)splits - 1;
+        __threadfence(); /* the other splits' partials, counted before, are seen after this */
+    }
+    if (!gk_named_barrier_or(1, 256, last)) return 1;
+#pragma unroll
+    for (int i = 0; i < nacc; i++) acc[i] = 0.0f;
+    for (int s = 0; s < splits; s++) {
+        const float4 *theirs = (const float4 *)(first + (size_t)s * slot) + (size_t)w * (nacc / 4) * 128 + t;
 #pragma unroll
         for (int i = 0; i < nacc / 4; i++) {
-            /* four loads in flight at most: all of them would take 4 nacc registers more */
-            if (i % 4 == 0) asm volatile("" ::: "memory");
             const float4 v = __ldcg(theirs + i * 128);
             acc[4 * i] += v.x;
             acc[4 * i + 1] += v.y;
@@ -535,15 +510,12 @@ GK_DEV void gk_gemm_wg_run(const gk_gemm_args *p, const CUtensorMap *tma, const 
     float *epi = persistent == 1 || pp ? (float *)(turn + (pp ? 2 : 0)) : (float *)smem;
     /* work items: (split, tile) pairs, split-major so that each split walks the rasterized
        tile order; a block takes items blockIdx .. step gridDim (one each when the grid has one
-       block per item, several when it is persistent). Stream-K: the block's share of all tiles'
-       k-tiles, [b wk / grid, (b + 1) wk / grid) */
+       block per item, several when it is persistent) */
     const int tiles = p->tiles_m * p->tiles_n, splits = (p->k + p->k_per_split - 1) / p->k_per_split;
     const int ea = swap ? p->n : p->m, eb = swap ? p->m : p->n; /* rows of the MMAs' A and B operands */
     const int first = blockIdx.y * gridDim.x + blockIdx.x, step = gridDim.x * gridDim.y, items = tiles * splits;
     const int wg = threadIdx.x >> 7, bk = gk_gemm_wg_bk(dt);
-    const int sk = GK_GEMM_STREAMS_K(persistent, bm) && p->sk_work != NULL;
-    const int wk = tiles * ((p->k + bk - 1) / bk);
-    const int pos0 = sk ? gk_gemm_wg_sk_begin(wk, blockIdx.x) : first, end = sk ? gk_gemm_wg_sk_begin(wk, blockIdx.x + 1) : items;
+    const int fixup = GK_GEMM_SPLITS_IN_KERNEL(persistent, bm) && p->fixup != NULL;
 
     if (threadIdx.x == 0) {
         for (int s = 0; s < stages; s++) {
@@ -563,8 +535,9 @@ GK_DEV void gk_gemm_wg_run(const gk_gemm_args *p, const CUtensorMap *tma, const 
     if (wg == 0) {
         gk_setmaxnreg_dec_40();
         if (threadIdx.x != 0) return;
-        int m0, n0, split, k_begin, ktiles;
-        for (int pos = pos0; gk_gemm_wg_next(p, sk, &pos, end, step, tiles, bm, bn, bk, &m0, &n0, &split, &k_begin, &ktiles);) {
+        for (int item = first; item < items; item += step) {
+            int m0, n0, split, k_begin, ktiles;
+            gk_gemm_wg_item(p, item, tiles, bm, bn, bk, &m0, &n0, &split, &k_begin, &ktiles);
             const int ra = swap ? n0 : m0, rb = swap ? m0 : n0; /* the MMAs' A and B tile rows */
             /* only rows inside the operand are loaded: TMA's zero fill of rows past its end is
                slow (H200, x[65, 8192] w[8192, 8192]^T on 128 x 64 tiles: 70.6 us with 63 of
@@ -599,9 +572,9 @@ GK_DEV void gk_gemm_wg_run(const gk_gemm_args *p, const CUtensorMap *tma, const 
     const int wr = pp ? 0 : wg - 1, cb = pp ? 2 * mm : mm;
     unsigned long long *other = pp ? turn + (2 - wg) : NULL;
     int sc = 0; /* TMA stores issued by this consumer */
-    int m0, n0, split, k_begin, ktiles, pos = pos0;
-    for (int j = 0, turns = 0; gk_gemm_wg_next(p, sk, &pos, end, step, tiles, bm, bn, bk, &m0, &n0, &split, &k_begin, &ktiles);
-         j++) {
+    for (int item = first, j = 0, turns = 0; item < items; item += step, j++) {
+        int m0, n0, split, k_begin, ktiles;
+        gk_gemm_wg_item(p, item, tiles, bm, bn, bk, &m0, &n0, &split, &k_begin, &ktiles);
         if (pp && (j & 1) != wg - 1) {
             it += ktiles;
             continue;
@@ -615,12 +588,14 @@ GK_DEV void gk_gemm_wg_run(const gk_gemm_args *p, const CUtensorMap *tma, const 
         if (!swap && bn > 64 && p->n - n0 <= bn / 2) {
             it = gk_gemm_wg_consume(smem, full, empty, stage_bytes, a_bytes, dt, ta, tb, wr, cb, bn / 2, stages, ktiles,
                                     it, acc, blocks, tmp, p, row0, n0, k_begin / 128, other);
-            if (sk && gk_gemm_wg_sk_fixup(p, acc, cb * (bn / 2) / 256, wg - 1, bm * bn, bk, pos, ktiles)) continue;
+            if (fixup && gk_gemm_wg_split_fixup(p, acc, cb * (bn / 2) / 256, wg - 1, bm * bn, item % tiles, split, splits))
+                continue;
             sc = gk_gemm_wg_out(p, tmd, acc, stg, epi, persistent, dt == GK_E4M3, wg - 1, bm, bn, bn / 2, m0, n0, split, sc);
         } else {
             it = gk_gemm_wg_consume(smem, full, empty, stage_bytes, a_bytes, dt, ta, tb, wr, cb, mn, stages, ktiles, it,
                                     acc, blocks, tmp, p, row0, n0, k_begin / 128, other);
-            if (sk && gk_gemm_wg_sk_fixup(p, acc, cb * mn / 256, wg - 1, bm * bn, bk, pos, ktiles)) continue;
+            if (fixup && gk_gemm_wg_split_fixup(p, acc, cb * mn / 256, wg - 1, bm * bn, item % tiles, split, splits))
+                continue;
             sc = gk_gemm_wg_out(p, tmd, acc, stg, epi, persistent, dt == GK_E4M3, wg - 1, bm, bn, bn, m0, n0, split, sc);
         }
     }
@@ -727,161 +702,161 @@ typedef void (*gk_gemm_wg_kernel)(gk_gemm_args, CUtensorMap, CUtensorMap, CUtens
     X(wg128x64x64_s8, 128, 64, 8, 0, 426)       \
     X(wg128x128x64_s6_ppt, 128, 128, 6, 4, 779)
 #endif
-/* GK_GEMM_TUNED begin: written by gk_bench/sweep/gemm_tuned_table.py from gemm_suite_sweep (H200, 2026-12-02; two runs merged by gemm_table_merge.py);
+/* GK_GEMM_TUNED begin: written by gk_bench/sweep/gemm_tuned_table.py from gemm_suite_sweep (H200, 2026-12-02);
    X(M, N, K, trans_a, trans_b, tile or model, splits), then the speed against cuBLAS of the
    time model's pick -> of this entry's. */
 #ifndef GK_GEMM_TUNED
 #define GK_GEMM_TUNED(X) \
-    X(1, 6144, 4096, 0, 1, model, 0) /* llama3-8b qkv NT: 0.944x -> 0.944x cuBLAS */ \
-    X(16, 6144, 4096, 0, 1, model, 0) /* llama3-8b qkv NT: 0.863x -> 0.863x cuBLAS */ \
-    X(64, 6144, 4096, 0, 1, wg128x64x64_s8, 1) /* llama3-8b qkv NT: 0.800x -> 0.879x cuBLAS */ \
-    X(128, 6144, 4096, 0, 1, model, 0) /* llama3-8b qkv NT: 0.843x -> 0.843x cuBLAS */ \
-    X(256, 6144, 4096, 0, 1, model, 0) /* llama3-8b qkv NT: 0.877x -> 0.877x cuBLAS */ \
-    X(512, 6144, 4096, 0, 1, model, 0) /* llama3-8b qkv NT: 0.819x -> 0.819x cuBLAS */ \
-    X(1024, 6144, 4096, 0, 1, model, 0) /* llama3-8b qkv NT: 0.937x -> 0.937x cuBLAS */ \
-    X(2048, 6144, 4096, 0, 1, model, 0) /* llama3-8b qkv NT: 0.994x -> 0.994x cuBLAS */ \
-    X(4096, 6144, 4096, 0, 1, model, 0) /* llama3-8b qkv NT: 0.979x -> 0.979x cuBLAS */ \
+    X(1, 6144, 4096, 0, 1, model, 0) /* llama3-8b qkv NT: 0.922x -> 0.922x cuBLAS */ \
+    X(16, 6144, 4096, 0, 1, model, 0) /* llama3-8b qkv NT: 0.898x -> 0.898x cuBLAS */ \
+    X(64, 6144, 4096, 0, 1, wg128x64x64_s8, 1) /* llama3-8b qkv NT: 0.812x -> 0.859x cuBLAS */ \
+    X(128, 6144, 4096, 0, 1, model, 0) /* llama3-8b qkv NT: 0.815x -> 0.815x cuBLAS */ \
+    X(256, 6144, 4096, 0, 1, model, 0) /* llama3-8b qkv NT: 0.866x -> 0.866x cuBLAS */ \
+    X(512, 6144, 4096, 0, 1, model, 0) /* llama3-8b qkv NT: 0.831x -> 0.831x cuBLAS */ \
+    X(1024, 6144, 4096, 0, 1, model, 0) /* llama3-8b qkv NT: 0.957x -> 0.957x cuBLAS */ \
+    X(2048, 6144, 4096, 0, 1, model, 0) /* llama3-8b qkv NT: 0.985x -> 0.985x cuBLAS */ \
+    X(4096, 6144, 4096, 0, 1, model, 0) /* llama3-8b qkv NT: 0.975x -> 0.975x cuBLAS */ \
     X(8192, 6144, 4096, 0, 1, model, 0) /* llama3-8b qkv NT: 0.970x -> 0.970x cuBLAS */ \
-    X(1, 4096, 4096, 0, 1, model, 0) /* llama3-8b o NT: 0.888x -> 0.888x cuBLAS */ \
-    X(16, 4096, 4096, 0, 1, model, 0) /* llama3-8b o NT: 0.873x -> 0.873x cuBLAS */ \
-    X(64, 4096, 4096, 0, 1, wg128x128x64_s6_pt, 4) /* llama3-8b o NT: 0.771x -> 0.858x cuBLAS */ \
-    X(128, 4096, 4096, 0, 1, model, 0) /* llama3-8b o NT: 0.781x -> 0.781x cuBLAS */ \
-    X(256, 4096, 4096, 0, 1, model, 0) /* llama3-8b o NT: 0.914x -> 0.914x cuBLAS */ \
-    X(512, 4096, 4096, 0, 1, model, 0) /* llama3-8b o NT: 0.947x -> 0.947x cuBLAS */ \
-    X(1024, 4096, 4096, 0, 1, model, 0) /* llama3-8b o NT: 1.002x -> 1.002x cuBLAS */ \
-    X(2048, 4096, 4096, 0, 1, model, 0) /* llama3-8b o NT: 0.986x -> 0.986x cuBLAS */ \
-    X(4096, 4096, 4096, 0, 1, model, 0) /* llama3-8b o NT: 0.986x -> 0.986x cuBLAS */ \
-    X(8192, 4096, 4096, 0, 1, model, 0) /* llama3-8b o NT: 0.974x -> 0.974x cuBLAS */ \
-    X(1, 28672, 4096, 0, 1, model, 0) /* llama3-8b gate/up NT: 0.999x -> 0.999x cuBLAS */ \
-    X(16, 28672, 4096, 0, 1, wg128x256x64_s4_pt, 1) /* llama3-8b gate/up NT: 0.983x -> 1.115x cuBLAS */ \
-    X(64, 28672, 4096, 0, 1, wg128x256x64_s4_pt, 1) /* llama3-8b gate/up NT: 0.938x -> 1.007x cuBLAS */ \
-    X(128, 28672, 4096, 0, 1, model, 0) /* llama3-8b gate/up NT: 1.031x -> 1.031x cuBLAS */ \
+    X(1, 4096, 4096, 0, 1, model, 0) /* llama3-8b o NT: 0.897x -> 0.897x cuBLAS */ \
+    X(16, 4096, 4096, 0, 1, model, 0) /* llama3-8b o NT: 0.907x -> 0.907x cuBLAS */ \
+    X(64, 4096, 4096, 0, 1, model, 0) /* llama3-8b o NT: 0.771x -> 0.771x cuBLAS */ \
+    X(128, 4096, 4096, 0, 1, model, 0) /* llama3-8b o NT: 0.768x -> 0.768x cuBLAS */ \
+    X(256, 4096, 4096, 0, 1, model, 0) /* llama3-8b o NT: 0.960x -> 0.960x cuBLAS */ \
+    X(512, 4096, 4096, 0, 1, model, 0) /* llama3-8b o NT: 0.894x -> 0.894x cuBLAS */ \
+    X(1024, 4096, 4096, 0, 1, model, 0) /* llama3-8b o NT: 0.975x -> 0.975x cuBLAS */ \
+    X(2048, 4096, 4096, 0, 1, model, 0) /* llama3-8b o NT: 0.977x -> 0.977x cuBLAS */ \
+    X(4096, 4096, 4096, 0, 1, model, 0) /* llama3-8b o NT: 0.991x -> 0.991x cuBLAS */ \
+    X(8192, 4096, 4096, 0, 1, model, 0) /* llama3-8b o NT: 0.980x -> 0.980x cuBLAS */ \
+    X(1, 28672, 4096, 0, 1, model, 0) /* llama3-8b gate/up NT: 1.010x -> 1.010x cuBLAS */ \
+    X(16, 28672, 4096, 0, 1, model, 0) /* llama3-8b gate/up NT: 1.004x -> 1.004x cuBLAS */ \
+    X(64, 28672, 4096, 0, 1, wg128x256x64_s4_pt, 1) /* llama3-8b gate/up NT: 0.939x -> 0.996x cuBLAS */ \
+    X(128, 28672, 4096, 0, 1, model, 0) /* llama3-8b gate/up NT: 1.050x -> 1.050x cuBLAS */ \
     X(256, 28672, 4096, 0, 1, model, 0) /* llama3-8b gate/up NT: 0.988x -> 0.988x cuBLAS */ \
-    X(512, 28672, 4096, 0, 1, model, 0) /* llama3-8b gate/up NT: 0.904x -> 0.904x cuBLAS */ \
-    X(1024, 28672, 4096, 0, 1, model, 0) /* llama3-8b gate/up NT: 0.988x -> 0.988x cuBLAS */ \
-    X(2048, 28672, 4096, 0, 1, model, 0) /* llama3-8b gate/up NT: 0.974x -> 0.974x cuBLAS */ \
-    X(4096, 28672, 4096, 0, 1, model, 0) /* llama3-8b gate/up NT: 0.967x -> 0.967x cuBLAS */ \
-    X(8192, 28672, 4096, 0, 1, model, 0) /* llama3-8b gate/up NT: 0.973x -> 0.973x cuBLAS */ \
-    X(1, 4096, 14336, 0, 1, model, 0) /* llama3-8b down NT: 0.950x -> 0.950x cuBLAS */ \
-    X(16, 4096, 14336, 0, 1, model, 0) /* llama3-8b down NT: 0.917x -> 0.917x cuBLAS */ \
-    X(64, 4096, 14336, 0, 1, model, 0) /* llama3-8b down NT: 0.909x -> 0.909x cuBLAS */ \
-    X(128, 4096, 14336, 0, 1, wg128x128x64_s6_pt, 4) /* llama3-8b down NT: 0.764x -> 0.918x cuBLAS */ \
-    X(256, 4096, 14336, 0, 1, wg128x256x64_s4_pt, 4) /* llama3-8b down NT: 0.842x -> 0.892x cuBLAS */ \
-    X(512, 4096, 14336, 0, 1, wg128x128x64_s6_ppt, 1) /* llama3-8b down NT: 0.877x -> 0.937x cuBLAS */ \
-    X(1024, 4096, 14336, 0, 1, model, 0) /* llama3-8b down NT: 0.999x -> 0.999x cuBLAS */ \
-    X(2048, 4096, 14336, 0, 1, model, 0) /* llama3-8b down NT: 0.992x -> 0.992x cuBLAS */ \
-    X(4096, 4096, 14336, 0, 1, model, 0) /* llama3-8b down NT: 0.994x -> 0.994x cuBLAS */ \
-    X(8192, 4096, 14336, 0, 1, model, 0) /* llama3-8b down NT: 0.984x -> 0.984x cuBLAS */ \
-    X(1, 10240, 8192, 0, 1, model, 0) /* llama3-70b qkv NT: 1.070x -> 1.070x cuBLAS */ \
-    X(16, 10240, 8192, 0, 1, model, 0) /* llama3-70b qkv NT: 1.057x -> 1.057x cuBLAS */ \
-    X(64, 10240, 8192, 0, 1, model, 0) /* llama3-70b qkv NT: 0.942x -> 0.942x cuBLAS */ \
-    X(128, 10240, 8192, 0, 1, model, 0) /* llama3-70b qkv NT: 0.995x -> 0.995x cuBLAS */ \
-    X(256, 10240, 8192, 0, 1, model, 0) /* llama3-70b qkv NT: 0.736x -> 0.736x cuBLAS */ \
-    X(512, 10240, 8192, 0, 1, model, 0) /* llama3-70b qkv NT: 0.802x -> 0.802x cuBLAS */ \
-    X(1024, 10240, 8192, 0, 1, model, 0) /* llama3-70b qkv NT: 0.927x -> 0.927x cuBLAS */ \
+    X(512, 28672, 4096, 0, 1, model, 0) /* llama3-8b gate/up NT: 0.921x -> 0.921x cuBLAS */ \
+    X(1024, 28672, 4096, 0, 1, model, 0) /* llama3-8b gate/up NT: 0.993x -> 0.993x cuBLAS */ \
+    X(2048, 28672, 4096, 0, 1, model, 0) /* llama3-8b gate/up NT: 0.977x -> 0.977x cuBLAS */ \
+    X(4096, 28672, 4096, 0, 1, model, 0) /* llama3-8b gate/up NT: 0.981x -> 0.981x cuBLAS */ \
+    X(8192, 28672, 4096, 0, 1, model, 0) /* llama3-8b gate/up NT: 0.983x -> 0.983x cuBLAS */ \
+    X(1, 4096, 14336, 0, 1, model, 0) /* llama3-8b down NT: 0.937x -> 0.937x cuBLAS */ \
+    X(16, 4096, 14336, 0, 1, model, 0) /* llama3-8b down NT: 0.934x -> 0.934x cuBLAS */ \
+    X(64, 4096, 14336, 0, 1, model, 0) /* llama3-8b down NT: 0.931x -> 0.931x cuBLAS */ \
+    X(128, 4096, 14336, 0, 1, wg128x128x64_s6_pt, 4) /* llama3-8b down NT: 0.771x -> 0.926x cuBLAS */ \
+    X(256, 4096, 14336, 0, 1, wg128x128x64_s6_pt, 2) /* llama3-8b down NT: 0.851x -> 0.942x cuBLAS */ \
+    X(512, 4096, 14336, 0, 1, wg128x128x64_s6_ppt, 1) /* llama3-8b down NT: 0.866x -> 0.934x cuBLAS */ \
+    X(1024, 4096, 14336, 0, 1, model, 0) /* llama3-8b down NT: 1.002x -> 1.002x cuBLAS */ \
+    X(2048, 4096, 14336, 0, 1, model, 0) /* llama3-8b down NT: 0.993x -> 0.993x cuBLAS */ \
+    X(4096, 4096, 14336, 0, 1, model, 0) /* llama3-8b down NT: 0.990x -> 0.990x cuBLAS */ \
+    X(8192, 4096, 14336, 0, 1, model, 0) /* llama3-8b down NT: 0.988x -> 0.988x cuBLAS */ \
+    X(1, 10240, 8192, 0, 1, model, 0) /* llama3-70b qkv NT: 1.071x -> 1.071x cuBLAS */ \
+    X(16, 10240, 8192, 0, 1, model, 0) /* llama3-70b qkv NT: 1.070x -> 1.070x cuBLAS */ \
+    X(64, 10240, 8192, 0, 1, model, 0) /* llama3-70b qkv NT: 0.918x -> 0.918x cuBLAS */ \
+    X(128, 10240, 8192, 0, 1, model, 0) /* llama3-70b qkv NT: 0.925x -> 0.925x cuBLAS */ \
+    X(256, 10240, 8192, 0, 1, model, 0) /* llama3-70b qkv NT: 0.738x -> 0.738x cuBLAS */ \
+    X(512, 10240, 8192, 0, 1, model, 0) /* llama3-70b qkv NT: 0.799x -> 0.799x cuBLAS */ \
+    X(1024, 10240, 8192, 0, 1, model, 0) /* llama3-70b qkv NT: 0.939x -> 0.939x cuBLAS */ \
     X(2048, 10240, 8192, 0, 1, model, 0) /* llama3-70b qkv NT: 1.000x -> 1.000x cuBLAS */ \
-    X(4096, 10240, 8192, 0, 1, model, 0) /* llama3-70b qkv NT: 0.990x -> 0.990x cuBLAS */ \
-    X(8192, 10240, 8192, 0, 1, model, 0) /* llama3-70b qkv NT: 0.997x -> 0.997x cuBLAS */ \
-    X(1, 8192, 8192, 0, 1, model, 0) /* llama3-70b o NT: 0.969x -> 0.969x cuBLAS */ \
-    X(16, 8192, 8192, 0, 1, model, 0) /* llama3-70b o NT: 0.956x -> 0.956x cuBLAS */ \
-    X(64, 8192, 8192, 0, 1, model, 0) /* llama3-70b o NT: 0.931x -> 0.931x cuBLAS */ \
-    X(128, 8192, 8192, 0, 1, model, 0) /* llama3-70b o NT: 0.922x -> 0.922x cuBLAS */ \
-    X(256, 8192, 8192, 0, 1, model, 0) /* llama3-70b o NT: 0.933x -> 0.933x cuBLAS */ \
-    X(512, 8192, 8192, 0, 1, model, 0) /* llama3-70b o NT: 1.003x -> 1.003x cuBLAS */ \
-    X(1024, 8192, 8192, 0, 1, model, 0) /* llama3-70b o NT: 1.004x -> 1.004x cuBLAS */ \
+    X(4096, 10240, 8192, 0, 1, model, 0) /* llama3-70b qkv NT: 0.994x -> 0.994x cuBLAS */ \
+    X(8192, 10240, 8192, 0, 1, model, 0) /* llama3-70b qkv NT: 0.992x -> 0.992x cuBLAS */ \
+    X(1, 8192, 8192, 0, 1, model, 0) /* llama3-70b o NT: 0.947x -> 0.947x cuBLAS */ \
+    X(16, 8192, 8192, 0, 1, model, 0) /* llama3-70b o NT: 0.975x -> 0.975x cuBLAS */ \
+    X(64, 8192, 8192, 0, 1, model, 0) /* llama3-70b o NT: 0.898x -> 0.898x cuBLAS */ \
+    X(128, 8192, 8192, 0, 1, model, 0) /* llama3-70b o NT: 0.928x -> 0.928x cuBLAS */ \
+    X(256, 8192, 8192, 0, 1, model, 0) /* llama3-70b o NT: 0.937x -> 0.937x cuBLAS */ \
+    X(512, 8192, 8192, 0, 1, model, 0) /* llama3-70b o NT: 1.004x -> 1.004x cuBLAS */ \
+    X(1024, 8192, 8192, 0, 1, model, 0) /* llama3-70b o NT: 1.005x -> 1.005x cuBLAS */ \
     X(2048, 8192, 8192, 0, 1, model, 0) /* llama3-70b o NT: 0.991x -> 0.991x cuBLAS */ \
-    X(4096, 8192, 8192, 0, 1, model, 0) /* llama3-70b o NT: 0.981x -> 0.981x cuBLAS */ \
-    X(8192, 8192, 8192, 0, 1, model, 0) /* llama3-70b o NT: 1.013x -> 1.013x cuBLAS */ \
-    X(1, 57344, 8192, 0, 1, model, 0) /* llama3-70b gate/up NT: 1.028x -> 1.028x cuBLAS */ \
-    X(16, 57344, 8192, 0, 1, model, 0) /* llama3-70b gate/up NT: 0.963x -> 0.963x cuBLAS */ \
-    X(64, 57344, 8192, 0, 1, wg128x256x64_s4_pt, 1) /* llama3-70b gate/up NT: 0.934x -> 0.993x cuBLAS */ \
-    X(128, 57344, 8192, 0, 1, model, 0) /* llama3-70b gate/up NT: 1.021x -> 1.021x cuBLAS */ \
-    X(256, 57344, 8192, 0, 1, model, 0) /* llama3-70b gate/up NT: 0.897x -> 0.897x cuBLAS */ \
-    X(512, 57344, 8192, 0, 1, model, 0) /* llama3-70b gate/up NT: 0.997x -> 0.997x cuBLAS */ \
-    X(1024, 57344, 8192, 0, 1, model, 0) /* llama3-70b gate/up NT: 1.011x -> 1.011x cuBLAS */ \
-    X(2048, 57344, 8192, 0, 1, wg256x128x64_s4_pt, 1) /* llama3-70b gate/up NT: 0.917x -> 0.972x cuBLAS */ \
-    X(4096, 57344, 8192, 0, 1, model, 0) /* llama3-70b gate/up NT: 1.117x -> 1.117x cuBLAS */ \
-    X(8192, 57344, 8192, 0, 1, model, 0) /* llama3-70b gate/up NT: 0.986x -> 0.986x cuBLAS */ \
-    X(1, 8192, 28672, 0, 1, model, 0) /* llama3-70b down NT: 0.989x -> 0.989x cuBLAS */ \
-    X(16, 8192, 28672, 0, 1, model, 0) /* llama3-70b down NT: 0.986x -> 0.986x cuBLAS */ \
-    X(64, 8192, 28672, 0, 1, model, 0) /* llama3-70b down NT: 1.009x -> 1.009x cuBLAS */ \
-    X(128, 8192, 28672, 0, 1, model, 0) /* llama3-70b down NT: 0.938x -> 0.938x cuBLAS */ \
-    X(256, 8192, 28672, 0, 1, wg128x128x64_s6_ppt, 1) /* llama3-70b down NT: 0.916x -> 0.978x cuBLAS */ \
-    X(512, 8192, 28672, 0, 1, model, 0) /* llama3-70b down NT: 1.004x -> 1.004x cuBLAS */ \
-    X(1024, 8192, 28672, 0, 1, model, 0) /* llama3-70b down NT: 1.005x -> 1.005x cuBLAS */ \
-    X(2048, 8192, 28672, 0, 1, model, 0) /* llama3-70b down NT: 0.995x -> 0.995x cuBLAS */ \
-    X(4096, 8192, 28672, 0, 1, model, 0) /* llama3-70b down NT: 0.947x -> 0.947x cuBLAS */ \
-    X(8192, 8192, 28672, 0, 1, model, 0) /* llama3-70b down NT: 0.941x -> 0.941x cuBLAS */ \
-    X(1024, 1024, 1024, 0, 0, model, 0) /* square nn NN: 0.708x -> 0.708x cuBLAS */ \
-    X(1024, 1024, 1024, 0, 1, model, 0) /* square nt NT: 0.695x -> 0.695x cuBLAS */ \
-    X(1024, 1024, 1024, 1, 0, model, 0) /* square tn TN: 0.664x -> 0.664x cuBLAS */ \
-    X(1024, 1024, 1024, 1, 1, model, 0) /* square tt TT: 0.718x -> 0.718x cuBLAS */ \
-    X(2048, 2048, 2048, 0, 0, model, 0) /* square nn NN: 0.996x -> 0.996x cuBLAS */ \
-    X(2048, 2048, 2048, 0, 1, model, 0) /* square nt NT: 0.982x -> 0.982x cuBLAS */ \
-    X(2048, 2048, 2048, 1, 0, model, 0) /* square tn TN: 0.978x -> 0.978x cuBLAS */ \
-    X(2048, 2048, 2048, 1, 1, model, 0) /* square tt TT: 0.975x -> 0.975x cuBLAS */ \
+    X(4096, 8192, 8192, 0, 1, model, 0) /* llama3-70b o NT: 0.984x -> 0.984x cuBLAS */ \
+    X(8192, 8192, 8192, 0, 1, model, 0) /* llama3-70b o NT: 1.006x -> 1.006x cuBLAS */ \
+    X(1, 57344, 8192, 0, 1, model, 0) /* llama3-70b gate/up NT: 1.003x -> 1.003x cuBLAS */ \
+    X(16, 57344, 8192, 0, 1, model, 0) /* llama3-70b gate/up NT: 1.028x -> 1.028x cuBLAS */ \
+    X(64, 57344, 8192, 0, 1, model, 0) /* llama3-70b gate/up NT: 0.973x -> 0.973x cuBLAS */ \
+    X(128, 57344, 8192, 0, 1, model, 0) /* llama3-70b gate/up NT: 1.044x -> 1.044x cuBLAS */ \
+    X(256, 57344, 8192, 0, 1, model, 0) /* llama3-70b gate/up NT: 0.911x -> 0.911x cuBLAS */ \
+    X(512, 57344, 8192, 0, 1, model, 0) /* llama3-70b gate/up NT: 0.998x -> 0.998x cuBLAS */ \
+    X(1024, 57344, 8192, 0, 1, model, 0) /* llama3-70b gate/up NT: 0.997x -> 0.997x cuBLAS */ \
+    X(2048, 57344, 8192, 0, 1, model, 0) /* llama3-70b gate/up NT: 0.982x -> 0.982x cuBLAS */ \
+    X(4096, 57344, 8192, 0, 1, model, 0) /* llama3-70b gate/up NT: 0.988x -> 0.988x cuBLAS */ \
+    X(8192, 57344, 8192, 0, 1, model, 0) /* llama3-70b gate/up NT: 0.984x -> 0.984x cuBLAS */ \
+    X(1, 8192, 28672, 0, 1, model, 0) /* llama3-70b down NT: 0.978x -> 0.978x cuBLAS */ \
+    X(16, 8192, 28672, 0, 1, model, 0) /* llama3-70b down NT: 1.006x -> 1.006x cuBLAS */ \
+    X(64, 8192, 28672, 0, 1, model, 0) /* llama3-70b down NT: 1.023x -> 1.023x cuBLAS */ \
+    X(128, 8192, 28672, 0, 1, model, 0) /* llama3-70b down NT: 0.963x -> 0.963x cuBLAS */ \
+    X(256, 8192, 28672, 0, 1, wg128x256x64_s4_pt, 2) /* llama3-70b down NT: 0.921x -> 0.995x cuBLAS */ \
+    X(512, 8192, 28672, 0, 1, model, 0) /* llama3-70b down NT: 1.002x -> 1.002x cuBLAS */ \
+    X(1024, 8192, 28672, 0, 1, model, 0) /* llama3-70b down NT: 1.004x -> 1.004x cuBLAS */ \
+    X(2048, 8192, 28672, 0, 1, model, 0) /* llama3-70b down NT: 1.007x -> 1.007x cuBLAS */ \
+    X(4096, 8192, 28672, 0, 1, wg128x256x64_s4_pt, 1) /* llama3-70b down NT: 0.944x -> 0.995x cuBLAS */ \
+    X(8192, 8192, 28672, 0, 1, wg128x256x64_s4_pt, 1) /* llama3-70b down NT: 0.971x -> 1.099x cuBLAS */ \
+    X(1024, 1024, 1024, 0, 0, wg128x128x64_s6_ppt, 1) /* square nn NN: 0.725x -> 0.775x cuBLAS */ \
+    X(1024, 1024, 1024, 0, 1, model, 0) /* square nt NT: 0.679x -> 0.679x cuBLAS */ \
+    X(1024, 1024, 1024, 1, 0, model, 0) /* square tn TN: 0.686x -> 0.686x cuBLAS */ \
+    X(1024, 1024, 1024, 1, 1, model, 0) /* square tt TT: 0.745x -> 0.745x cuBLAS */ \
+    X(2048, 2048, 2048, 0, 0, model, 0) /* square nn NN: 0.980x -> 0.980x cuBLAS */ \
+    X(2048, 2048, 2048, 0, 1, model, 0) /* square nt NT: 0.995x -> 0.995x cuBLAS */ \
+    X(2048, 2048, 2048, 1, 0, model, 0) /* square tn TN: 0.989x -> 0.989x cuBLAS */ \
+    X(2048, 2048, 2048, 1, 1, model, 0) /* square tt TT: 1.004x -> 1.004x cuBLAS */ \
     X(4096, 4096, 4096, 0, 0, model, 0) /* square nn NN: 0.958x -> 0.958x cuBLAS */ \
-    X(4096, 4096, 4096, 0, 1, model, 0) /* square nt NT: 0.987x -> 0.987x cuBLAS */ \
-    X(4096, 4096, 4096, 1, 0, model, 0) /* square tn TN: 0.990x -> 0.990x cuBLAS */ \
-    X(4096, 4096, 4096, 1, 1, model, 0) /* square tt TT: 1.011x -> 1.011x cuBLAS */ \
-    X(8192, 8192, 8192, 0, 0, model, 0) /* square nn NN: 0.950x -> 0.950x cuBLAS */ \
-    X(8192, 8192, 8192, 0, 1, model, 0) /* square nt NT: 1.009x -> 1.009x cuBLAS */ \
-    X(8192, 8192, 8192, 1, 0, model, 0) /* square tn TN: 1.000x -> 1.000x cuBLAS */ \
-    X(8192, 8192, 8192, 1, 1, model, 0) /* square tt TT: 1.047x -> 1.047x cuBLAS */ \
-    X(16384, 16384, 16384, 0, 0, model, 0) /* square nn NN: 0.975x -> 0.975x cuBLAS */ \
-    X(16384, 16384, 16384, 0, 1, model, 0) /* square nt NT: 0.977x -> 0.977x cuBLAS */ \
-    X(16384, 16384, 16384, 1, 0, model, 0) /* square tn TN: 0.985x -> 0.985x cuBLAS */ \
-    X(16384, 16384, 16384, 1, 1, model, 0) /* square tt TT: 0.976x -> 0.976x cuBLAS */ \
-    X(10922, 8, 8, 0, 1, wg128x128x64_s6_pt, 1) /* random 0 NT: 0.587x -> 0.984x cuBLAS */ \
-    X(16168, 8, 8, 0, 1, wg128x128x64_s6_pt, 1) /* random 1 NT: 0.591x -> 1.000x cuBLAS */ \
-    X(556, 32, 5608, 0, 1, wg128x64x64_s8, 8) /* random 2 NT: untimed -> 0.856x cuBLAS */ \
-    X(9, 11056, 24, 0, 1, wg128x128x64_s6_pt, 1) /* random 3 NT: 0.857x -> 0.938x cuBLAS */ \
-    X(342, 8480, 776, 0, 1, model, 0) /* random 4 NT: 0.888x -> 0.888x cuBLAS */ \
-    X(7825, 968, 8, 0, 1, wg256x128x64_s4_pt, 1) /* random 5 NT: 0.932x -> 1.000x cuBLAS */ \
-    X(5181, 304, 24, 0, 1, model, 0) /* random 6 NT: 0.823x -> 0.823x cuBLAS */ \
-    X(6, 3816, 288, 0, 1, model, 0) /* random 7 NT: 0.849x -> 0.849x cuBLAS */ \
-    X(8976, 1824, 11240, 0, 1, model, 0) /* random 8 NT: 0.714x -> 0.714x cuBLAS */ \
-    X(244, 880, 384, 0, 1, wg16x128x64_s8_p, 1) /* random 9 NT: 0.652x -> 0.829x cuBLAS */ \
-    X(12, 10768, 24, 0, 1, model, 0) /* random 10 NT: 0.952x -> 0.952x cuBLAS */ \
-    X(1959, 10552, 552, 0, 1, wg128x128x64_s6_ppt, 1) /* random 11 NT: 0.760x -> 0.832x cuBLAS */ \
-    X(4, 3008, 648, 0, 1, model, 0) /* random 12 NT: 0.859x -> 0.859x cuBLAS */ \
-    X(6, 8, 176, 0, 1, wg128x128x64_s6_pt, 1) /* random 13 NT: 0.821x -> 0.964x cuBLAS */ \
-    X(1, 7920, 136, 0, 1, model, 0) /* random 14 NT: 0.886x -> 0.886x cuBLAS */ \
-    X(151, 56, 608, 0, 1, wg128x128x64_s6_pt, 1) /* random 15 NT: 0.624x -> 0.812x cuBLAS */ \
-    X(7284, 16, 40, 0, 1, wg128x128x64_s6_pt, 1) /* random 16 NT: 0.732x -> 0.917x cuBLAS */ \
-    X(285, 16, 320, 0, 1, wg128x128x64_s6_pt, 1) /* random 17 NT: 0.639x -> 0.952x cuBLAS */ \
-    X(195, 64, 688, 0, 1, wg16x128x64_s8_p, 1) /* random 18 NT: 0.632x -> 0.789x cuBLAS */ \
-    X(168, 8, 15832, 0, 1, model, 0) /* random 19 NT: 0.783x -> 0.783x cuBLAS */ \
-    X(32, 64, 48, 0, 1, wg128x128x64_s6_pt, 1) /* random 20 NT: 0.774x -> 1.059x cuBLAS */ \
-    X(8266, 10296, 144, 0, 1, model, 0) /* random 21 NT: 1.033x -> 1.033x cuBLAS */ \
-    X(49, 8, 5944, 0, 1, wg16x128x64_s8_p, 8) /* random 22 NT: untimed -> 0.817x cuBLAS */ \
-    X(5, 200, 32, 0, 1, wg128x128x64_s6_pt, 1) /* random 23 NT: 0.730x -> 0.964x cuBLAS */ \
-    X(24, 32, 8, 0, 1, wg256x128x64_s4_pt, 1) /* random 24 NT: 0.688x -> 0.941x cuBLAS */ \
-    X(1, 184, 2264, 0, 1, model, 0) /* random 25 NT: 0.825x -> 0.825x cuBLAS */ \
-    X(533, 8, 840, 0, 1, wg128x128x64_s6_pt, 1) /* random 26 NT: 0.619x -> 0.780x cuBLAS */ \
-    X(2, 56, 3088, 0, 1, wg16x128x64_s8_p, 4) /* random 27 NT: untimed -> 0.860x cuBLAS */ \
-    X(7613, 88, 3696, 0, 1, wg128x128x64_s6_pt, 1) /* random 28 NT: 0.776x -> 0.842x cuBLAS */ \
-    X(126, 160, 288, 0, 1, wg16x128x64_s8_p, 1) /* random 29 NT: 0.711x -> 0.922x cuBLAS */ \
-    X(15055, 1360, 96, 0, 1, model, 0) /* random 30 NT: 0.906x -> 0.906x cuBLAS */ \
-    X(1161, 512, 32, 0, 1, wg128x128x64_s6_pt, 1) /* random 31 NT: 0.769x -> 0.968x cuBLAS */ \
-    X(2018, 2848, 368, 0, 1, model, 0) /* random 32 NT: 0.891x -> 0.891x cuBLAS */ \
-    X(9398, 8, 128, 0, 1, wg128x128x64_s6_pt, 1) /* random 33 NT: 0.764x -> 0.985x cuBLAS */ \
-    X(472, 24, 8, 0, 1, wg16x128x64_s8_p, 1) /* random 34 NT: 0.720x -> 0.964x cuBLAS */ \
-    X(825, 64, 16, 0, 1, wg128x128x64_s6_pt, 1) /* random 35 NT: 0.733x -> 1.000x cuBLAS */ \
-    X(2, 11912, 32, 0, 1, model, 0) /* random 36 NT: 0.984x -> 0.984x cuBLAS */ \
-    X(3, 8, 8, 0, 1, wg256x128x64_s4_pt, 1) /* random 37 NT: 0.944x -> 1.039x cuBLAS */ \
-    X(4472, 8, 16, 0, 1, wg128x128x64_s6_pt, 1) /* random 38 NT: 0.737x -> 0.893x cuBLAS */ \
-    X(3, 96, 8, 0, 1, model, 0) /* random 39 NT: 0.981x -> 0.981x cuBLAS */ \
-    X(28, 1251, 7919, 0, 1, wg64x128x64_s7_p, 8) /* odd 0 NT: untimed -> 1.165x cuBLAS */ \
-    X(3277, 1, 39, 0, 1, wg128x128x64_s6_pt, 1) /* odd 1 NT: 0.526x -> 0.600x cuBLAS */ \
-    X(3783, 1, 7, 0, 1, wg128x128x64_s6_pt, 1) /* odd 2 NT: 0.450x -> 0.526x cuBLAS */ \
-    X(116, 41, 1453, 0, 1, wg16x128x64_s8_p, 2) /* odd 3 NT: 0.704x -> 0.848x cuBLAS */ \
-    X(1063, 91, 11, 0, 1, wg16x128x64_s8_p, 1) /* odd 4 NT: 0.559x -> 0.827x cuBLAS */ \
-    X(9, 13, 3, 0, 1, model, 0) /* odd 5 NT: 0.478x -> 0.478x cuBLAS */ \
-    X(639, 5, 5603, 0, 1, wg128x128x64_s6_pt, 8) /* odd 6 NT: untimed -> 0.956x cuBLAS */ \
-    X(528, 3, 127, 0, 1, wg16x128x64_s8_p, 1) /* odd 7 NT: 0.698x -> 0.926x cuBLAS */ \
-    X(350, 3, 113, 0, 1, wg16x128x64_s8_p, 1) /* odd 8 NT: 0.704x -> 0.926x cuBLAS */ \
-    X(1, 1697, 1, 0, 1, model, 0) /* odd 9 NT: 0.567x -> 0.567x cuBLAS */
+    X(4096, 4096, 4096, 0, 1, model, 0) /* square nt NT: 0.986x -> 0.986x cuBLAS */ \
+    X(4096, 4096, 4096, 1, 0, model, 0) /* square tn TN: 0.987x -> 0.987x cuBLAS */ \
+    X(4096, 4096, 4096, 1, 1, model, 0) /* square tt TT: 1.014x -> 1.014x cuBLAS */ \
+    X(8192, 8192, 8192, 0, 0, model, 0) /* square nn NN: 0.947x -> 0.947x cuBLAS */ \
+    X(8192, 8192, 8192, 0, 1, model, 0) /* square nt NT: 1.010x -> 1.010x cuBLAS */ \
+    X(8192, 8192, 8192, 1, 0, model, 0) /* square tn TN: 1.008x -> 1.008x cuBLAS */ \
+    X(8192, 8192, 8192, 1, 1, model, 0) /* square tt TT: 1.049x -> 1.049x cuBLAS */ \
+    X(16384, 16384, 16384, 0, 0, model, 0) /* square nn NN: 0.981x -> 0.981x cuBLAS */ \
+    X(16384, 16384, 16384, 0, 1, model, 0) /* square nt NT: 0.981x -> 0.981x cuBLAS */ \
+    X(16384, 16384, 16384, 1, 0, model, 0) /* square tn TN: 0.978x -> 0.978x cuBLAS */ \
+    X(16384, 16384, 16384, 1, 1, model, 0) /* square tt TT: 0.970x -> 0.970x cuBLAS */ \
+    X(10922, 8, 8, 0, 1, wg128x128x64_s6_pt, 1) /* random 0 NT: 0.641x -> 0.951x cuBLAS */ \
+    X(16168, 8, 8, 0, 1, wg128x128x64_s6_pt, 1) /* random 1 NT: 0.633x -> 0.848x cuBLAS */ \
+    X(556, 32, 5608, 0, 1, model, 0) /* random 2 NT: 0.811x -> 0.811x cuBLAS */ \
+    X(9, 11056, 24, 0, 1, model, 0) /* random 3 NT: 0.822x -> 0.822x cuBLAS */ \
+    X(342, 8480, 776, 0, 1, model, 0) /* random 4 NT: 0.878x -> 0.878x cuBLAS */ \
+    X(7825, 968, 8, 0, 1, wg256x128x64_s4_pt, 1) /* random 5 NT: 0.905x -> 1.031x cuBLAS */ \
+    X(5181, 304, 24, 0, 1, model, 0) /* random 6 NT: 0.734x -> 0.734x cuBLAS */ \
+    X(6, 3816, 288, 0, 1, model, 0) /* random 7 NT: 0.827x -> 0.827x cuBLAS */ \
+    X(8976, 1824, 11240, 0, 1, model, 0) /* random 8 NT: 0.735x -> 0.735x cuBLAS */ \
+    X(244, 880, 384, 0, 1, wg16x128x64_s8_p, 1) /* random 9 NT: 0.626x -> 0.787x cuBLAS */ \
+    X(12, 10768, 24, 0, 1, model, 0) /* random 10 NT: 0.949x -> 0.949x cuBLAS */ \
+    X(1959, 10552, 552, 0, 1, wg128x128x64_s6_ppt, 1) /* random 11 NT: 0.752x -> 0.838x cuBLAS */ \
+    X(4, 3008, 648, 0, 1, model, 0) /* random 12 NT: 0.807x -> 0.807x cuBLAS */ \
+    X(6, 8, 176, 0, 1, model, 0) /* random 13 NT: 0.803x -> 0.803x cuBLAS */ \
+    X(1, 7920, 136, 0, 1, model, 0) /* random 14 NT: 0.936x -> 0.936x cuBLAS */ \
+    X(151, 56, 608, 0, 1, wg128x128x64_s6_pt, 1) /* random 15 NT: 0.686x -> 0.787x cuBLAS */ \
+    X(7284, 16, 40, 0, 1, wg128x128x64_s6_pt, 1) /* random 16 NT: 0.638x -> 0.857x cuBLAS */ \
+    X(285, 16, 320, 0, 1, wg128x128x64_s6_pt, 1) /* random 17 NT: 0.619x -> 0.877x cuBLAS */ \
+    X(195, 64, 688, 0, 1, wg16x128x64_s8_p, 1) /* random 18 NT: 0.607x -> 0.775x cuBLAS */ \
+    X(168, 8, 15832, 0, 1, model, 0) /* random 19 NT: 0.808x -> 0.808x cuBLAS */ \
+    X(32, 64, 48, 0, 1, wg128x128x64_s6_pt, 1) /* random 20 NT: 0.756x -> 1.031x cuBLAS */ \
+    X(8266, 10296, 144, 0, 1, model, 0) /* random 21 NT: 1.010x -> 1.010x cuBLAS */ \
+    X(49, 8, 5944, 0, 1, wg16x128x64_s8_p, 8) /* random 22 NT: 0.822x -> 0.882x cuBLAS */ \
+    X(5, 200, 32, 0, 1, wg128x128x64_s6_pt, 1) /* random 23 NT: 0.751x -> 0.860x cuBLAS */ \
+    X(24, 32, 8, 0, 1, wg128x128x64_s6_pt, 1) /* random 24 NT: 0.740x -> 0.931x cuBLAS */ \
+    X(1, 184, 2264, 0, 1, model, 0) /* random 25 NT: 0.972x -> 0.972x cuBLAS */ \
+    X(533, 8, 840, 0, 1, wg16x128x64_s8_p, 1) /* random 26 NT: 0.583x -> 0.784x cuBLAS */ \
+    X(2, 56, 3088, 0, 1, model, 0) /* random 27 NT: 0.894x -> 0.894x cuBLAS */ \
+    X(7613, 88, 3696, 0, 1, wg128x128x64_s6_pt, 1) /* random 28 NT: 0.795x -> 0.839x cuBLAS */ \
+    X(126, 160, 288, 0, 1, wg16x128x64_s8_p, 1) /* random 29 NT: 0.681x -> 0.898x cuBLAS */ \
+    X(15055, 1360, 96, 0, 1, model, 0) /* random 30 NT: 0.884x -> 0.884x cuBLAS */ \
+    X(1161, 512, 32, 0, 1, wg128x128x64_s6_pt, 1) /* random 31 NT: 0.672x -> 0.820x cuBLAS */ \
+    X(2018, 2848, 368, 0, 1, model, 0) /* random 32 NT: 0.910x -> 0.910x cuBLAS */ \
+    X(9398, 8, 128, 0, 1, wg128x128x64_s6_pt, 1) /* random 33 NT: 0.705x -> 0.995x cuBLAS */ \
+    X(472, 24, 8, 0, 1, wg128x128x64_s6_pt, 1) /* random 34 NT: 0.623x -> 0.826x cuBLAS */ \
+    X(825, 64, 16, 0, 1, wg128x128x64_s6_pt, 1) /* random 35 NT: 0.715x -> 0.972x cuBLAS */ \
+    X(2, 11912, 32, 0, 1, wg16x128x64_s8_p, 1) /* random 36 NT: 0.763x -> 0.841x cuBLAS */ \
+    X(3, 8, 8, 0, 1, wg128x128x64_s6_pt, 1) /* random 37 NT: 0.821x -> 0.904x cuBLAS */ \
+    X(4472, 8, 16, 0, 1, wg128x128x64_s6_pt, 1) /* random 38 NT: 0.736x -> 1.000x cuBLAS */ \
+    X(3, 96, 8, 0, 1, wg16x128x64_s8_p, 1) /* random 39 NT: 0.714x -> 0.821x cuBLAS */ \
+    X(28, 1251, 7919, 0, 1, model, 0) /* odd 0 NT: 1.152x -> 1.152x cuBLAS */ \
+    X(3277, 1, 39, 0, 1, model, 0) /* odd 1 NT: 0.899x -> 0.899x cuBLAS */ \
+    X(3783, 1, 7, 0, 1, model, 0) /* odd 2 NT: 0.764x -> 0.764x cuBLAS */ \
+    X(116, 41, 1453, 0, 1, wg16x128x64_s8_p, 1) /* odd 3 NT: 0.725x -> 0.789x cuBLAS */ \
+    X(1063, 91, 11, 0, 1, wg16x128x64_s8_p, 1) /* odd 4 NT: 0.560x -> 0.837x cuBLAS */ \
+    X(9, 13, 3, 0, 1, model, 0) /* odd 5 NT: 0.690x -> 0.690x cuBLAS */ \
+    X(639, 5, 5603, 0, 1, wg128x128x64_s6_pt, 8) /* odd 6 NT: 0.907x -> 0.957x cuBLAS */ \
+    X(528, 3, 127, 0, 1, model, 0) /* odd 7 NT: 1.046x -> 1.046x cuBLAS */ \
+    X(350, 3, 113, 0, 1, model, 0) /* odd 8 NT: 1.023x -> 1.023x cuBLAS */ \
+    X(1, 1697, 1, 0, 1, model, 0) /* odd 9 NT: 0.900x -> 0.900x cuBLAS */
 #endif
 /* GK_GEMM_TUNED end */
 #define GK_GEMM_WG_X_DEFINE(tile, BM, BN, STAGES, PERSIST, RATE)                   \

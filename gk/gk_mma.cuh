@@ -56,10 +56,9 @@
      gk_named_barrier(id, threads)      bar.sync id, threads (sm_70 and newer)
      gk_named_barrier_arrive(id, threads)
                                         bar.arrive id, threads: signal without waiting
-     gk_flag_release(f, v), gk_flag_acquire(f)
-                                        st.release.gpu / ld.acquire.gpu of a global flag: what a
-                                        block wrote before the release, a block that acquires
-                                        the value sees (sm_70 and newer)
+     gk_named_barrier_or(id, threads, pred)
+                                        bar.red.or.pred: bar.sync that returns whether any of the
+                                        `threads` passed a nonzero pred (sm_70 and newer)
      gk_setmaxnreg_dec_40(), gk_setmaxnreg_inc_232()
                                         setmaxnreg: a producer warpgroup's registers to consumers
      gk_smem_align_1024(p)              the first 1024-byte boundary of shared memory from p
@@ -367,15 +366,17 @@ GK_DEV void gk_named_barrier_arrive(int id, int threads)
     asm volatile("bar.arrive %0, %1;" ::"r"(id), "r"(threads) : "memory");
 }
 
-GK_DEV void gk_flag_release(unsigned *f, unsigned v)
+/* bar.red.or.pred: the barrier, and whether any of its threads passed a nonzero pred (one
+   thread's finding to the rest without shared memory). */
+GK_DEV int gk_named_barrier_or(int id, int threads, int pred)
 {
-    asm volatile("st.release.gpu.global.u32 [%0], %1;" ::"l"(f), "r"(v) : "memory");
-}
-GK_DEV unsigned gk_flag_acquire(const unsigned *f)
-{
-    unsigned v;
-    asm volatile("ld.acquire.gpu.global.u32 %0, [%1];" : "=r"(v) : "l"(f) : "memory");
-    return v;
+    int any;
+    asm volatile("{\n\t.reg .pred p, q;\n\tsetp.ne.s32 p, %1, 0;\n\tbar.red.or.pred q, %2, %3, p;\n\t"
+                 "selp.s32 %0, 1, 0, q;\n\t}"
+                 : "=r"(any)
+                 : "r"(pred), "r"(id), "r"(threads)
+                 : "memory");
+    return any;
 }
 
 /* Register budget of the calling warpgroup (setmaxnreg): a producer gives registers back, the

@@ -296,7 +296,6 @@ static std::string pick_text(const Gemm &g, int *config)
     }
     std::string s = config_text(*config);
     if (splits > 1) s += ", split-K " + std::to_string(splits);
-    if (splits == GK_GEMM_STREAM_K) s += ", stream-K";
     if (pl.pack_a_bytes || pl.pack_b_bytes) s += ", operands repacked to 128-byte rows";
     return s;
 }
@@ -454,7 +453,7 @@ static void register_all()
 }
 
 // The suite as one table: a shape a line, gk / cuBLAS speed, the dispatcher's tile, K splits,
-// (-1: stream-K) tiles and waves (tiles over SMs x the blocks a tile's configuration budgets an SM), then the
+// tiles and waves (tiles over SMs x the blocks a tile's configuration budgets an SM), then the
 // geometric mean and the shapes under 0.9x.
 static void print_suite()
 {

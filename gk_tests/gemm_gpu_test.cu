@@ -143,7 +143,7 @@ struct MmaRun : GkEpilogue {
     // the partials of ws_splits splits plus the plan's repacked operands, and ws_adjust more.
     bool ws_plan = false;
     int ws_splits = 0;
-    bool ws_stream_k = false; // + stream-K's partial tiles and flags for config on every SM
+    bool ws_fixup = false; // + the partial tiles and counters of splits summed in the kernel (config, splits)
     int64_t ws_adjust = 0;
     int ws_expect = -1;      // 1: the workspace must be written, 0: it must stay untouched
     int64_t sample_rows = 0; // rows checked against the reference (0: all)
@@ -189,12 +189,12 @@ static std::string describe(const MmaRun &p)
     char s[400];
     snprintf(s, sizeof s,
              "%s -> %s %s%s m=%lld n=%lld k=%lld lda=%lld ldb=%lld ldc=%lld ldd=%lld a_off=%d b_off=%d alpha=%g "
-             "beta=%g c=%s bias=%d act=%s config=%d splits=%d ws_plan=%d ws_splits=%d ws_stream_k=%d ws_adjust=%lld",
+             "beta=%g c=%s bias=%d act=%s config=%d splits=%d ws_plan=%d ws_splits=%d ws_fixup=%d ws_adjust=%lld",
              gk_dtype_name(p.in_dt), gk_dtype_name(p.d_dt), p.ta ? "T" : "N", p.tb ? "T" : "N", (long long)p.m,
              (long long)p.n, (long long)p.k, (long long)p.lda, (long long)p.ldb, (long long)p.ldc, (long long)p.ldd,
              p.a_off, p.b_off, p.alpha, p.beta,
              p.c_mode == kCNull ? "NULL" : p.c_mode == kCNaN ? "NaN" : p.c_mode == kCValues ? "values" : "D (in place)",
-             p.bias, act_name(p.act), p.config, p.splits, p.ws_plan, p.ws_splits, p.ws_stream_k, (long long)p.ws_adjust);
+             p.bias, act_name(p.act), p.config, p.splits, p.ws_plan, p.ws_splits, p.ws_fixup, (long long)p.ws_adjust);
     return s;
 }
 
@@ -221,11 +221,10 @@ static void run_mma(const MmaRun &p, std::vector<unsigned char> *d_bytes = nullp
     int64_t ws_bytes = p.ws_adjust + (p.ws_plan ? (int64_t)plan.workspace_bytes : 0);
     if (p.ws_splits > 1)
         ws_bytes += gk_round_up((int64_t)p.ws_splits * m * n * 4, 256) + plan.pack_a_bytes + plan.pack_b_bytes;
-    if (p.ws_stream_k) {
+    if (p.ws_fixup) {
         const gk_gemm_config f = gk_gemm_config_info(p.config);
-        int sms = 0;
-        GK_CUDA_OK(gk_sm_count(&sms));
-        ws_bytes += gk_round_up((int64_t)sms * (f.bm * f.bn * 4 + 4), 256) + plan.pack_a_bytes + plan.pack_b_bytes;
+        ws_bytes += gk_round_up(gk_ceil_div(m, f.bm) * gk_ceil_div(n, f.bn) * ((int64_t)p.splits * f.bm * f.bn * 4 + 4), 256) +
+                    plan.pack_a_bytes + plan.pack_b_bytes;
     }
     if (ws_bytes < 0) ws_bytes = 0;
 
@@ -695,58 +694,62 @@ TEST(GemmGpu, RowTailsZeroFilled)
                 }
 }
 
-// Stream-K (gk_gemm_ex splits GK_GEMM_STREAM_K) on each configuration that has it, every layout
-// it takes and both input dtypes, the five epilogues and three D dtypes rotated:
-// - few tiles, many blocks a tile: 200 x 300 is 4 tiles of 128 x 256 (13 x 300, 3 of a swapped
-//   16 x 128), K = 1000 16 k-tiles each: 64 blocks of one k-tile, 16 on a tile;
-// - more tiles than SMs: N = 17900 (70 columns of 256, 140 of 128), K = 328 (6 k-tiles, the last
-//   partial): shares of 6-7 k-tiles crossing tile boundaries, a block's first piece a partial,
-//   its middle whole tiles, its last the start of a tile it finishes;
-// - with a workspace too small for the partial tiles: whole tiles instead, the workspace unread.
-// Then twice the same inputs: the same bits (the partials are added in block order).
-TEST(GemmGpu, StreamK)
+// K splits summed in the kernel (GK_GEMM_SPLITS_IN_KERNEL tiles, at least half inside D, a
+// workspace that holds their partial tiles), each such configuration, every layout, both input
+// dtypes, the five epilogues and three D dtypes rotated, 2, 3 and 4 splits (K = 1000: splits of
+// unequal k-tiles, the last partial), and 6 (summed by a second launch):
+// - few tiles: 250 x 500, fewer items than SMs;
+// - more items than SMs: 200 x 17900, several items a block, split-major, a tile summed by
+//   whichever of its splits' blocks counts last;
+// - 192 x 1100: the last tile column of 256-wide tiles at most half full (the half-width wgmma's
+//   accumulators);
+// - 1 x 3000: tiles mostly outside D, summed by a second launch whatever the workspace.
+// With a workspace that holds only splits x M x N (the tiles padded past M and N need more), the
+// splits go to a second launch instead; with none, K is not split. Then the same inputs twice:
+// the same bits (the partials are added in split order, whichever block comes last).
+TEST(GemmGpu, SplitsSummedInKernel)
 {
     GK_REQUIRE_GPU();
-    if (!gk_gemm_wg_ready()) GTEST_SKIP() << "no sm_90a kernels in this build or on this GPU: nothing has stream-K";
+    if (!gk_gemm_wg_ready()) GTEST_SKIP() << "no sm_90a kernels in this build or on this GPU: nothing sums splits in the kernel";
     int v = 0, tried = 0;
     for (int config = 0; config < gk_gemm_config_count(); config++) {
         const gk_gemm_config f = gk_gemm_config_info(config);
-        if (!f.wgmma || !GK_GEMM_STREAMS_K(f.persistent, f.bm)) continue;
+        if (!f.wgmma || !GK_GEMM_SPLITS_IN_KERNEL(f.persistent, f.bm)) continue;
         tried++;
-        const int64_t shapes[3][3] = {{f.swap ? 13 : 200, 300, 1000}, {f.swap ? 61 : 200, 17900, 328},
-                                      {f.swap ? 16 : 129, 1000, 4000}};
+        const int64_t shapes[4][2] = {{250, 500}, {200, 17900}, {192, 1100}, {1, 3000}};
         for (const auto &sh : shapes)
             for (int layout = 0; layout < 4; layout++) {
-                if (f.swap && layout >= 2) continue; // a swapped tile reads A row-major only
-                MmaRun p = mma_run(v % 2 ? GK_F16 : GK_BF16, kDDtypes[v % 3], sh[0], sh[1], sh[2], layout);
+                MmaRun p = mma_run(v % 2 ? GK_F16 : GK_BF16, kDDtypes[v % 3], sh[0], sh[1], 1000, layout);
                 p.config = config;
-                p.splits = GK_GEMM_STREAM_K;
+                p.splits = 2 + v % 4 + (v % 4 == 3); // 2, 3, 4, 6
                 p.sample_rows = 64;
                 gk_test_set_epilogue(&p, v);
                 set_padding(&p, v / 5 % 2);
-                p.ws_stream_k = true;
+                p.ws_fixup = true;
                 p.ws_expect = 1;
                 v++;
                 run_mma(p);
                 if (HasFailure()) return;
             }
-        MmaRun small = mma_run(GK_BF16, GK_BF16, f.swap ? 13 : 200, 300, 1000, 1);
-        small.config = config;
-        small.splits = GK_GEMM_STREAM_K;
-        small.ws_adjust = 4096;
-        small.ws_expect = 0;
-        run_mma(small);
-        MmaRun same = mma_run(GK_BF16, GK_F32, f.swap ? 13 : 200, 1000, 3000, 1);
+        for (int ws : {1, 0}) { // the partials of a second launch; no workspace
+            MmaRun p = mma_run(GK_BF16, GK_BF16, 250, 500, 1000, 1);
+            p.config = config;
+            p.splits = 3;
+            p.ws_splits = ws ? 3 : 0;
+            p.ws_expect = ws ? 1 : -1;
+            run_mma(p);
+        }
+        MmaRun same = mma_run(GK_BF16, GK_F32, 200, 1000, 3000, 1);
         same.config = config;
-        same.splits = GK_GEMM_STREAM_K;
-        same.ws_stream_k = true;
+        same.splits = 4;
+        same.ws_fixup = true;
         std::vector<unsigned char> d1, d2;
         run_mma(same, &d1);
         run_mma(same, &d2);
         ASSERT_FALSE(HasFailure());
         EXPECT_TRUE(d1 == d2) << describe(same);
     }
-    EXPECT_GE(tried, 1) << "no configuration has stream-K";
+    EXPECT_GE(tried, 1) << "no configuration sums its splits in the kernel";
 }
 
 // Same inputs, same bits: with K split (partials summed in a fixed order) and without.

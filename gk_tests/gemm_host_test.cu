@@ -314,24 +314,9 @@ TEST_P(GemmValidation, DtypeActConfig)
     for (int config = -1; config < count; config++) {
         g = valid(); g.config = config; accepted(g, "config");
     }
-    for (int splits : {-2, -1000}) {
-        char needle[80];
-        snprintf(needle, sizeof needle, "splits = %d is not a count, 0 or GK_GEMM_STREAM_K (-1)", splits);
-        g = valid(); g.splits = splits; rejected(g, needle, "splits");
-    }
+    g = valid(); g.splits = -1; rejected(g, "splits = -1 is negative", "splits");
     for (int splits : {0, 1, 3, 1000}) {
         g = valid(); g.splits = splits; accepted(g, "splits");
-    }
-    // stream-K: on the configurations that have it, refused by name on the others
-    for (int config = 0; config < count; config++) {
-        const gk_gemm_config info = gk_gemm_config_info(config);
-        g = valid(); g.config = config; g.splits = GK_GEMM_STREAM_K;
-        if (info.wgmma && GK_GEMM_STREAMS_K(info.persistent, info.bm)) {
-            accepted(g, "splits");
-        } else {
-            const std::string needle = std::string("configuration ") + info.name + " has no stream-K";
-            rejected(g, needle.c_str(), "splits");
-        }
     }
 }
 
@@ -588,21 +573,20 @@ static gk_gemm_plan expect_plan_consistent(int64_t m, int64_t n, int64_t k, int 
     SCOPED_TRACE(trace);
     EXPECT_GE(pl.config, 0);
     EXPECT_LT(pl.config, gk_gemm_config_count());
-    EXPECT_TRUE(pl.splits == GK_GEMM_STREAM_K || pl.splits >= 1) << pl.splits;
+    EXPECT_GE(pl.splits, 1);
     EXPECT_LE(pl.splits, GK_GEMM_MAX_SPLITS);
     if (pl.splits > 1) EXPECT_GE(k / pl.splits, 256) << "splits of K too short to pay for their partials";
     EXPECT_EQ(pl.workspace_bytes, pl.split_bytes + pl.pack_a_bytes + pl.pack_b_bytes);
     EXPECT_EQ(gk_gemm_workspace_bytes(m, n, k, ta, lda, tb, ldb), pl.workspace_bytes);
-    if (pl.splits == GK_GEMM_STREAM_K) { // a partial tile and a flag for each of the SMs' blocks
-        const gk_gemm_config cfg = gk_gemm_config_info(pl.config);
-        int sms = 132;
-        if (gk_sm_count(&sms) != cudaSuccess) sms = 132;
-        EXPECT_EQ(pl.split_bytes, (size_t)gk_round_up((int64_t)sms * (cfg.bm * cfg.bn * 4 + 4), 256));
-    } else if (pl.splits == 1) {
+    const gk_gemm_config cfg = gk_gemm_config_info(pl.config);
+    if (pl.splits == 1)
         EXPECT_EQ(pl.split_bytes, 0u);
-    } else {
+    else if (gk_gemm_splits_in_kernel(&cfg, pl.splits, m, n)) // a partial tile a split, a counter a tile
+        EXPECT_EQ(pl.split_bytes, (size_t)gk_round_up(gk_ceil_div(m, cfg.bm) * gk_ceil_div(n, cfg.bn) *
+                                                          ((int64_t)pl.splits * cfg.bm * cfg.bn * 4 + 4),
+                                                      256));
+    else
         EXPECT_GE(pl.split_bytes, (size_t)pl.splits * m * n * 4);
-    }
     EXPECT_EQ(pl.split_bytes % 256, 0u);
     const int64_t rows_a = ta ? k : m, cols_a = ta ? m : k, rows_b = tb ? n : k, cols_b = tb ? k : n;
     const size_t whole_a = (size_t)gk_round_up(rows_a * gk_round_up(cols_a, 64) * 2, 256),
@@ -642,7 +626,7 @@ TEST(GemmDispatch, PlanIsConsistent)
 // GPU, the measured table left out (GemmDispatch.MeasuredTable checks it): with the sm_90a
 // kernels (wg) and A row-major, M <= 64 on a swapped tile; otherwise the wgmma tile
 // with the least waves x tile FLOPs / measured rate, K split only when the tiles would leave two
-// thirds of the SMs idle; never stream-K (measured slower). Without them, or with A transposed, M <= 16 on the small mma.sync tile.
+// thirds of the SMs idle. Without them, or with A transposed, M <= 16 on the small mma.sync tile.
 static gk_gemm_plan wg_plan(int64_t m, int64_t n, int64_t k, int a_row_major = 1, int wg = 1)
 {
     gk_gemm_plan pl = {};
@@ -659,11 +643,7 @@ static void expect_pick(int64_t m, int64_t n, int64_t k, int a_row_major, int wg
     const gk_gemm_plan pl = wg_plan(m, n, k, a_row_major, wg);
     EXPECT_EQ(wg_name(pl), std::string("gk_gemm_bf16_") + tile) << m << " x " << n << " x " << k;
     EXPECT_EQ(pl.splits, splits) << m << " x " << n << " x " << k;
-    const gk_gemm_config cfg = gk_gemm_config_info(pl.config);
-    EXPECT_GE(pl.split_bytes, splits == GK_GEMM_STREAM_K ? (size_t)132 * cfg.bm * cfg.bn * 4
-                              : splits > 1             ? (size_t)splits * m * n * 4
-                                                       : 0)
-        << m << " x " << n << " x " << k;
+    EXPECT_GE(pl.split_bytes, splits > 1 ? (size_t)splits * m * n * 4 : 0) << m << " x " << n << " x " << k;
 }
 
 TEST(GemmDispatch, WgmmaTilesByWaves)

@@ -5,7 +5,7 @@
 //        -lcublas -o gemm_suite_sweep
 //   ./gemm_suite_sweep [FIRST [LAST]]       suite shapes FIRST .. LAST (default: all)
 //   SWEEP_CONFIGS=12,13 ./gemm_suite_sweep  only those configurations (and cuBLAS and the dispatcher)
-// Prints a line per (shape, configuration, splits) that ran (splits -1: stream-K), "row ..." (times in us), then a line
+// Prints a line per (shape, configuration, splits) that ran, "row ..." (times in us), then a line
 // per shape "best ..." (cuBLAS, the dispatcher, the fastest run) and the suite's geometric means,
 // then the dispatcher's table (GK_GEMM_TUNED in gk_gemm_sm90.cuh; gemm_tuned_table.py splices it in)
 // between "table begin" and "table end": a shape's fastest configuration and splits where they beat
@@ -76,8 +76,7 @@ int main(int argc, char **argv)
             if (!ci.vec) continue; // the element-wise-load kernel: only for unaligned rows without a workspace
             if (only && !strstr(only, (std::string(",") + std::to_string(c) + ",").c_str())) continue;
             const int64_t tiles = gk_ceil_div(m, ci.bm) * gk_ceil_div(n, ci.bn);
-            for (int s : {1, 2, 4, 8, 16, GK_GEMM_STREAM_K}) {
-                if (s == GK_GEMM_STREAM_K && !(ci.wgmma && GK_GEMM_STREAMS_K(ci.persistent, ci.bm))) continue;
+            for (int s : {1, 2, 3, 4, 6, 8, 16}) {
                 if (s > 1 && (k / s < 512 || tiles * s > 4 * sms || (size_t)(s * m * n * 4) > ws_bytes / 2)) continue;
                 if (run(c, s) != cudaSuccess) { // refused (a swapped tile with A transposed): not a candidate
                     (void)cudaGetLastError();
