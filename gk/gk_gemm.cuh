@@ -29,7 +29,8 @@
          and on the wgmma kernels large problems' operands whose rows are not 128-byte aligned
          (not a multiple of 64: TMA boxes straddling L2 lines run up to 1.8x slower):
          gk_gemm_workspace_bytes(m, n, k, trans_a, lda, trans_b, ldb) says how much it would use;
-         with less it does not split, and unaligned operands take the element-wise-load kernels.
+         with less it splits only by a second launch if its partials fit, else not at all, and
+         unaligned operands take the element-wise-load kernels.
          Split-K partials are summed in a fixed order: results are deterministic.
      gk_gemm_plan_for(m, n, k, trans_a, lda, trans_b, ldb)
                                              the dispatcher's configuration, splits and workspace
@@ -37,12 +38,12 @@
          runs one configuration (0 .. gk_gemm_config_count() - 1, or -1: the dispatcher's pick)
          with a given number of K splits (0: the dispatcher's), for tuning and benchmarks.
      2 to 4 K splits on the cooperative TMA-store wgmma tiles of BM 128 (tiles at least half
-         inside D) are summed in the kernel: each split writes its fp32 partial tile to the workspace and
-         counts itself in the tile's counter; the block that counts last adds the tile's
-         partials in split order and stores it (no second launch, no wait; a cudaMemsetAsync
-         clears the counters first). Elsewhere, or with a workspace short of tiles x splits x
-         BM x BN x 4 bytes, a second launch sums splits x M x N fp32 partials. (Stream-K was
-         measured and not kept: gk_bench/RESULTS.md.)
+         inside D) are summed in the kernel: each split writes its fp32 partial tile to the
+         workspace and counts itself in the tile's counter; the block that counts last adds the
+         tile's partials in split order and stores it (no second launch, no wait; a
+         cudaMemsetAsync clears the counters first). Elsewhere, or with a workspace short of
+         tiles x splits x BM x BN x 4 bytes, a second launch sums splits x M x N fp32 partials.
+         (Stream-K was measured and not kept: gk_bench/RESULTS.md.)
      gk_gemm_config_info(config)             a configuration's tile, warps, stages, threads, bytes
      gk_gemm_ledger(m, n, k, in_dtype, d_dtype, has_c, has_bias)   (gk_core.cuh) FLOPs = 2 M N K;
                                              bytes = A, B, bias read once, C read if beta != 0,
