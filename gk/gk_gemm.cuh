@@ -851,6 +851,12 @@ static size_t gk_gemm_split_bytes(int64_t splits, int64_t m, int64_t n)
     return splits > 1 ? (size_t)gk_round_up(splits * m * n * 4, 256) : 0;
 }
 
+/* Tiles of configuration c over an m x n D. */
+static int64_t gk_gemm_tiles(const gk_gemm_config *c, int64_t m, int64_t n)
+{
+    return gk_ceil_div(m, c->bm) * gk_ceil_div(n, c->bn);
+}
+
 /* Workspace bytes of K splits summed in the kernel on tiles of bm x bn: a partial tile a split
    and a counter a tile. */
 static size_t gk_gemm_fixup_bytes(int64_t tiles, int64_t splits, int64_t bm, int64_t bn)
@@ -866,14 +872,14 @@ static size_t gk_gemm_fixup_bytes(int64_t tiles, int64_t splits, int64_t bm, int
 static int gk_gemm_splits_in_kernel(const gk_gemm_config *cfg, int64_t splits, int64_t m, int64_t n)
 {
     return splits > 1 && splits <= 4 && cfg->wgmma && GK_GEMM_SPLITS_IN_KERNEL(cfg->persistent, cfg->bm) &&
-           2 * m * n >= gk_ceil_div(m, cfg->bm) * gk_ceil_div(n, cfg->bn) * cfg->bm * cfg->bn;
+           2 * m * n >= gk_gemm_tiles(cfg, m, n) * cfg->bm * cfg->bn;
 }
 
 /* Workspace bytes of `splits` K splits of an m x n problem on configuration cfg. */
 static size_t gk_gemm_splits_bytes(const gk_gemm_config *cfg, int64_t splits, int64_t m, int64_t n)
 {
     if (gk_gemm_splits_in_kernel(cfg, splits, m, n))
-        return gk_gemm_fixup_bytes(gk_ceil_div(m, cfg->bm) * gk_ceil_div(n, cfg->bn), splits, cfg->bm, cfg->bn);
+        return gk_gemm_fixup_bytes(gk_gemm_tiles(cfg, m, n), splits, cfg->bm, cfg->bn);
     return gk_gemm_split_bytes(splits, m, n);
 }
 
@@ -988,7 +994,7 @@ static int gk_gemm_tuned_pick(int64_t m, int64_t n, int64_t k, int trans_a, int 
        the suite, M = 256 taking M = 128's two splits; spreading it, 0.93x at worst) */
     const gk_gemm_config *cfg = gk_gemm_config_table[c];
     const gk_gemm_tuned_entry *e = &gk_gemm_tuned_table[best];
-    const int64_t te = gk_ceil_div(e->m, cfg->bm) * gk_ceil_div(e->n, cfg->bn), tq = gk_ceil_div(m, cfg->bm) * gk_ceil_div(n, cfg->bn);
+    const int64_t te = gk_gemm_tiles(cfg, e->m, e->n), tq = gk_gemm_tiles(cfg, m, n);
     const int64_t s = (e->splits * te + tq / 2) / tq;
     *config = c;
     *splits = s > 1 ? s : 1;
@@ -1040,7 +1046,7 @@ static void gk_gemm_plan_impl(int64_t m, int64_t n, int64_t k, int64_t rows_a, i
     (void)tuned;
 #endif
     const gk_gemm_config *small = gk_gemm_config_table[1];
-    const int64_t t_small = gk_ceil_div(m, small->bm) * gk_ceil_div(n, small->bn);
+    const int64_t t_small = gk_gemm_tiles(small, m, n);
     int swap = -1; /* the swapped tile with the fewest rows that hold all of M */
     if (wg && a_row_major)
         for (int c = GK_GEMM_NMMA; c < GK_GEMM_NCONFIG; c++) {
@@ -1063,7 +1069,7 @@ static void gk_gemm_plan_impl(int64_t m, int64_t n, int64_t k, int64_t rows_a, i
         for (int c = GK_GEMM_NMMA; c < GK_GEMM_NCONFIG; c++) {
             const gk_gemm_config *w = gk_gemm_config_table[c];
             if (w->swap) continue;
-            const int64_t t = gk_ceil_div(m, w->bm) * gk_ceil_div(n, w->bn);
+            const int64_t t = gk_gemm_tiles(w, m, n);
             if (GK_GEMM_PINGPONG(w->persistent) && t <= sms) continue; /* ping-pong overlaps only a block's second tile */
             const double cost = (double)gk_ceil_div(t, sms) * w->bm * w->bn / w->rate;
             if (pl->config < 0 || cost < best) {
@@ -1075,7 +1081,7 @@ static void gk_gemm_plan_impl(int64_t m, int64_t n, int64_t k, int64_t rows_a, i
         if (k >= 1024 && t_best * 3 <= sms) s = sms / t_best;
     } else {
         const gk_gemm_config *big = gk_gemm_config_table[0];
-        const int64_t t_big = gk_ceil_div(m, big->bm) * gk_ceil_div(n, big->bn);
+        const int64_t t_big = gk_gemm_tiles(big, m, n);
         pl->config = t_big >= sms ? 0 : 1;
         if (pl->config == 1 && k >= 1024 && t_small < (int64_t)small->min_blocks * sms)
             s = gk_ceil_div((int64_t)small->min_blocks * sms, t_small);
@@ -1222,17 +1228,15 @@ static cudaError_t gk_gemm_run_checked(const char *fn, int config, int splits, i
     const size_t pack_bytes = (pack_a ? pl.pack_a_bytes : 0) + (pack_b ? pl.pack_b_bytes : 0);
     /* splits summed in the kernel where the tile has it and the workspace holds its partial
        tiles, else by a second launch where it holds the partials, else none */
-    int in_kernel = 0;
-    if (splits > 1 && workspace_bytes >= gk_gemm_splits_bytes(cfg, splits, m, n) + pack_bytes)
-        in_kernel = gk_gemm_splits_in_kernel(cfg, splits, m, n);
-    else if (workspace_bytes < gk_gemm_split_bytes(splits, m, n) + pack_bytes)
-        splits = 1;
+    const int in_kernel = gk_gemm_splits_in_kernel(cfg, splits, m, n) &&
+                          workspace_bytes >= gk_gemm_splits_bytes(cfg, splits, m, n) + pack_bytes;
+    if (!in_kernel && workspace_bytes < gk_gemm_split_bytes(splits, m, n) + pack_bytes) splits = 1;
 
     p.k_per_split = (int)gk_round_up(gk_ceil_div(k, splits), cfg->bk);
     splits = (int)gk_ceil_div(k, p.k_per_split); /* no empty split */
     char *ws = (char *)workspace;
     if (splits > 1 && in_kernel) {
-        const int64_t tiles = gk_ceil_div(m, cfg->bm) * gk_ceil_div(n, cfg->bn);
+        const int64_t tiles = gk_gemm_tiles(cfg, m, n);
         p.fixup = (float *)ws;
         GK_TRY(cudaMemsetAsync(p.fixup + tiles * splits * cfg->bm * cfg->bn, 0, (size_t)tiles * 4, stream));
         ws += gk_gemm_fixup_bytes(tiles, splits, cfg->bm, cfg->bn);
