@@ -343,6 +343,113 @@ GK_DEV void gk_gemm_store2(const gk_gemm_args *p, int row, int col, float v0, fl
     }
 }
 
+/* Outputs (row, col .. col + cnt - 1) of a staged epilogue that its inline path does not take
+   (the N edge, fp32 rows off 16-byte alignment): a store each, out of line. The values come by
+   value (an array's address would put it on the stack); the arguments are read through p (a
+   copy of gk_gemm_args, over 128 bytes, would be a stack frame). */
+static __device__ __noinline__ void gk_gemm_store_each(const gk_gemm_args *p, int row, int col, float4 lo, float4 hi,
+                                                      int cnt, int split)
+{
+    const float v[8] = {lo.x, lo.y, lo.z, lo.w, hi.x, hi.y, hi.z, hi.w};
+    if (p->partial) {
+        float *q = (float *)gk_gemm_out(p, row, col, split, 4);
+#pragma unroll
+        for (int e = 0; e < 8; e++)
+            if (e < cnt) q[e] = v[e];
+        return;
+    }
+    const int64_t i = (int64_t)row * p->ldd + col;
+#pragma unroll
+    for (int e = 0; e < 8; e++)
+        if (e < cnt) gk_store1_f32(p->d, i + e, p->d_dtype, gk_gemm_epilogue(p, v[e], row, col + e));
+}
+
+/* Staged outputs (mine, rows x width floats, stride ld; width a multiple of 8) to D at (row0,
+   col0) through the epilogue, or to the split's partials, by threads t = 0 .. nthreads - 1 in
+   chunks of 8 of a row; scaled: the fp8 row and column scales first. */
+GK_DEV void gk_gemm_store_rows(const gk_gemm_args *p, const float *mine, int ld, int rows, int width, int row0,
+                               int col0, int scaled, int split, int t, int nthreads)
+{
+    const gk_gemm_args a = *p; /* its fields in registers where the compiler can */
+    const int es = a.partial ? 4 : gk_dtype_size(a.d_dtype);
+    if (!scaled && !a.partial && es == 2 && a.beta == 0.0f && (a.act == GK_ACT_NONE || a.act == GK_ACT_RELU) &&
+        a.ldd % 8 == 0 && gk_is_aligned(a.d, 16)) {
+        /* the common case, no C, no activation but ReLU, 16-byte rows of D: the same arithmetic
+           as gk_gemm_epilogue with its tests hoisted out of the loop. Through the general loop
+           below (a test and a branch each value) a 256 x 128 tile took 15 us on the H200. */
+        const float alpha = a.alpha, *bias = a.bias;
+        const int relu = a.act == GK_ACT_RELU, dt = a.d_dtype;
+        for (int i = t; i < rows * width / 8; i += nthreads) {
+            const int row = i / (width / 8), c8 = i % (width / 8) * 8, grow = row0 + row, col = col0 + c8;
+            if (grow >= a.m || col >= a.n) continue;
+            const float4 lo = *(const float4 *)(mine + row * ld + c8), hi = *(const float4 *)(mine + row * ld + c8 + 4);
+            if (col + 8 > a.n) {
+                gk_gemm_store_each(p, grow, col, lo, hi, a.n - col, split);
+                continue;
+            }
+            float y[8] = {alpha * lo.x, alpha * lo.y, alpha * lo.z, alpha * lo.w,
+                          alpha * hi.x, alpha * hi.y, alpha * hi.z, alpha * hi.w};
+            if (bias) {
+#pragma unroll
+                for (int e = 0; e < 8; e++) y[e] += bias[col + e];
+            }
+            if (relu) {
+#pragma unroll
+                for (int e = 0; e < 8; e++) y[e] = fmaxf(y[e], 0.0f);
+            }
+            *(uint4 *)((char *)a.d + ((int64_t)grow * a.ldd + col) * 2) =
+                make_uint4(gk_pack2_f32(y, dt), gk_pack2_f32(y + 2, dt), gk_pack2_f32(y + 4, dt), gk_pack2_f32(y + 6, dt));
+        }
+        return;
+    }
+    /* inline, only what a whole chunk of 8 needs: a 16-byte store, or for 2-byte rows off 16-byte
+       alignment (an ldd not a multiple of 8) four pairs or a value, three pairs and a value; the
+       rest (the N edge, fp32 rows off 16 bytes) out of line. The epilogue runs between tiles
+       with nothing to hide it: every case inline made 4096^3 NN take 233-234 us, not 210-211. */
+    for (int i = t; i < rows * width / 8; i += nthreads) {
+        const int row = i / (width / 8), c8 = i % (width / 8) * 8, grow = row0 + row, col = col0 + c8;
+        if (grow >= a.m || col >= a.n) continue;
+        float4 lo = *(const float4 *)(mine + row * ld + c8), hi = *(const float4 *)(mine + row * ld + c8 + 4);
+        if (scaled) {
+            const float r = gk_gemm_row_scale(&a, grow);
+            lo = make_float4(lo.x * r * gk_gemm_col_scale(&a, col), lo.y * r * gk_gemm_col_scale(&a, col + 1),
+                             lo.z * r * gk_gemm_col_scale(&a, col + 2), lo.w * r * gk_gemm_col_scale(&a, col + 3));
+            hi = make_float4(hi.x * r * gk_gemm_col_scale(&a, col + 4), hi.y * r * gk_gemm_col_scale(&a, col + 5),
+                             hi.z * r * gk_gemm_col_scale(&a, col + 6), hi.w * r * gk_gemm_col_scale(&a, col + 7));
+        }
+        char *dst = gk_gemm_out(&a, grow, col, split, es);
+        const int aligned = gk_is_aligned(dst, 16);
+        if (col + 8 > a.n || (es == 4 && !aligned)) {
+            gk_gemm_store_each(p, grow, col, lo, hi, min(8, a.n - col), split);
+            continue;
+        }
+        if (a.partial) {
+            ((float4 *)dst)[0] = lo;
+            ((float4 *)dst)[1] = hi;
+            continue;
+        }
+        const float v[8] = {lo.x, lo.y, lo.z, lo.w, hi.x, hi.y, hi.z, hi.w};
+        float y[8];
+#pragma unroll
+        for (int e = 0; e < 8; e++) y[e] = gk_gemm_epilogue(&a, v[e], grow, col + e);
+        if (es == 4) {
+            ((float4 *)dst)[0] = make_float4(y[0], y[1], y[2], y[3]);
+            ((float4 *)dst)[1] = make_float4(y[4], y[5], y[6], y[7]);
+        } else if (aligned) {
+            *(uint4 *)dst = make_uint4(gk_pack2_f32(y, a.d_dtype), gk_pack2_f32(y + 2, a.d_dtype),
+                                       gk_pack2_f32(y + 4, a.d_dtype), gk_pack2_f32(y + 6, a.d_dtype));
+        } else if (gk_is_aligned(dst, 4)) {
+#pragma unroll
+            for (int e = 0; e < 8; e += 2) *(unsigned *)(dst + e * 2) = gk_pack2_f32(y + e, a.d_dtype);
+        } else {
+            *(unsigned short *)dst = (unsigned short)gk_pack2_f32(y, a.d_dtype);
+#pragma unroll
+            for (int e = 1; e < 7; e += 2) *(unsigned *)(dst + e * 2) = gk_pack2_f32(y + e, a.d_dtype);
+            *(unsigned short *)(dst + 14) = (unsigned short)(gk_pack2_f32(y + 6, a.d_dtype) >> 16);
+        }
+    }
+}
+
 /* Block tile of this block, in a rasterized order: groups of GK_GEMM_GROUP_M tile rows walk the
    N tiles column by column, so consecutive blocks share B panels and a group's A panels stay in
    L2 (launch order follows blockIdx.x). */
@@ -526,6 +633,39 @@ GK_DEV void gk_gemm_cp_wait(int pending)
     }
 }
 
+/* The block's sums out through shared memory once the mainloop has left it: each warp parks its
+   fragments as fp32 rows (bn + 8 floats apart: a half warp's float2 writes in 16 distinct bank
+   pairs), then gk_gemm_store_rows takes them through the epilogue 8 columns a thread. Inlined for
+   each fragment, the epilogue was most of the kernel's code, fetched afresh for every tile
+   (H200: 14.6 us a 128 x 128 tile, about 60 with 64 x 64 warp tiles). Tiles taller than the shared memory holds
+   go in passes of bm / 2^i rows (16 at least: a stage holds that many). */
+GK_DEV void gk_gemm_mma_epilogue(const gk_gemm_args *p, const float *acc, int dt, int bm, int bn, int wm, int wn,
+                                 int threads, int smem_bytes, int m0, int n0, int wm0, int wn0, int split)
+{
+    extern __shared__ uint4 gk_gemm_smem[];
+    float *st = (float *)gk_gemm_smem;
+    const int mi = wm / 16, ni = wn / 8, ld = bn + 8, lane = threadIdx.x & 31, g = lane >> 2, t = lane & 3;
+    int rows = bm;
+    while (rows * ld * 4 > smem_bytes) rows >>= 1;
+    for (int r0 = 0; r0 < bm; r0 += rows) {
+        __syncthreads(); /* the mainloop's or the last pass's readers are done */
+#pragma unroll
+        for (int i = 0; i < mi; i++) {
+            const int r = wm0 + i * 16 + g - r0;
+            if (r < 0 || r >= rows) continue;
+#pragma unroll
+            for (int j = 0; j < ni; j++) {
+                const float *cc = acc + (i * ni + j) * 4;
+                float *q = st + r * ld + wn0 + j * 8 + t * 2;
+                *(float2 *)q = make_float2(cc[0], cc[1]);
+                *(float2 *)(q + 8 * ld) = make_float2(cc[2], cc[3]);
+            }
+        }
+        __syncthreads();
+        gk_gemm_store_rows(p, st, ld, rows, bn, m0 + r0, n0, dt == GK_E4M3, split, threadIdx.x, threads);
+    }
+}
+
 /* The whole tensor-core kernel body; sizes are literals after inlining (see the generator).
    Multi-stage pipeline: STAGES - 1 k-tiles in flight through cp.async. With DBUF, within a
    k-tile the fragments of step kk + 1 are loaded before the mma of step kk, and the first
@@ -537,7 +677,7 @@ GK_DEV void gk_gemm_mma_run(const gk_gemm_args *p, int dt, int ta, int tb, int b
     extern __shared__ uint4 gk_gemm_smem[];
     char *smem = (char *)gk_gemm_smem;
     const int mi = wm / 16, ni = wn / 8, threads = (bm / wm) * (bn / wn) * 32, ksteps = bk / 16;
-    const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
+    const int warp = threadIdx.x >> 5;
     const int wm0 = warp / (bn / wn) * wm, wn0 = warp % (bn / wn) * wn;
     const int a_bytes = bm * bk * 2, stage_bytes = (bm + bn) * bk * 2;
     const int a_kmaj = !ta, b_kmaj = tb;
@@ -620,26 +760,8 @@ GK_DEV void gk_gemm_mma_run(const gk_gemm_args *p, int dt, int ta, int tb, int b
     }
 #undef GK_GEMM_LOAD_STAGE
     gk_cp_async_wait_0();
-
-    const int g = lane >> 2, t = lane & 3;
-#pragma unroll
-    for (int i = 0; i < mi; i++)
-#pragma unroll
-        for (int j = 0; j < ni; j++) {
-            const float *cc = acc + (i * ni + j) * 4;
-            const int row = m0 + wm0 + i * 16 + g, col = n0 + wn0 + j * 8 + t * 2;
-            float r0 = 1.0f, r1 = 1.0f, c0 = 1.0f, c1 = 1.0f;
-            if (dt == GK_E4M3) {
-                r0 = gk_gemm_row_scale(p, row);
-                r1 = gk_gemm_row_scale(p, row + 8);
-                c0 = gk_gemm_col_scale(p, col);
-                c1 = gk_gemm_col_scale(p, col + 1);
-            }
-            gk_gemm_store2(p, row, col, cc[0] * r0 * c0, cc[1] * r0 * c1, split);
-            gk_gemm_store2(p, row + 8, col, cc[2] * r1 * c0, cc[3] * r1 * c1, split);
-        }
+    gk_gemm_mma_epilogue(p, acc, dt, bm, bn, wm, wn, threads, stages * stage_bytes, m0, n0, wm0, wn0, split);
 }
-
 
 /* ---------------------------------------------------------------- generator */
 
@@ -675,7 +797,8 @@ typedef void (*gk_gemm_kernel)(gk_gemm_args);
 #define gk_gemm_smem_bytes_c(BM, BN, BK, STAGES) ((STAGES) * ((BM) + (BN)) * (BK) * 2)
 
 #define GK_GEMM_MMA_KERNEL(kname, dt, TA, TB, BM, BN, BK, WM, WN, STAGES, MINB, DBUF, VEC)                                      \
-    static __global__ void __launch_bounds__((BM) / (WM) * ((BN) / (WN)) * 32, MINB) kname(gk_gemm_args p)         \
+    static __global__ void __launch_bounds__((BM) / (WM) * ((BN) / (WN)) * 32, MINB)                              \
+        kname(const __grid_constant__ gk_gemm_args p)                                                            \
     {                                                                                                            \
         float acc[(WM) / 16 * ((WN) / 8) * 4];                                                                   \
         gk_gemm_mma_run(&p, dt, TA, TB, BM, BN, BK, WM, WN, STAGES, DBUF, VEC, acc);                                   \
@@ -725,12 +848,12 @@ static cudaError_t gk_gemm_wg_launch(const char *fn, int, const gk_gemm_config *
    are budgeted for, DBUF double-buffered fragments, VEC 0 element-wise loads. The dispatcher
    uses the first three as its large tile, its small tile and its element-wise-load tile; a
    build may replace the list (the tuning sweep adds candidates after them).
-   - 128 x 128 x 32, 8 warps of 32 x 64, 4 stages, one fragment buffer, registers for 2 blocks
-     per SM (16 warps): the fastest measured, 336-341 TFLOP/s at 4096^3 and 8192^3 on the H200.
+   - 128 x 256 x 32, 8 warps of 64 x 64, 4 stages (96 KB: an A100 holds it too), fragments
+     double-buffered, one block per SM: the fewest ldmatrix bytes a MMA a warp's registers allow.
    - 64 x 64 x 64, 4 warps of 32 x 32, 3 blocks per SM: 4x the blocks for small M x N. */
 #ifndef GK_GEMM_CONFIGS
-#define GK_GEMM_CONFIGS(X)                                 \
-    X(128x128x32_w32x64, 128, 128, 32, 32, 64, 4, 2, 0, 1) \
+#define GK_GEMM_CONFIGS(X)                                  \
+    X(128x256x32_w64x64, 128, 256, 32, 64, 64, 4, 1, 1, 1) \
     X(64x64x64_s4, 64, 64, 64, 32, 32, 4, 3, 1, 1)         \
     X(64x64x64_s4_elem, 64, 64, 64, 32, 32, 4, 3, 1, 0)
 #endif

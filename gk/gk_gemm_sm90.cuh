@@ -58,82 +58,6 @@
      ((PERSIST) == 1 || (PERSIST) == 2 ? gk_gemm_wg_epi_bytes_c(BM, BN) : 0) +                                     \
      ((PERSIST) >= 3 ? GK_GEMM_WG_OUT_BYTES : 0))
 
-/* Outputs (row, col .. col + cnt - 1) of the wgmma epilogue that its inline path does not take
-   (the N edge, fp32 rows off 16-byte alignment): a store each, out of line. The values come by
-   value (an array's address would put it on the stack); the arguments are read through p (a
-   copy of gk_gemm_args, over 128 bytes, would be a stack frame). */
-static __device__ __noinline__ void gk_gemm_wg_store_each(const gk_gemm_args *p, int row, int col, float4 lo, float4 hi,
-                                                         int cnt, int split)
-{
-    const float v[8] = {lo.x, lo.y, lo.z, lo.w, hi.x, hi.y, hi.z, hi.w};
-    if (p->partial) {
-        float *q = (float *)gk_gemm_out(p, row, col, split, 4);
-#pragma unroll
-        for (int e = 0; e < 8; e++)
-            if (e < cnt) q[e] = v[e];
-        return;
-    }
-    const int64_t i = (int64_t)row * p->ldd + col;
-#pragma unroll
-    for (int e = 0; e < 8; e++)
-        if (e < cnt) gk_store1_f32(p->d, i + e, p->d_dtype, gk_gemm_epilogue(p, v[e], row, col + e));
-}
-
-/* Rows of a warpgroup's staged outputs (mine, rows x width floats, stride ld) to D at (row0,
-   col0) through the epilogue, or to the split's partials. */
-GK_DEV void gk_gemm_wg_store_rows(const gk_gemm_args *p, const float *mine, int ld, int rows, int width, int row0,
-                                  int col0, int scaled, int split)
-{
-    const int t = threadIdx.x & 127;
-    /* inline, only what a whole chunk of 8 needs: a 16-byte store, or for 2-byte rows off 16-byte
-       alignment (an ldd not a multiple of 8) four pairs or a value, three pairs and a value; the
-       rest (the N edge, fp32 rows off 16 bytes) out of line. The epilogue runs between tiles
-       with nothing to hide it: every case inline made 4096^3 NN take 233-234 us, not 210-211. */
-    const int es = p->partial ? 4 : gk_dtype_size(p->d_dtype);
-    for (int i = t; i < rows * width / 8; i += 128) {
-        const int row = i / (width / 8), c8 = i % (width / 8) * 8, grow = row0 + row, col = col0 + c8;
-        if (grow >= p->m || col >= p->n) continue;
-        float4 lo = *(const float4 *)(mine + row * ld + c8), hi = *(const float4 *)(mine + row * ld + c8 + 4);
-        if (scaled) {
-            const float r = gk_gemm_row_scale(p, grow);
-            lo = make_float4(lo.x * r * gk_gemm_col_scale(p, col), lo.y * r * gk_gemm_col_scale(p, col + 1),
-                             lo.z * r * gk_gemm_col_scale(p, col + 2), lo.w * r * gk_gemm_col_scale(p, col + 3));
-            hi = make_float4(hi.x * r * gk_gemm_col_scale(p, col + 4), hi.y * r * gk_gemm_col_scale(p, col + 5),
-                             hi.z * r * gk_gemm_col_scale(p, col + 6), hi.w * r * gk_gemm_col_scale(p, col + 7));
-        }
-        char *dst = gk_gemm_out(p, grow, col, split, es);
-        const int aligned = gk_is_aligned(dst, 16);
-        if (col + 8 > p->n || (es == 4 && !aligned)) {
-            gk_gemm_wg_store_each(p, grow, col, lo, hi, min(8, p->n - col), split);
-            continue;
-        }
-        if (p->partial) {
-            ((float4 *)dst)[0] = lo;
-            ((float4 *)dst)[1] = hi;
-            continue;
-        }
-        const float v[8] = {lo.x, lo.y, lo.z, lo.w, hi.x, hi.y, hi.z, hi.w};
-        float y[8];
-#pragma unroll
-        for (int e = 0; e < 8; e++) y[e] = gk_gemm_epilogue(p, v[e], grow, col + e);
-        if (es == 4) {
-            ((float4 *)dst)[0] = make_float4(y[0], y[1], y[2], y[3]);
-            ((float4 *)dst)[1] = make_float4(y[4], y[5], y[6], y[7]);
-        } else if (aligned) {
-            *(uint4 *)dst = make_uint4(gk_pack2_f32(y, p->d_dtype), gk_pack2_f32(y + 2, p->d_dtype),
-                                       gk_pack2_f32(y + 4, p->d_dtype), gk_pack2_f32(y + 6, p->d_dtype));
-        } else if (gk_is_aligned(dst, 4)) {
-#pragma unroll
-            for (int e = 0; e < 8; e += 2) *(unsigned *)(dst + e * 2) = gk_pack2_f32(y + e, p->d_dtype);
-        } else {
-            *(unsigned short *)dst = (unsigned short)gk_pack2_f32(y, p->d_dtype);
-#pragma unroll
-            for (int e = 1; e < 7; e += 2) *(unsigned *)(dst + e * 2) = gk_pack2_f32(y + e, p->d_dtype);
-            *(unsigned short *)(dst + 14) = (unsigned short)(gk_pack2_f32(y + 6, p->d_dtype) >> 16);
-        }
-    }
-}
-
 /* A ping-pong pass in 16-bit outputs, for D of bf16 or f16 rows 16-byte aligned, no C, no split
    and no activation but ReLU (GELU or SiLU inlined for each of 64 pairs would swell the loop
    past the instruction cache, as the register epilogue once did): slab ms of the accumulators (64 rows of D from row0, nb columns from
@@ -245,7 +169,7 @@ GK_DEV int gk_gemm_wg_store_tma(const gk_gemm_args *p, const CUtensorMap *tmd, c
 /* The same consumer's accumulators where TMA cannot store them (fp32 D, C, GELU / SiLU, a split's
    partials, rows off 16 bytes, N not a multiple of 8): through its 16 KB of the staging in
    passes of 64 rows x 32 columns (rows of 40 floats: a half warp's float2 writes in 32 distinct
-   banks), each stored by gk_gemm_wg_store_rows. The passes are a loop (one copy of the store
+   banks), each stored by gk_gemm_store_rows. The passes are a loop (one copy of the store
    code: unrolled, the kernel outgrew its instruction cache and spilled); each picks its
    accumulators by an unrolled test, their indices constant. */
 GK_DEV void gk_gemm_wg_store_staged(const gk_gemm_args *p, const float *acc, char *stg, int w, int rows, int nb,
@@ -270,7 +194,7 @@ GK_DEV void gk_gemm_wg_store_staged(const gk_gemm_args *p, const float *acc, cha
             }
         }
         gk_named_barrier(2 + w, 128);
-        gk_gemm_wg_store_rows(p, mine, 40, 64, 32, row0 + ms * 64, col0 + q * 32, scaled, split);
+        gk_gemm_store_rows(p, mine, 40, 64, 32, row0 + ms * 64, col0 + q * 32, scaled, split, threadIdx.x & 127, 128);
     }
 }
 
@@ -329,7 +253,8 @@ GK_DEV void gk_gemm_wg_store(const gk_gemm_args *p, const float *acc, float *buf
             }
         }
         gk_named_barrier(2 + wr, 128);
-        gk_gemm_wg_store_rows(p, mine, ld, pass_rows, width, row0 + pass * pass_rows, col0, scaled, split);
+        gk_gemm_store_rows(p, mine, ld, pass_rows, width, row0 + pass * pass_rows, col0, scaled, split, threadIdx.x & 127,
+                           128);
     }
 }
 

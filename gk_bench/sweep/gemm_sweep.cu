@@ -8,7 +8,7 @@
 // The candidates: the shipped configurations first (the dispatcher's large, medium and small
 // tiles), then the ones under trial.
 #define GK_GEMM_CONFIGS(X)                                 \
-    X(128x128x32_w32x64, 128, 128, 32, 32, 64, 4, 2, 0, 1) \
+    X(128x256x32_w64x64, 128, 256, 32, 64, 64, 4, 1, 1, 1) \
     X(64x64x64_s4, 64, 64, 64, 32, 32, 4, 3, 1, 1)         \
     X(64x64x64_s4_elem, 64, 64, 64, 32, 32, 4, 3, 1, 0)
 #define GK_GEMM_WG_CONFIGS(X)     \
