@@ -36,6 +36,9 @@
                   gk_group_sum, gk_group_max (the same over aligned groups of 2..32 lanes),
                   gk_block_sum, gk_block_max (warp results through 32 floats of shared memory).
      activations  gk_silu, gk_gelu_tanh (fp32, device).
+     clusters     gk_cluster_sreg (rank, size, index, count), gk_cluster_sync, gk_cluster_map (mapa: an
+                  address in another block's shared memory); gk_cluster_launch_config and
+                  gk_clusters_fit (host).
      helpers      gk_ceil_div, gk_round_up, gk_is_aligned, gk_sm_count, gk_grid_size, gk_smem_opt_in.
      ledger       gk_ledger {flops, bytes}; gk_roofline_seconds(ledger, flop/s, byte/s);
                   gk_gemm_ledger(m, n, k, in_dtype, d_dtype, has_c, has_bias), shared by the GEMM
@@ -406,6 +409,41 @@ GK_HOST cudaError_t gk_smem_opt_in(const char *fn, const void *kern, int bytes, 
     return cudaSuccess;
 }
 
+/* The launch of a kernel on a grid of clusters of n blocks (sm_90); attr is the cluster shape. */
+GK_HOST cudaLaunchConfig_t gk_cluster_launch_config(cudaLaunchAttribute *attr, int64_t grid, int threads, int smem,
+                                                    int n, cudaStream_t stream)
+{
+    cudaLaunchConfig_t cfg; /* every field set below (dim3 members: no memset) */
+    memset(attr, 0, sizeof *attr);
+    attr->id = cudaLaunchAttributeClusterDimension;
+    attr->val.clusterDim.x = (unsigned)n;
+    attr->val.clusterDim.y = 1;
+    attr->val.clusterDim.z = 1;
+    cfg.gridDim = dim3((unsigned)grid, 1, 1);
+    cfg.blockDim = dim3((unsigned)threads, 1, 1);
+    cfg.dynamicSmemBytes = (size_t)smem;
+    cfg.stream = stream;
+    cfg.attrs = attr;
+    cfg.numAttrs = 1;
+    return cfg;
+}
+
+/* Whether clusters of n blocks of kernel fit the device at all, asked once (fits: 0 not asked,
+   else the count resident at once, -1 none). The kernel's shared-memory opt-in comes first: the
+   count depends on it. */
+GK_HOST int gk_clusters_fit(const void *kernel, int threads, int smem, int n, int *fits)
+{
+    if (*fits == 0) {
+        cudaLaunchAttribute attr;
+        const cudaLaunchConfig_t cfg = gk_cluster_launch_config(&attr, n, threads, smem, n, 0);
+        int count = 0;
+        const cudaError_t e = cudaOccupancyMaxActiveClusters(&count, kernel, &cfg);
+        if (e != cudaSuccess) (void)cudaGetLastError(); /* a refusal, not a sticky error: counted as none */
+        *fits = e == cudaSuccess && count > 0 ? count : -1;
+    }
+    return *fits > 0;
+}
+
 /* kern (its arguments as cudaLaunchKernel takes them) launched dependent on the grid before it in
    the stream (programmatic stream serialization) on compute capability 9.0 and later: its blocks
    may start while that grid finishes, and gk_grid_dependency_wait in it waits for that grid's
@@ -523,6 +561,48 @@ GK_DEV void gk_cp_async_wait_1(void) { asm volatile("cp.async.wait_group 1;" :::
 GK_DEV void gk_cp_async_wait_2(void) { asm volatile("cp.async.wait_group 2;" ::: "memory"); }
 GK_DEV void gk_cp_async_wait_3(void) { asm volatile("cp.async.wait_group 3;" ::: "memory"); }
 GK_DEV void gk_cp_async_wait_all(void) { asm volatile("cp.async.wait_all;" ::: "memory"); }
+
+/* ---------------------------------------------------------------- thread-block clusters */
+
+/* sm_90; elsewhere every block is a cluster of one. which: 0 the block's rank in its cluster,
+   1 the cluster's size, 2 the cluster's index in the grid, 3 their count. */
+GK_DEV int gk_cluster_sreg(int which)
+{
+    unsigned v = 0;
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+    if (which == 0) asm("mov.u32 %0, %%cluster_ctarank;" : "=r"(v));
+    else if (which == 1) asm("mov.u32 %0, %%cluster_nctarank;" : "=r"(v));
+    else if (which == 2) asm("mov.u32 %0, %%clusterid.x;" : "=r"(v));
+    else asm("mov.u32 %0, %%nclusterid.x;" : "=r"(v));
+#else
+    v = which == 0 ? 0u : which == 1 ? 1u : which == 2 ? blockIdx.x : gridDim.x;
+#endif
+    return (int)v;
+}
+
+/* Every thread of the cluster arrives and waits: shared-memory writes before it are visible to
+   the whole cluster after it. */
+GK_DEV void gk_cluster_sync(void)
+{
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+    asm volatile("barrier.cluster.arrive.release.aligned;\n\tbarrier.cluster.wait.acquire.aligned;" ::: "memory");
+#else
+    __syncthreads();
+#endif
+}
+
+/* The shared::cluster address of p (this block's shared memory) in the cluster's block `rank`
+   (sm_90; before it, p's own shared-memory address). */
+GK_DEV unsigned gk_cluster_map(const void *p, int rank)
+{
+    unsigned a = gk_smem_addr(p);
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+    asm volatile("mapa.shared::cluster.u32 %0, %0, %1;" : "+r"(a) : "r"(rank));
+#else
+    (void)rank;
+#endif
+    return a;
+}
 
 /* ---------------------------------------------------------------- dtype-generic element access */
 

@@ -138,13 +138,16 @@ typedef struct gk_gemm_config {
     int vec;        /* 1: cp.async or TMA, operand rows must be 16-byte aligned; 0: element-wise loads */
     int wgmma;      /* 1: sm_90a wgmma fed by TMA (a producer warpgroup and two consumers) */
     int persistent; /* 1: one block per SM walks the tiles (the producer runs ahead into the next); 2:
-                       ping-pong consumers; 3, 4: as 1, 2 with D handed to TMA stores (gk_gemm_sm90.cuh) */
+                       ping-pong consumers; 3, 4: as 1, 2 with D handed to TMA stores; 5: as 3 in
+                       2-block clusters sharing B by multicast (gk_gemm_sm90.cuh) */
     int rate;       /* wgmma: TFLOP/s measured at 8192^3 NT on the H200, the dispatcher's time model */
     int swap;       /* wgmma, BM 16 or 64: the MMAs compute D^T = op(B)^T op(A)^T (B's rows fill their M) */
 } gk_gemm_config;
 
 /* persistent 2 and 4: the two consumers take the block's tiles in turn */
 #define GK_GEMM_PINGPONG(persistent) ((persistent) == 2 || (persistent) == 4)
+/* blocks a cluster: persistent 5 pairs vertically adjacent tiles, one B tile loaded for both */
+#define GK_GEMM_CLUSTER(persistent) ((persistent) == 5 ? 2 : 1)
 /* The wgmma tiles whose K splits are summed in the kernel: the cooperative TMA-store tiles
    (PERSIST 3), not BM 256 (its consumers' two m64 slices leave no registers for the sum: it
    spilled). Not the swapped decode tiles (PERSIST 1): the code alone made them 4-10% slower
@@ -450,16 +453,21 @@ GK_DEV void gk_gemm_store_rows(const gk_gemm_args *p, const float *mine, int ld,
     }
 }
 
-/* Block tile of this block, in a rasterized order: groups of GK_GEMM_GROUP_M tile rows walk the
-   N tiles column by column, so consecutive blocks share B panels and a group's A panels stay in
-   L2 (launch order follows blockIdx.x). */
-GK_DEV void gk_gemm_tile_of(const gk_gemm_args *p, int id, int *tm, int *tn)
+/* Tile id of a tiles_m x tiles_n grid, in a rasterized order: groups of GK_GEMM_GROUP_M tile
+   rows walk the N tiles column by column, so consecutive blocks share B panels and a group's A
+   panels stay in L2 (launch order follows blockIdx.x). gk_gemm_tile_of: p's tiles. */
+GK_DEV void gk_gemm_raster(int id, int tiles_m, int tiles_n, int *tm, int *tn)
 {
-    const int per_group = GK_GEMM_GROUP_M * p->tiles_n;
+    const int per_group = GK_GEMM_GROUP_M * tiles_n;
     const int first = id / per_group * GK_GEMM_GROUP_M;
-    const int rows = min(p->tiles_m - first, GK_GEMM_GROUP_M);
+    const int rows = min(tiles_m - first, GK_GEMM_GROUP_M);
     *tm = first + (id % per_group) % rows;
     *tn = (id % per_group) / rows;
+}
+
+GK_DEV void gk_gemm_tile_of(const gk_gemm_args *p, int id, int *tm, int *tn)
+{
+    gk_gemm_raster(id, p->tiles_m, p->tiles_n, tm, tn);
 }
 
 GK_DEV void gk_gemm_tile(const gk_gemm_args *p, int *tm, int *tn) { gk_gemm_tile_of(p, blockIdx.x, tm, tn); }
@@ -864,6 +872,7 @@ static cudaError_t gk_gemm_wg_launch(const char *fn, int, const gk_gemm_config *
 {
     return gk__fail(cudaErrorNotSupported, fn, "this build has no wgmma kernels (GK_GEMM_SM90 is 0)");
 }
+static int gk_gemm_wg_clusters(const char *, int, const gk_gemm_config *, int, int) { return 0; }
 #endif
 
 /* The shipped tensor-core configurations, as
@@ -1148,6 +1157,21 @@ static int gk_gemm_tuned_pick(int64_t m, int64_t n, int64_t k, int trans_a, int 
 }
 #endif
 
+/* Configuration c's twin of `cluster` blocks a cluster (the same tile, stages and TMA stores: a
+   persistent 3 tile and its persistent 5 twin), or c where it has none. */
+static int gk_gemm_cluster_twin(int c, int cluster)
+{
+    const gk_gemm_config *f = gk_gemm_config_table[c];
+    if (!f->wgmma || (f->persistent != 3 && f->persistent != 5)) return c;
+    for (int j = 0; j < GK_GEMM_NCONFIG; j++) {
+        const gk_gemm_config *t = gk_gemm_config_table[j];
+        if (t->wgmma && t->bm == f->bm && t->bn == f->bn && t->stages == f->stages && !t->swap &&
+            (t->persistent == 3 || t->persistent == 5) && GK_GEMM_CLUSTER(t->persistent) == cluster)
+            return j;
+    }
+    return c;
+}
+
 /* Tiny problems with an operand's rows off 16 bytes (M N <= 65536, K <= 256): the element-wise
    load kernel in one launch, not a repack launch and a TMA kernel (H200: 3783 x 1 x 7 6.6 us
    against 10.2, 528 x 3 x 127 8.4 against 9.3; 1063 x 91 x 11, past the bound, 11.6 against 10.0). */
@@ -1214,7 +1238,7 @@ static void gk_gemm_plan_impl(int64_t m, int64_t n, int64_t k, int64_t rows_a, i
         pl->config = -1;
         for (int c = GK_GEMM_NMMA; c < GK_GEMM_NCONFIG; c++) {
             const gk_gemm_config *w = gk_gemm_config_table[c];
-            if (w->swap) continue;
+            if (w->swap || GK_GEMM_CLUSTER(w->persistent) > 1) continue; /* a cluster tile: as its twin, below */
             const int64_t t = gk_gemm_tiles(w, m, n);
             if (GK_GEMM_PINGPONG(w->persistent) && t <= sms) continue; /* ping-pong overlaps only a block's second tile */
             const double cost = (double)gk_ceil_div(t, sms) * w->bm * w->bn / w->rate;
@@ -1233,9 +1257,13 @@ static void gk_gemm_plan_impl(int64_t m, int64_t n, int64_t k, int64_t rows_a, i
             s = gk_ceil_div((int64_t)small->min_blocks * sms, t_small);
     }
     if (s > GK_GEMM_MAX_SPLITS) s = GK_GEMM_MAX_SPLITS;
-    if (s > k / 512) s = k / 512;
+    /* a split takes 512 of K at least, or 128 where the table names it (small problems) */
+    if (s > k / (tuned_config >= 0 ? 128 : 512)) s = k / (tuned_config >= 0 ? 128 : 512);
     if (s < 1) s = 1;
     pl->splits = (int)s;
+    /* whole K on a tile that has a twin in 2-block clusters (the same tile, B loaded once for two
+       tiles): the twin. Its splits would take a second launch; the tile's own are summed in it. */
+    if (wg && s == 1) pl->config = gk_gemm_cluster_twin(pl->config, 2);
     /* rows 16-byte but not 128-byte aligned (align 1): the wgmma tiles' TMA boxes straddle L2
        lines, 1.2-1.8x slower where the MMAs are the time (H200: 4096 x 4096 x 4040 357 us, 194
        with 128-byte rows; 8976 x 1824 x 11240 826 against 572). Repacked where the GEMM at 600
@@ -1360,7 +1388,15 @@ static cudaError_t gk_gemm_run_checked(const char *fn, int config, int splits, i
     gk_gemm_plan pl;
     gk_gemm_plan_impl(m, n, k, rows_a, cols_a, align_a, rows_b, cols_b, align_b, sms, wg_ready && !elementwise,
                       !trans_a, trans_b, 1, &pl);
-    if (config < 0) config = elementwise ? GK_GEMM_ELEM_CONFIG : pl.config;
+    if (config < 0) {
+        config = elementwise ? GK_GEMM_ELEM_CONFIG : pl.config;
+        /* the dispatcher's cluster tile where this GPU holds none of its clusters (a partition
+           too small): its twin of one block */
+        if (GK_GEMM_CLUSTER(gk_gemm_config_table[config]->persistent) > 1 &&
+            !gk_gemm_wg_clusters(fn, config - GK_GEMM_NMMA, gk_gemm_config_table[config], in_dtype,
+                                 (trans_a ? 2 : 0) + (trans_b ? 1 : 0)))
+            config = pl.config = gk_gemm_cluster_twin(config, 1);
+    }
     const gk_gemm_config *cfg = gk_gemm_config_table[config];
     if (splits == 0) splits = config == pl.config || (elementwise && pl.config == 1) ? pl.splits : 1;
     /* the operands to repack: the plan's (rows not 16-byte aligned, and rows not 128-byte aligned

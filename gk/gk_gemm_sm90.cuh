@@ -13,7 +13,9 @@
      D^T so that decode-sized M fills the MMAs' N; persistent tiles walk the tiles with one
      block per SM; ping-pong tiles are persistent, and their two consumers take the block's tiles
      in turn, one storing while the other runs its MMAs; PERSIST 3 and 4 tiles hand D to TMA
-     stores and go on; a last tile column at most half full runs the half-width wgmma. K splits
+     stores and go on; PERSIST 5 tiles do so in clusters of two blocks on vertically adjacent
+     tiles, each block loading half of their shared B tile into both blocks' shared memory (TMA
+     multicast); a last tile column at most half full runs the half-width wgmma. K splits
      of PERSIST 3 tiles of BM 128 are summed in the kernel by the last of a tile's splits to
      finish (gk_gemm_wg_split_fixup).
 
@@ -25,7 +27,8 @@
      epilogue buffer; 2: persistent ping-pong (BM 128, BN 64 or 128, a consumer holds a whole
      tile) with the buffer; 3 (BM 128 or 256) and 4 (ping-pong): persistent, D stored by TMA
      from 32 KB of staging where it can (16-bit D, 16-byte rows, N a multiple of 8, no C, no
-     split, at most ReLU), else in staged passes. RATE is the tile's measured TFLOP/s (8192^3
+     split, at most ReLU), else in staged passes; 5 (BM 128): as 3, in 2-block clusters sharing
+     B (no K splits summed in the kernel). RATE is the tile's measured TFLOP/s (8192^3
      NT), which the dispatcher's time model divides by.
 */
 /* A part of gk_gemm.cuh: included on its own, it brings gk_gemm.cuh, which includes it where it
@@ -262,12 +265,18 @@ GK_DEV void gk_gemm_wg_store(const gk_gemm_args *p, const float *acc, float *buf
 #define gk_gemm_wg_bk(dt) ((dt) == GK_E4M3 ? 128 : 64)
 
 /* A work item (split-major: item / tiles is its K split): its tile's origin, its first k and
-   its k-tiles of bk values. */
-GK_DEV void gk_gemm_wg_item(const gk_gemm_args *p, int item, int tiles, int bm, int bn, int bk, int *m0, int *n0,
-                            int *split, int *k_begin, int *ktiles)
+   its k-tiles of bk values. In 2-block clusters (cl 2) an item is a pair of vertically adjacent
+   tiles (tiles counts pairs), the block of rank r takes the pair's tile r. */
+GK_DEV void gk_gemm_wg_item(const gk_gemm_args *p, int item, int tiles, int cl, int bm, int bn, int bk, int *m0,
+                            int *n0, int *split, int *k_begin, int *ktiles)
 {
     int tm, tn;
-    gk_gemm_tile_of(p, item % tiles, &tm, &tn);
+    if (cl == 2) {
+        gk_gemm_raster(item % tiles, (p->tiles_m + 1) / 2, p->tiles_n, &tm, &tn);
+        tm = 2 * tm + gk_cluster_sreg(0);
+    } else {
+        gk_gemm_tile_of(p, item % tiles, &tm, &tn);
+    }
     *m0 = tm * bm;
     *n0 = tn * bn;
     *split = item / tiles;
@@ -315,6 +324,18 @@ GK_DEV int gk_gemm_wg_split_fixup(const gk_gemm_args *p, float *acc, int nacc, i
     return 0;
 }
 
+/* A consumer's arrival on a stage's empty barrier: in 2-block clusters (cl 2) on both blocks'
+   (the stage of each holds half its B from the other block's copies). */
+GK_DEV void gk_gemm_wg_release(unsigned long long *empty, int cl)
+{
+    if (cl == 1) {
+        gk_mbar_arrive(empty);
+        return;
+    }
+    gk_mbar_arrive_cluster(empty, 0);
+    gk_mbar_arrive_cluster(empty, 1);
+}
+
 /* A consumer warpgroup's k-tiles of one work item, nb columns of each B tile (wgmma n = nb), its
    rows of A tile rows wr bm / 2 .. (wr + 1) bm / 2 (ping-pong: wr 0, bm twice the tile's);
    `it` counts k-tiles over the block's items (stage it % stages, phase it / stages). Returns
@@ -323,11 +344,12 @@ GK_DEV int gk_gemm_wg_split_fixup(const gk_gemm_args *p, float *acc, int nacc, i
    k-tile's products go to tmp, which is scaled by its row's A block scale and the tile's B block
    scale into acc once the k-tile's wgmmas have finished (p->block_a, block_b; row0: the D row of
    this thread's first accumulator, kb0: the item's first 128-k block). turn (ping-pong): the
-   other consumer's turn barrier, arrived on once this item's last stage is waited for. */
+   other consumer's turn barrier, arrived on once this item's last stage is waited for. cl: blocks
+   a cluster (gk_gemm_wg_release). */
 GK_DEV int gk_gemm_wg_consume(char *smem, unsigned long long *full, unsigned long long *empty, int stage_bytes,
                               int a_bytes, int dt, int ta, int tb, int wr, int bm, int nb, int stages, int ktiles,
                               int it, float *acc, int blocks, float *tmp, const gk_gemm_args *p, int row0, int n0,
-                              int kb0, unsigned long long *turn)
+                              int kb0, unsigned long long *turn, int cl)
 {
     const int nacc = bm * nb / 256;
     /* a K-major tile steps 32 bytes per k16 (descriptor + 2), an MN-major one 16 rows (+ 128) */
@@ -378,7 +400,7 @@ GK_DEV int gk_gemm_wg_consume(char *smem, unsigned long long *full, unsigned lon
             /* this k-tile's sums are needed now: its stage goes back at once */
             gk_wgmma_wait_0();
             gk_wgmma_fence_regs(tmp, nacc);
-            if ((threadIdx.x & 127) == 0) gk_mbar_arrive(empty + s);
+            if ((threadIdx.x & 127) == 0) gk_gemm_wg_release(empty + s, cl);
 #pragma unroll
             for (int i = 0; i < nacc; i++) acc[i] += tmp[i] * (i & 2 ? scale1 : scale0);
             continue;
@@ -386,14 +408,14 @@ GK_DEV int gk_gemm_wg_consume(char *smem, unsigned long long *full, unsigned lon
         /* the previous k-tile's wgmma has finished: its stage goes back to the producer */
         gk_wgmma_wait_1();
         gk_wgmma_fence_regs(acc, nacc);
-        if (kt > 0 && (threadIdx.x & 127) == 0) gk_mbar_arrive(empty + (it - 1) % stages);
+        if (kt > 0 && (threadIdx.x & 127) == 0) gk_gemm_wg_release(empty + (it - 1) % stages, cl);
     }
     /* ping-pong: every wait on this item's stages is past, the other consumer's turn */
     if (turn && (threadIdx.x & 31) == 0) gk_mbar_arrive(turn);
     if (blocks) return it;
     gk_wgmma_wait_0();
     gk_wgmma_fence_regs(acc, nacc);
-    if ((threadIdx.x & 127) == 0) gk_mbar_arrive(empty + (it - 1) % stages);
+    if ((threadIdx.x & 127) == 0) gk_gemm_wg_release(empty + (it - 1) % stages, cl);
     return it;
 }
 
@@ -436,16 +458,21 @@ GK_DEV void gk_gemm_wg_run(const gk_gemm_args *p, const CUtensorMap *tma, const 
     /* work items: (split, tile) pairs, split-major so that each split walks the rasterized
        tile order; a block takes items blockIdx .. step gridDim (one each when the grid has one
        block per item, several when it is persistent) */
-    const int tiles = p->tiles_m * p->tiles_n, splits = (p->k + p->k_per_split - 1) / p->k_per_split;
+    /* 2-block clusters (cl 2): a cluster takes pairs of tiles; each block copies half of the
+       pair's B tile (rank r: rows or MN panels r mn / 2 ..) into both blocks' stages */
+    const int cl = GK_GEMM_CLUSTER(persistent), rank = cl == 2 ? gk_cluster_sreg(0) : 0;
+    const int tiles = (cl == 2 ? (p->tiles_m + 1) / 2 : p->tiles_m) * p->tiles_n;
+    const int splits = (p->k + p->k_per_split - 1) / p->k_per_split;
     const int ea = swap ? p->n : p->m, eb = swap ? p->m : p->n; /* rows of the MMAs' A and B operands */
-    const int first = blockIdx.y * gridDim.x + blockIdx.x, step = gridDim.x * gridDim.y, items = tiles * splits;
+    const int first = cl == 2 ? gk_cluster_sreg(2) : blockIdx.y * gridDim.x + blockIdx.x;
+    const int step = cl == 2 ? gk_cluster_sreg(3) : gridDim.x * gridDim.y, items = tiles * splits;
     const int wg = threadIdx.x >> 7, bk = gk_gemm_wg_bk(dt);
     const int fixup = GK_GEMM_SPLITS_IN_KERNEL(persistent, bm) && p->fixup != NULL;
 
     if (threadIdx.x == 0) {
         for (int s = 0; s < stages; s++) {
             gk_mbar_init(full + s, 1);
-            gk_mbar_init(empty + s, pp ? 1 : 2); /* an arrival from each consumer on the stage */
+            gk_mbar_init(empty + s, pp ? 1 : 2 * cl); /* an arrival from each consumer (of each block) */
         }
         if (pp) {
             gk_mbar_init(turn, 4); /* an arrival from each warp of the other consumer */
@@ -453,7 +480,8 @@ GK_DEV void gk_gemm_wg_run(const gk_gemm_args *p, const CUtensorMap *tma, const 
         }
         gk_mbar_init_fence();
     }
-    __syncthreads();
+    if (cl == 2) gk_cluster_sync(); /* the other block's barriers are initialized before any copy */
+    else __syncthreads();
 
     /* it counts k-tiles over all of this block's items: stage it % stages, phase it / stages */
     int it = 0;
@@ -462,7 +490,7 @@ GK_DEV void gk_gemm_wg_run(const gk_gemm_args *p, const CUtensorMap *tma, const 
         if (threadIdx.x != 0) return;
         for (int item = first; item < items; item += step) {
             int m0, n0, split, k_begin, ktiles;
-            gk_gemm_wg_item(p, item, tiles, bm, bn, bk, &m0, &n0, &split, &k_begin, &ktiles);
+            gk_gemm_wg_item(p, item, tiles, cl, bm, bn, bk, &m0, &n0, &split, &k_begin, &ktiles);
             const int ra = swap ? n0 : m0, rb = swap ? m0 : n0; /* the MMAs' A and B tile rows */
             /* only rows inside the operand are loaded: TMA's zero fill of rows past its end is
                slow (H200, x[65, 8192] w[8192, 8192]^T on 128 x 64 tiles: 70.6 us with 63 of
@@ -471,22 +499,43 @@ GK_DEV void gk_gemm_wg_run(const gk_gemm_args *p, const CUtensorMap *tma, const 
                its panels that hold rows; the rest of the stage keeps stale values, which reach
                only D's rows and columns past M and N (never stored). Past K, zero fill stays. */
             const int la = ea - ra < mm, lb = eb - rb < mn;
-            const int pa = la ? (ea - ra + 63) / 64 : mm / 64, pb = lb ? (eb - rb + 63) / 64 : mn / 64;
+            /* a cluster's second tile past M (tiles_m odd): no A rows; it runs on stale ones and
+               stores nothing */
+            const int ra_in = max(0, min(ea - ra, mm));
+            const int pa = la ? (ra_in + 63) / 64 : mm / 64, pb = lb ? (eb - rb + 63) / 64 : mn / 64;
             const CUtensorMap *ma = la ? tma_last : tma, *mb = lb ? tmb_last : tmb;
-            const int tx = (ta ? pa * 8192 : (la ? ea - ra : mm) * 128) + (tb ? (lb ? eb - rb : mn) * 128 : pb * 8192);
+            const int tx = (ta ? pa * 8192 : ra_in * 128) + (tb ? (lb ? eb - rb : mn) * 128 : pb * 8192);
+            /* in a cluster this block's half of B: K-major rows rh .. rh + mn / 2 (in the operand:
+               hr of them; the last map's box is N % (mn / 2) rows), or MN panels p0 .. p1 */
+            const int rh = rb + rank * (mn / 2), hr = max(0, min(eb - rh, mn / 2));
+            const CUtensorMap *mh = hr < mn / 2 ? tmb_last : tmb;
+            const int p0 = rank * (mn / 128), p1 = min(pb, p0 + mn / 128);
             for (int kt = 0; kt < ktiles; kt++, it++) {
                 const int s = it % stages, k = k_begin + kt * bk;
+                /* in a cluster: both blocks' consumers have freed the stage */
                 if (it >= stages) gk_mbar_wait(empty + s, (it / stages - 1) & 1);
                 char *sa = smem + s * stage_bytes, *sb = sa + a_bytes;
                 gk_mbar_arrive_expect_tx(full + s, tx);
-                if (!ta) gk_tma_load_2d(sa, ma, full + s, k, ra);
-                else
+                if (!ta) {
+                    if (ra_in > 0) gk_tma_load_2d(sa, ma, full + s, k, ra);
+                } else {
                     for (int i = 0; i < pa; i++) gk_tma_load_2d(sa + i * 8192, tma, full + s, ra + i * 64, k);
-                if (tb) gk_tma_load_2d(sb, mb, full + s, k, rb);
-                else
+                }
+                if (cl == 2) {
+                    if (tb) {
+                        if (hr > 0) gk_tma_load_2d_multicast(sb + rank * (mn / 2) * 128, mh, full + s, k, rh, 3);
+                    } else {
+                        for (int i = p0; i < p1; i++)
+                            gk_tma_load_2d_multicast(sb + i * 8192, tmb, full + s, rb + i * 64, k, 3);
+                    }
+                } else if (tb) {
+                    gk_tma_load_2d(sb, mb, full + s, k, rb);
+                } else {
                     for (int i = 0; i < pb; i++) gk_tma_load_2d(sb + i * 8192, tmb, full + s, rb + i * 64, k);
+                }
             }
         }
+        if (cl == 2) gk_cluster_sync(); /* stays until the other block is done with this one */
         return;
     }
 
@@ -499,7 +548,7 @@ GK_DEV void gk_gemm_wg_run(const gk_gemm_args *p, const CUtensorMap *tma, const 
     int sc = 0; /* TMA stores issued by this consumer */
     for (int item = first, j = 0, turns = 0; item < items; item += step, j++) {
         int m0, n0, split, k_begin, ktiles;
-        gk_gemm_wg_item(p, item, tiles, bm, bn, bk, &m0, &n0, &split, &k_begin, &ktiles);
+        gk_gemm_wg_item(p, item, tiles, cl, bm, bn, bk, &m0, &n0, &split, &k_begin, &ktiles);
         if (pp && (j & 1) != wg - 1) {
             it += ktiles;
             continue;
@@ -512,13 +561,15 @@ GK_DEV void gk_gemm_wg_run(const gk_gemm_args *p, const CUtensorMap *tma, const 
            4097 on 128 x 256 tiles 243-246 us, was 284. Not for BN 64 (no n = 32 wgmma here). */
         if (!swap && bn > 64 && p->n - n0 <= bn / 2) {
             it = gk_gemm_wg_consume(smem, full, empty, stage_bytes, a_bytes, dt, ta, tb, wr, cb, bn / 2, stages, ktiles,
-                                    it, acc, blocks, tmp, p, row0, n0, k_begin / 128, other);
+                                    it, acc, blocks, tmp, p, row0, n0, k_begin / 128, other, cl);
+            if (m0 >= p->m) continue; /* a cluster's tile past M */
             if (fixup && gk_gemm_wg_split_fixup(p, acc, cb * (bn / 2) / 256, wg - 1, bm * bn, item % tiles, split, splits))
                 continue;
             sc = gk_gemm_wg_out(p, tmd, acc, stg, epi, persistent, dt == GK_E4M3, wg - 1, bm, bn, bn / 2, m0, n0, split, sc);
         } else {
             it = gk_gemm_wg_consume(smem, full, empty, stage_bytes, a_bytes, dt, ta, tb, wr, cb, mn, stages, ktiles, it,
-                                    acc, blocks, tmp, p, row0, n0, k_begin / 128, other);
+                                    acc, blocks, tmp, p, row0, n0, k_begin / 128, other, cl);
+            if (m0 >= p->m) continue; /* a cluster's tile past M */
             if (fixup && gk_gemm_wg_split_fixup(p, acc, cb * mn / 256, wg - 1, bm * bn, item % tiles, split, splits))
                 continue;
             sc = gk_gemm_wg_out(p, tmd, acc, stg, epi, persistent, dt == GK_E4M3, wg - 1, bm, bn, bn, m0, n0, split, sc);
@@ -526,6 +577,8 @@ GK_DEV void gk_gemm_wg_run(const gk_gemm_args *p, const CUtensorMap *tma, const 
     }
     /* the staging must stay until the last TMA store has read it, and D be written at exit */
     if (persistent >= 3 && (threadIdx.x & 127) == 0) gk_bulk_wait_0();
+    /* no block leaves while the other may still arrive on its barriers */
+    if (cl == 2) gk_cluster_sync();
 #endif
 }
 
@@ -543,6 +596,8 @@ typedef void (*gk_gemm_wg_kernel)(gk_gemm_args, CUtensorMap, CUtensorMap, CUtens
                   #name ": a ping-pong tile is 128 x 64 or 128 x 128 (a consumer holds all of it)");         \
     static_assert((PERSIST) != 3 || (BM) >= 128,                                                               \
                   #name ": a TMA-store tile (PERSIST 3) is cooperative, BM 128 or 256");                      \
+    static_assert((PERSIST) != 5 || ((BM) == 128 && (BN) >= 128),                                              \
+                  #name ": a cluster tile (PERSIST 5) is 128 x 128 or 128 x 256 (halves of B in 64-wide panels)"); \
     static_assert((STAGES) >= 2, #name ": at least 2 stages");                                                 \
     static_assert(gk_gemm_wg_smem_bytes_c(BM, BN, STAGES, PERSIST) <= 227 * 1024,                              \
                   #name ": over 227 KB of shared memory");                                                     \
@@ -616,7 +671,9 @@ typedef void (*gk_gemm_wg_kernel)(gk_gemm_args, CUtensorMap, CUtensorMap, CUtens
    - 128 x 128 x 64 ping-pong with TMA stores (PERSIST 4), 6 stages: each consumer a whole tile,
      its epilogue under the other's MMAs; where the tiles outnumber the SMs and 128 x 256 leaves
      a wave part full (Llama-3-8B qkv M = 4096: 1.04x the 4-stage ping-pong storing through
-     shared memory, which the FP8 kernels keep). */
+     shared memory, which the FP8 kernels keep).
+   - 128 x 256 x 64 in 2-block clusters (PERSIST 5): the first tile's kernel with each B tile
+     loaded once for two vertically adjacent tiles, half by each block (TMA multicast). */
 #ifndef GK_GEMM_WG_CONFIGS
 #define GK_GEMM_WG_CONFIGS(X)               \
     X(wg128x256x64_s4_pt, 128, 256, 4, 3, 858)  \
@@ -625,11 +682,13 @@ typedef void (*gk_gemm_wg_kernel)(gk_gemm_args, CUtensorMap, CUtensorMap, CUtens
     X(wg16x128x64_s8_p, 16, 128, 8, 1, 58)      \
     X(wg64x128x64_s7_p, 64, 128, 7, 1, 223)     \
     X(wg128x64x64_s8, 128, 64, 8, 0, 426)       \
-    X(wg128x128x64_s6_ppt, 128, 128, 6, 4, 779)
+    X(wg128x128x64_s6_ppt, 128, 128, 6, 4, 779) \
+    X(wg128x256x64_s4_ptc, 128, 256, 4, 5, 858)
 #endif
 /* GK_GEMM_TUNED begin: written by gk_bench/sweep/gemm_tuned_table.py from gemm_suite_sweep (H200, 2026-12-02);
    X(M, N, K, trans_a, trans_b, tile or model, splits), then the speed against cuBLAS of the
-   time model's pick -> of this entry's. */
+   time model's pick -> of this entry's. Five entries of small problems (random 7, 22, 25, 27,
+   odd 3) from its run with splits down to 128 of K (SWEEP_SPLIT_K=128, 2026-12-03). */
 #ifndef GK_GEMM_TUNED
 #define GK_GEMM_TUNED(X) \
     X(1, 6144, 4096, 0, 1, model, 0) /* llama3-8b qkv NT: 0.922x -> 0.922x cuBLAS */ \
@@ -739,7 +798,7 @@ typedef void (*gk_gemm_wg_kernel)(gk_gemm_args, CUtensorMap, CUtensorMap, CUtens
     X(342, 8480, 776, 0, 1, model, 0) /* random 4 NT: 0.878x -> 0.878x cuBLAS */ \
     X(7825, 968, 8, 0, 1, wg256x128x64_s4_pt, 1) /* random 5 NT: 0.905x -> 1.031x cuBLAS */ \
     X(5181, 304, 24, 0, 1, model, 0) /* random 6 NT: 0.734x -> 0.734x cuBLAS */ \
-    X(6, 3816, 288, 0, 1, model, 0) /* random 7 NT: 0.827x -> 0.827x cuBLAS */ \
+    X(6, 3816, 288, 0, 1, wg16x128x64_s8_p, 1) /* random 7 NT: 0.822x -> 0.904x cuBLAS */ \
     X(8976, 1824, 11240, 0, 1, model, 0) /* random 8 NT: 0.735x -> 0.735x cuBLAS */ \
     X(244, 880, 384, 0, 1, wg16x128x64_s8_p, 1) /* random 9 NT: 0.626x -> 0.787x cuBLAS */ \
     X(12, 10768, 24, 0, 1, model, 0) /* random 10 NT: 0.949x -> 0.949x cuBLAS */ \
@@ -754,12 +813,12 @@ typedef void (*gk_gemm_wg_kernel)(gk_gemm_args, CUtensorMap, CUtensorMap, CUtens
     X(168, 8, 15832, 0, 1, model, 0) /* random 19 NT: 0.808x -> 0.808x cuBLAS */ \
     X(32, 64, 48, 0, 1, wg128x128x64_s6_pt, 1) /* random 20 NT: 0.756x -> 1.031x cuBLAS */ \
     X(8266, 10296, 144, 0, 1, model, 0) /* random 21 NT: 1.010x -> 1.010x cuBLAS */ \
-    X(49, 8, 5944, 0, 1, wg16x128x64_s8_p, 8) /* random 22 NT: 0.822x -> 0.882x cuBLAS */ \
+    X(49, 8, 5944, 0, 1, wg16x128x64_s8_p, 16) /* random 22 NT: 0.817x -> 0.985x cuBLAS */ \
     X(5, 200, 32, 0, 1, wg128x128x64_s6_pt, 1) /* random 23 NT: 0.751x -> 0.860x cuBLAS */ \
     X(24, 32, 8, 0, 1, wg128x128x64_s6_pt, 1) /* random 24 NT: 0.740x -> 0.931x cuBLAS */ \
-    X(1, 184, 2264, 0, 1, model, 0) /* random 25 NT: 0.972x -> 0.972x cuBLAS */ \
+    X(1, 184, 2264, 0, 1, wg16x128x64_s8_p, 16) /* random 25 NT: 0.897x -> 0.988x cuBLAS */ \
     X(533, 8, 840, 0, 1, wg16x128x64_s8_p, 1) /* random 26 NT: 0.583x -> 0.784x cuBLAS */ \
-    X(2, 56, 3088, 0, 1, model, 0) /* random 27 NT: 0.894x -> 0.894x cuBLAS */ \
+    X(2, 56, 3088, 0, 1, wg16x128x64_s8_p, 16) /* random 27 NT: 0.964x -> 1.042x cuBLAS */ \
     X(7613, 88, 3696, 0, 1, wg128x128x64_s6_pt, 1) /* random 28 NT: 0.795x -> 0.839x cuBLAS */ \
     X(126, 160, 288, 0, 1, wg16x128x64_s8_p, 1) /* random 29 NT: 0.681x -> 0.898x cuBLAS */ \
     X(15055, 1360, 96, 0, 1, model, 0) /* random 30 NT: 0.884x -> 0.884x cuBLAS */ \
@@ -775,7 +834,7 @@ typedef void (*gk_gemm_wg_kernel)(gk_gemm_args, CUtensorMap, CUtensorMap, CUtens
     X(28, 1251, 7919, 0, 1, model, 0) /* odd 0 NT: 1.152x -> 1.152x cuBLAS */ \
     X(3277, 1, 39, 0, 1, model, 0) /* odd 1 NT: 0.899x -> 0.899x cuBLAS */ \
     X(3783, 1, 7, 0, 1, model, 0) /* odd 2 NT: 0.764x -> 0.764x cuBLAS */ \
-    X(116, 41, 1453, 0, 1, wg16x128x64_s8_p, 1) /* odd 3 NT: 0.725x -> 0.789x cuBLAS */ \
+    X(116, 41, 1453, 0, 1, wg16x128x64_s8_p, 8) /* odd 3 NT: 0.742x -> 0.961x cuBLAS */ \
     X(1063, 91, 11, 0, 1, wg16x128x64_s8_p, 1) /* odd 4 NT: 0.560x -> 0.837x cuBLAS */ \
     X(9, 13, 3, 0, 1, model, 0) /* odd 5 NT: 0.690x -> 0.690x cuBLAS */ \
     X(639, 5, 5603, 0, 1, wg128x128x64_s6_pt, 8) /* odd 6 NT: 0.907x -> 0.957x cuBLAS */ \
@@ -834,6 +893,20 @@ static cudaError_t gk_gemm_tensor_maps(const char *fn, CUtensorMap *map, CUtenso
     return cudaSuccess;
 }
 
+/* Clusters of wgmma configuration wg (cfg, 2 blocks a cluster) the GPU holds at once for layout,
+   0 for none; asked once per kernel (its shared-memory opt-in first: the count depends on it). */
+static unsigned gk_gemm_wg_attr_set[2][64][4]; /* the kernels' shared-memory opt-ins done (gk_smem_opt_in) */
+
+static int gk_gemm_wg_clusters(const char *fn, int wg, const gk_gemm_config *cfg, int in_dtype, int layout)
+{
+    const void *kern = (const void *)gk_gemm_wg_kernel_table[in_dtype == GK_F16][wg][layout];
+    static int fits[2][64][4];
+    if (gk_smem_opt_in(fn, kern, cfg->smem_bytes, &gk_gemm_wg_attr_set[in_dtype == GK_F16][wg][layout]) != cudaSuccess)
+        return 0;
+    int *f = &fits[in_dtype == GK_F16][wg][layout];
+    return gk_clusters_fit(kern, cfg->threads, cfg->smem_bytes, 2, f) ? *f : 0;
+}
+
 /* Launches wgmma configuration wg (cfg) for layout on the prepared arguments: its shared-memory
    opt-in, the operands' tensor maps, the kernel. */
 static cudaError_t gk_gemm_wg_launch(const char *fn, int wg, const gk_gemm_config *cfg, int in_dtype, int layout,
@@ -841,15 +914,15 @@ static cudaError_t gk_gemm_wg_launch(const char *fn, int wg, const gk_gemm_confi
                                      int64_t cols_a, int64_t rows_b, int64_t cols_b, cudaStream_t stream)
 {
     const void *kern = (const void *)gk_gemm_wg_kernel_table[in_dtype == GK_F16][wg][layout];
-    static unsigned attr_set[2][64][4];
-    GK_TRY(gk_smem_opt_in(fn, kern, cfg->smem_bytes, &attr_set[in_dtype == GK_F16][wg][layout]));
+    GK_TRY(gk_smem_opt_in(fn, kern, cfg->smem_bytes, &gk_gemm_wg_attr_set[in_dtype == GK_F16][wg][layout]));
     CUtensorMap ma, mb, ma_last, mb_last;
+    const int cl = GK_GEMM_CLUSTER(cfg->persistent); /* a block of a 2-block cluster loads half of B's rows */
     if (cfg->swap) {
         GK_TRY(gk_gemm_tensor_maps(fn, &ma, &ma_last, p.b, in_dtype, rows_b, cols_b, p.ldb, trans_b, cfg->bn));
         GK_TRY(gk_gemm_tensor_maps(fn, &mb, &mb_last, p.a, in_dtype, rows_a, cols_a, p.lda, 1, cfg->bm));
     } else {
         GK_TRY(gk_gemm_tensor_maps(fn, &ma, &ma_last, p.a, in_dtype, rows_a, cols_a, p.lda, !trans_a, cfg->bm));
-        GK_TRY(gk_gemm_tensor_maps(fn, &mb, &mb_last, p.b, in_dtype, rows_b, cols_b, p.ldb, trans_b, cfg->bn));
+        GK_TRY(gk_gemm_tensor_maps(fn, &mb, &mb_last, p.b, in_dtype, rows_b, cols_b, p.ldb, trans_b, cfg->bn / cl));
     }
     /* PERSIST 3 and 4 store D through TMA where it is 16-bit, 16-byte aligned rows, no C, no split
        and at most ReLU; otherwise in staged passes */
@@ -858,6 +931,20 @@ static cudaError_t gk_gemm_wg_launch(const char *fn, int wg, const gk_gemm_confi
     p.tma_d = cfg->persistent >= 3 && !p.partial && p.beta == 0.0f && (p.d_dtype == GK_BF16 || p.d_dtype == GK_F16) &&
               p.act <= GK_ACT_RELU && p.ldd % 8 == 0 && p.n % 8 == 0 && gk_is_aligned(p.d, 16);
     if (p.tma_d) GK_TRY(gk_gemm_tensor_map(fn, &md, p.d, p.d_dtype, p.m, p.n, p.ldd, 64));
+    if (cl == 2) {
+        /* a cluster a pair of tiles (a split each), at most as many as are resident at once */
+        const int fits = gk_gemm_wg_clusters(fn, wg, cfg, in_dtype, layout);
+        if (!fits)
+            return gk__fail(cudaErrorInvalidConfiguration, fn, "configuration %s: no cluster of 2 of its blocks fits this GPU",
+                            cfg->name);
+        const int64_t pairs = gk_ceil_div(p.tiles_m, 2) * p.tiles_n * gk_ceil_div(p.k, p.k_per_split);
+        cudaLaunchAttribute attr;
+        const cudaLaunchConfig_t lc =
+            gk_cluster_launch_config(&attr, 2 * (pairs < fits ? pairs : fits), cfg->threads, cfg->smem_bytes, 2, stream);
+        void *args[6] = {&p, &ma, &mb, &ma_last, &mb_last, &md};
+        GK_TRY(cudaLaunchKernelExC(&lc, kern, args));
+        return gk_check_launch(fn);
+    }
     ((gk_gemm_wg_kernel)kern)<<<grid, cfg->threads, cfg->smem_bytes, stream>>>(p, ma, mb, ma_last, mb_last, md);
     return gk_check_launch(fn);
 }

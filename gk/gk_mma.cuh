@@ -48,10 +48,10 @@
 
    SM_90A (Hopper; compile with -gencode arch=compute_90a,code=sm_90a, guard callers with
    __CUDA_ARCH_FEAT_SM90_ALL)
-     gk_mbar_init(bar, count), gk_mbar_init_fence(), gk_mbar_arrive(bar),
+     gk_mbar_init(bar, count), gk_mbar_init_fence(), gk_mbar_arrive(bar), gk_mbar_arrive_cluster(bar, rank),
      gk_mbar_arrive_expect_tx(bar, bytes), gk_mbar_wait(bar, parity)
                                         mbarrier.{init, arrive, arrive.expect_tx, try_wait.parity}
-     gk_tma_load_2d(dst, map, bar, c0, c1)
+     gk_tma_load_2d(dst, map, bar, c0, c1), gk_tma_load_2d_multicast(dst, map, bar, c0, c1, cta_mask)
                                         cp.async.bulk.tensor.2d ... mbarrier::complete_tx::bytes
      gk_named_barrier(id, threads)      bar.sync id, threads (sm_70 and newer)
      gk_named_barrier_arrive(id, threads)
@@ -295,6 +295,13 @@ GK_DEV void gk_mbar_arrive(void *bar)
 {
     asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];" ::"r"(gk_smem_addr(bar)) : "memory");
 }
+/* an arrival on the barrier at bar's offset in the cluster's block `rank`, with the default
+   semantics (release at CTA scope). .release.cluster puts a GPU-wide MEMBAR before each arrival:
+   a consumer freeing its stages that way made the 2-block GEMM tile half as fast (H200). */
+GK_DEV void gk_mbar_arrive_cluster(void *bar, int rank)
+{
+    asm volatile("mbarrier.arrive.shared::cluster.b64 _, [%0];" ::"r"(gk_cluster_map(bar, rank)) : "memory");
+}
 /* one arrival that also expects `bytes` more from TMA copies (complete_tx) */
 GK_DEV void gk_mbar_arrive_expect_tx(void *bar, int bytes)
 {
@@ -318,6 +325,17 @@ GK_DEV void gk_tma_load_2d(void *dst, const void *tensor_map, void *bar, int c0,
 {
     asm volatile("cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3}], [%4];"
                  ::"r"(gk_smem_addr(dst)), "l"(tensor_map), "r"(c0), "r"(c1), "r"(gk_smem_addr(bar))
+                 : "memory");
+}
+
+/* The same box written to the same offset of dst in the shared memory of every block of the
+   cluster in cta_mask (bit r: rank r), each block's bar at bar's offset counting its bytes. */
+GK_DEV void gk_tma_load_2d_multicast(void *dst, const void *tensor_map, void *bar, int c0, int c1, int cta_mask)
+{
+    asm volatile("cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster"
+                 " [%0], [%1, {%2, %3}], [%4], %5;"
+                 ::"r"(gk_smem_addr(dst)), "l"(tensor_map), "r"(c0), "r"(c1), "r"(gk_smem_addr(bar)),
+                   "h"((unsigned short)cta_mask)
                  : "memory");
 }
 

@@ -351,41 +351,12 @@ GK_DEV void gk_rd_combine(int kind, float *a, float *b, float a2, float b2)
     *b = kind == GK_RD_PAIR_SUM_MAX ? fmaxf(*b, b2) : *b + b2;
 }
 
-/* Thread-block clusters (sm_90; elsewhere every block is a cluster of one): which: 0 the block's
-   rank in its cluster, 1 the cluster's size, 2 the cluster's index in the grid, 3 their count. */
-GK_DEV int gk_rd_cluster_sreg(int which)
-{
-    unsigned v = 0;
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-    if (which == 0) asm("mov.u32 %0, %%cluster_ctarank;" : "=r"(v));
-    else if (which == 1) asm("mov.u32 %0, %%cluster_nctarank;" : "=r"(v));
-    else if (which == 2) asm("mov.u32 %0, %%clusterid.x;" : "=r"(v));
-    else asm("mov.u32 %0, %%nclusterid.x;" : "=r"(v));
-#else
-    v = which == 0 ? 0u : which == 1 ? 1u : which == 2 ? blockIdx.x : gridDim.x;
-#endif
-    return (int)v;
-}
-
-/* Every thread of the cluster arrives and waits: shared-memory writes before it are visible to
-   the whole cluster after it. */
-GK_DEV void gk_rd_cluster_sync(void)
-{
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-    asm volatile("barrier.cluster.arrive.release.aligned;\n\tbarrier.cluster.wait.acquire.aligned;" ::: "memory");
-#else
-    __syncthreads();
-#endif
-}
-
 /* The float at p in the shared memory of the cluster's block `rank`. */
 GK_DEV float gk_rd_ld_cluster(const float *p, int rank)
 {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-    unsigned remote;
     float v;
-    asm volatile("mapa.shared::cluster.u32 %0, %1, %2;" : "=r"(remote) : "r"(gk_smem_addr(p)), "r"(rank));
-    asm volatile("ld.shared::cluster.f32 %0, [%1];" : "=f"(v) : "r"(remote) : "memory");
+    asm volatile("ld.shared::cluster.f32 %0, [%1];" : "=f"(v) : "r"(gk_cluster_map(p, rank)) : "memory");
     return v;
 #else
     (void)rank;
@@ -435,7 +406,7 @@ GK_DEV void gk_rd_cluster_pair(float *a, float *b, int kind, float *slot, int n)
         slot[0] = *a;
         slot[1] = *b;
     }
-    gk_rd_cluster_sync();
+    gk_cluster_sync();
     const int lane = threadIdx.x & 31;
     *a = lane < n ? gk_rd_ld_cluster(slot, lane) : gk_rd_empty_a(kind);
     *b = lane < n ? gk_rd_ld_cluster(slot + 1, lane) : gk_rd_empty_b(kind);
@@ -787,12 +758,12 @@ GK_DEV void gk_rd_stream_run(const gk_rd_args row, int op, int dt, int stashed, 
     /* launched as clusters of n blocks (the stash kernel, rows too wide for one block's stash):
        block `rank` takes the rank-th of n equal 16-byte-aligned parts of every row, as a row of
        its own (a); the parts' statistics combine over the cluster */
-    const int n = split ? gk_rd_cluster_sreg(1) : 1;
+    const int n = split ? gk_cluster_sreg(1) : 1;
     gk_rd_args a = row;
     if (whole) a.vectorized = a.wvec = 1; /* as the launcher found them: a constant to fold */
     if (n > 1) {
         const int part = (int)gk_round_up(gk_ceil_div(row.cols, n), vec);
-        const int c0 = min(gk_rd_cluster_sreg(0) * part, row.cols);
+        const int c0 = min(gk_cluster_sreg(0) * part, row.cols);
         a.cols = min(row.cols - c0, part);
         a.x = (const char *)row.x + (int64_t)c0 * es;
         a.out = (char *)row.out + (int64_t)c0 * (quant ? 1 : es);
@@ -808,7 +779,7 @@ GK_DEV void gk_rd_stream_run(const gk_rd_args row, int op, int dt, int stashed, 
     const int stride = G * vec;
     const int nb = stashed ? 1 : GK_RD_STREAM_BATCH; /* 32 registers hold one */
     int slot = 0;
-    const int64_t first = split ? gk_rd_cluster_sreg(2) : blockIdx.x, step = split ? gk_rd_cluster_sreg(3) : gridDim.x;
+    const int64_t first = split ? gk_cluster_sreg(2) : blockIdx.x, step = split ? gk_cluster_sreg(3) : gridDim.x;
     for (int64_t r = first; r < a.rows; r += step) {
         const void *xr = (const char *)a.x + r * a.ldx * es;
         const void *rr = resid ? (const char *)a.res + r * a.ldr * es : 0;
@@ -908,7 +879,7 @@ GK_DEV void gk_rd_stream_run(const gk_rd_args row, int op, int dt, int stashed, 
             gk_rd_cluster_pair(&sa, &sb, gk_rd_pair_kind(op), (float *)(gk_rd_stash + a.stash) + 2 * slot, n);
             slot ^= 1;
         }
-        const gk_rd_stats st = gk_rd_derive(row, op, sa, sb, pivot, r, t == 0 && (n == 1 || gk_rd_cluster_sreg(0) == 0));
+        const gk_rd_stats st = gk_rd_derive(row, op, sa, sb, pivot, r, t == 0 && (n == 1 || gk_cluster_sreg(0) == 0));
         /* softmax: exp(scale x - max) / sum = 2^(x c - kc), the division folded into the exponent
            (1 / sum = 0 for an all -inf row gives kc = inf, output 0; NaN stays NaN) */
         const float c = a.scale * GK_LOG2E, kc = st.a * GK_LOG2E - __log2f(st.b);
@@ -956,7 +927,7 @@ GK_DEV void gk_rd_stream_run(const gk_rd_args row, int op, int dt, int stashed, 
             }
         }
     }
-    if (n > 1) gk_rd_cluster_sync(); /* no block leaves while another may still read its slots */
+    if (n > 1) gk_cluster_sync(); /* no block leaves while another may still read its slots */
 }
 
 /* ---------------------------------------------------------------- generator macros */
@@ -1044,45 +1015,11 @@ static int gk_rd_stash_vectors(int64_t nv, int per_sm, int per_block, int *room)
     return (int)(nv < *room ? nv : *room);
 }
 
-/* The launch of kernel on a grid of clusters of n blocks (sm_90); attr is the cluster shape. */
-static cudaLaunchConfig_t gk_rd_cluster_config(cudaLaunchAttribute *attr, int64_t grid, int threads, int smem, int n,
-                                               cudaStream_t stream)
-{
-    cudaLaunchConfig_t cfg; /* every field set below (dim3 members: no memset) */
-    memset(attr, 0, sizeof *attr);
-    attr->id = cudaLaunchAttributeClusterDimension;
-    attr->val.clusterDim.x = (unsigned)n;
-    attr->val.clusterDim.y = 1;
-    attr->val.clusterDim.z = 1;
-    cfg.gridDim = dim3((unsigned)grid, 1, 1);
-    cfg.blockDim = dim3((unsigned)threads, 1, 1);
-    cfg.dynamicSmemBytes = (size_t)smem;
-    cfg.stream = stream;
-    cfg.attrs = attr;
-    cfg.numAttrs = 1;
-    return cfg;
-}
-
-/* Whether clusters of n blocks of kernel fit the device at all, asked once (fits: 0 not asked,
-   else the count resident at once, -1 none). */
-static int gk_rd_clusters_fit(void (*kernel)(gk_rd_args), int threads, int smem, int n, int *fits)
-{
-    if (*fits == 0) {
-        cudaLaunchAttribute attr;
-        const cudaLaunchConfig_t cfg = gk_rd_cluster_config(&attr, n, threads, smem, n, 0);
-        int count = 0;
-        const cudaError_t e = cudaOccupancyMaxActiveClusters(&count, (const void *)kernel, &cfg);
-        if (e != cudaSuccess) (void)cudaGetLastError(); /* a refusal, not a sticky error: counted as none */
-        *fits = e == cudaSuccess && count > 0 ? count : -1;
-    }
-    return *fits > 0;
-}
-
 static cudaError_t gk_rd_launch_clusters(const char *fn, void (*kernel)(gk_rd_args), gk_rd_args a, int64_t grid,
                                          int threads, int smem, int n, cudaStream_t stream)
 {
     cudaLaunchAttribute attr;
-    const cudaLaunchConfig_t cfg = gk_rd_cluster_config(&attr, grid, threads, smem, n, stream);
+    const cudaLaunchConfig_t cfg = gk_cluster_launch_config(&attr, grid, threads, smem, n, stream);
     void *args[1] = {&a};
     GK_TRY(cudaLaunchKernelExC(&cfg, (const void *)kernel, args));
     return gk_check_launch(fn);
@@ -1204,7 +1141,7 @@ static cudaError_t gk_rd_launch_checked(const char *fn, void (*const *k)(gk_rd_a
                 void (*const ks)(gk_rd_args) = k[ws ? 10 : 5];
                 GK_TRY(gk_smem_opt_in(fn, (const void *)ks, room * 16 + GK_RD_SPLIT_SLOTS, &split_set[ws][op][dt]));
                 const int smem = a.stash * 16 + GK_RD_SPLIT_SLOTS;
-                if (gk_rd_clusters_fit(ks, threads, smem, n, &fits[ws][op][dt][n])) {
+                if (gk_clusters_fit((const void *)ks, threads, smem, n, &fits[ws][op][dt][n])) {
                     const int64_t cap = ((int64_t)1 << 30) / n; /* clusters loop over rows past this */
                     return gk_rd_launch_clusters(fn, ks, a, (a.rows < cap ? a.rows : cap) * n, threads, smem, n, stream);
                 }

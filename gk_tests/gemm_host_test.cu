@@ -495,8 +495,11 @@ TEST(GemmConfig, DerivedSizesAndRules)
             EXPECT_EQ(g.wm, g.swap || pp ? g.bm : g.bm / 2);
             EXPECT_EQ(g.wn, g.swap ? g.bn / 2 : g.bn);
             EXPECT_EQ(g.bk, 64);
-            EXPECT_TRUE(g.persistent >= 0 && g.persistent <= 4) << g.persistent;
+            EXPECT_TRUE(g.persistent >= 0 && g.persistent <= 5) << g.persistent;
             if (pp) EXPECT_TRUE(g.bm == 128 && g.bn <= 128 && !g.swap);
+            // persistent 5: persistent 3 in 2-block clusters, each block half of B's 64-wide panels
+            if (g.persistent == 5) EXPECT_TRUE(g.bm == 128 && g.bn >= 128) << g.bn;
+            EXPECT_EQ(GK_GEMM_CLUSTER(g.persistent), g.persistent == 5 ? 2 : 1);
             if (out) EXPECT_GE(g.bm, 128);
             EXPECT_EQ(g.smem_bytes, 1024 + g.stages * ((g.bm + g.bn) * g.bk * 2 + 16) + (pp ? 16 : 0) +
                                         (out ? 32768 : g.persistent ? g.bm * (g.bn + 8) * 4 : 0));
@@ -646,6 +649,32 @@ static void expect_pick(int64_t m, int64_t n, int64_t k, int a_row_major, int wg
     EXPECT_GE(pl.split_bytes, splits > 1 ? (size_t)splits * m * n * 4 : 0) << m << " x " << n << " x " << k;
 }
 
+// A persistent 3 tile and its persistent 5 twin (the same tile in 2-block clusters) name each
+// other; every other configuration is its own twin.
+TEST(GemmDispatch, ClusterTwins)
+{
+    int pairs = 0;
+    for (int c = 0; c < gk_gemm_config_count(); c++) {
+        const gk_gemm_config f = gk_gemm_config_info(c);
+        SCOPED_TRACE(f.name);
+        const int two = gk_gemm_cluster_twin(c, 2), one = gk_gemm_cluster_twin(c, 1);
+        if (!f.wgmma || (f.persistent != 3 && f.persistent != 5)) {
+            EXPECT_EQ(two, c);
+            EXPECT_EQ(one, c);
+            continue;
+        }
+        const gk_gemm_config t = gk_gemm_config_info(f.persistent == 3 ? two : one);
+        if ((f.persistent == 3 ? two : one) == c) continue; /* no twin */
+        EXPECT_EQ(t.bm, f.bm);
+        EXPECT_EQ(t.bn, f.bn);
+        EXPECT_EQ(t.stages, f.stages);
+        EXPECT_EQ(t.persistent, f.persistent == 3 ? 5 : 3);
+        EXPECT_EQ(gk_gemm_cluster_twin(f.persistent == 3 ? two : one, f.persistent == 3 ? 1 : 2), c);
+        pairs++;
+    }
+    if (GK_GEMM_NCONFIG > GK_GEMM_NMMA) EXPECT_GE(pairs, 2) << "the 128 x 256 tile and its cluster twin";
+}
+
 TEST(GemmDispatch, WgmmaTilesByWaves)
 {
     const struct {
@@ -654,12 +683,13 @@ TEST(GemmDispatch, WgmmaTilesByWaves)
         const char *tile;
         int splits;
     } picks[] = {
-        // 4096^2: 512 tiles of 128 x 256 or 256 x 128 (4 waves each), 1024 of 128 x 128 (8 waves)
-        {4096, 4096, 4096, 1, 1, "wg128x256x64_s4_pt", 1},
+        // 4096^2: 512 tiles of 128 x 256 or 256 x 128 (4 waves each), 1024 of 128 x 128 (8 waves);
+        // whole K on 128 x 256: its twin in 2-block clusters
+        {4096, 4096, 4096, 1, 1, "wg128x256x64_s4_ptc", 1},
         // 4095 x 4097: 544 tiles of 128 x 256 (5 waves), 528 of 256 x 128 (4 waves)
         {4095, 4097, 4093, 1, 1, "wg256x128x64_s4_pt", 1},
         // M = 128, N = 28672: 112 tiles of 128 x 256 in one (partial) wave beat 224 of 128 x 128
-        {128, 28672, 8192, 1, 1, "wg128x256x64_s4_pt", 1},
+        {128, 28672, 8192, 1, 1, "wg128x256x64_s4_ptc", 1},
         // M = 128, N = 8192: 128 tiles of 128 x 64 (one wave, at 426 against 64 of 128 x 128 at
         // 653 and 32 of 128 x 256 at 858): not split
         {128, 8192, 8192, 1, 1, "wg128x64x64_s8", 1},
@@ -752,8 +782,9 @@ TEST(GemmDispatch, MeasuredTable)
             EXPECT_EQ(got.config, model.config) << "a swapped tile never takes A transposed";
             continue;
         }
-        EXPECT_EQ(got.config, c);
-        const int64_t s = std::min<int64_t>(std::min<int64_t>(e.splits, GK_GEMM_MAX_SPLITS), std::max<int64_t>(e.k / 512, 1));
+        // splits of 128 of K at least; whole K on a tile with a twin in clusters takes the twin
+        const int64_t s = std::min<int64_t>(std::min<int64_t>(e.splits, GK_GEMM_MAX_SPLITS), std::max<int64_t>(e.k / 128, 1));
+        EXPECT_EQ(got.config, s == 1 ? gk_gemm_cluster_twin(c, 2) : c);
         EXPECT_EQ(got.splits, s);
         // a shape 10% off in each dimension is still this entry's, unless another is nearer
         const gk_gemm_plan near = tuned_plan(e.m + e.m / 10, e.n + e.n / 10, e.k + e.k / 10, e.trans_a, e.trans_b);

@@ -5,6 +5,7 @@
 //        -lcublas -o gemm_suite_sweep
 //   ./gemm_suite_sweep [FIRST [LAST]]       suite shapes FIRST .. LAST (default: all)
 //   SWEEP_CONFIGS=12,13 ./gemm_suite_sweep  only those configurations (and cuBLAS and the dispatcher)
+//   SWEEP_SPLIT_K=128 ./gemm_suite_sweep     splits down to 128 of K each (default 512, the dispatcher's bound)
 // Prints a line per (shape, configuration, splits) that ran, "row ..." (times in us), then a line
 // per shape "best ..." (cuBLAS, the dispatcher, the fastest run) and the suite's geometric means,
 // then the dispatcher's table (GK_GEMM_TUNED in gk_gemm_sm90.cuh; gemm_tuned_table.py splices it in)
@@ -32,6 +33,7 @@ int main(int argc, char **argv)
     const int first = argc > 1 ? atoi(argv[1]) : 0, last = argc > 2 ? atoi(argv[2]) : count - 1;
     const std::string only_list = getenv("SWEEP_CONFIGS") ? std::string(",") + getenv("SWEEP_CONFIGS") + "," : "";
     const char *only = only_list.empty() ? NULL : only_list.c_str();
+    const int64_t split_k = getenv("SWEEP_SPLIT_K") ? atoi(getenv("SWEEP_SPLIT_K")) : 512;
     const size_t bytes = (size_t)1 << 30, ws_bytes = (size_t)2 << 30;
     SweepGemmBuffers buf = sweep_gemm_buffers(bytes);
     char *ws;
@@ -77,7 +79,7 @@ int main(int argc, char **argv)
             if (only && !strstr(only, (std::string(",") + std::to_string(c) + ",").c_str())) continue;
             const int64_t tiles = gk_ceil_div(m, ci.bm) * gk_ceil_div(n, ci.bn);
             for (int s : {1, 2, 3, 4, 6, 8, 16}) {
-                if (s > 1 && (k / s < 512 || tiles * s > 4 * sms || (size_t)(s * m * n * 4) > ws_bytes / 2)) continue;
+                if (s > 1 && (k / s < split_k || tiles * s > 4 * sms || (size_t)(s * m * n * 4) > ws_bytes / 2)) continue;
                 if (run(c, s) != cudaSuccess) { // refused (a swapped tile with A transposed): not a candidate
                     (void)cudaGetLastError();
                     break;
