@@ -1262,8 +1262,17 @@ static void gk_gemm_plan_impl(int64_t m, int64_t n, int64_t k, int64_t rows_a, i
     if (s < 1) s = 1;
     pl->splits = (int)s;
     /* whole K on a tile that has a twin in 2-block clusters (the same tile, B loaded once for two
-       tiles): the twin. Its splits would take a second launch; the tile's own are summed in it. */
-    if (wg && s == 1) pl->config = gk_gemm_cluster_twin(pl->config, 2);
+       tiles), an even count of tile rows (a pair's second tile past M leaves its block idle:
+       M <= 128 ran at half speed) and three waves of tiles at least: the twin. H200 suite, 128 x
+       256: 1.00-1.02x at 8192^3 and over 3 waves, 0.98-1.00x from 1 to 3 waves, against 0.98-0.99x
+       for the tile alone; the twin's K splits would take a second launch, the tile's are summed
+       in it. */
+    if (wg && s == 1) {
+        const int twin = gk_gemm_cluster_twin(pl->config, 2);
+        const gk_gemm_config *t = gk_gemm_config_table[twin];
+        if (twin != pl->config && gk_ceil_div(m, t->bm) % 2 == 0 && gk_gemm_tiles(t, m, n) >= 3 * (int64_t)sms)
+            pl->config = twin;
+    }
     /* rows 16-byte but not 128-byte aligned (align 1): the wgmma tiles' TMA boxes straddle L2
        lines, 1.2-1.8x slower where the MMAs are the time (H200: 4096 x 4096 x 4040 357 us, 194
        with 128-byte rows; 8976 x 1824 x 11240 826 against 572). Repacked where the GEMM at 600

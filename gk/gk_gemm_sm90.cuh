@@ -673,7 +673,10 @@ typedef void (*gk_gemm_wg_kernel)(gk_gemm_args, CUtensorMap, CUtensorMap, CUtens
      a wave part full (Llama-3-8B qkv M = 4096: 1.04x the 4-stage ping-pong storing through
      shared memory, which the FP8 kernels keep).
    - 128 x 256 x 64 in 2-block clusters (PERSIST 5): the first tile's kernel with each B tile
-     loaded once for two vertically adjacent tiles, half by each block (TMA multicast). */
+     loaded once for two vertically adjacent tiles, half by each block (TMA multicast). The
+     dispatcher's twin of the first for whole K on an even count of tile rows and 3 waves of
+     tiles or more: 8192^3 NT 1438 us (alone 1454), 4096^3 182 (183); with one tile row half
+     its blocks would idle (128 x 28672 x 4096: 96.0 us against 71.6). */
 #ifndef GK_GEMM_WG_CONFIGS
 #define GK_GEMM_WG_CONFIGS(X)               \
     X(wg128x256x64_s4_pt, 128, 256, 4, 3, 858)  \

@@ -684,12 +684,16 @@ TEST(GemmDispatch, WgmmaTilesByWaves)
         int splits;
     } picks[] = {
         // 4096^2: 512 tiles of 128 x 256 or 256 x 128 (4 waves each), 1024 of 128 x 128 (8 waves);
-        // whole K on 128 x 256: its twin in 2-block clusters
+        // whole K on 128 x 256 in 32 tile rows and 3.9 waves: its twin in 2-block clusters
         {4096, 4096, 4096, 1, 1, "wg128x256x64_s4_ptc", 1},
         // 4095 x 4097: 544 tiles of 128 x 256 (5 waves), 528 of 256 x 128 (4 waves)
         {4095, 4097, 4093, 1, 1, "wg256x128x64_s4_pt", 1},
         // M = 128, N = 28672: 112 tiles of 128 x 256 in one (partial) wave beat 224 of 128 x 128
-        {128, 28672, 8192, 1, 1, "wg128x256x64_s4_ptc", 1},
+        {128, 28672, 8192, 1, 1, "wg128x256x64_s4_pt", 1},
+        // 8192 x 4096: 1024 tiles of 128 x 256 (32 tile rows): the twin; M = 1152 (9 tile rows,
+        // 1152 tiles): the tile alone (a pair's second tile past M would leave its block idle)
+        {8192, 4096, 4096, 1, 1, "wg128x256x64_s4_ptc", 1},
+        {1152, 32768, 4096, 1, 1, "wg128x256x64_s4_pt", 1},
         // M = 128, N = 8192: 128 tiles of 128 x 64 (one wave, at 426 against 64 of 128 x 128 at
         // 653 and 32 of 128 x 256 at 858): not split
         {128, 8192, 8192, 1, 1, "wg128x64x64_s8", 1},
@@ -783,8 +787,11 @@ TEST(GemmDispatch, MeasuredTable)
             continue;
         }
         // splits of 128 of K at least; whole K on a tile with a twin in clusters takes the twin
+        // where the tile rows pair up and fill three waves of the 132 SMs
         const int64_t s = std::min<int64_t>(std::min<int64_t>(e.splits, GK_GEMM_MAX_SPLITS), std::max<int64_t>(e.k / 128, 1));
-        EXPECT_EQ(got.config, s == 1 ? gk_gemm_cluster_twin(c, 2) : c);
+        const gk_gemm_config f = gk_gemm_config_info(c);
+        const int64_t tiles_m = (e.m + f.bm - 1) / f.bm, tiles = tiles_m * ((e.n + f.bn - 1) / f.bn);
+        EXPECT_EQ(got.config, s == 1 && tiles_m % 2 == 0 && tiles >= 3 * 132 ? gk_gemm_cluster_twin(c, 2) : c);
         EXPECT_EQ(got.splits, s);
         // a shape 10% off in each dimension is still this entry's, unless another is nearer
         const gk_gemm_plan near = tuned_plan(e.m + e.m / 10, e.n + e.n / 10, e.k + e.k / 10, e.trans_a, e.trans_b);
