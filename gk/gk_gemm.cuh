@@ -52,7 +52,10 @@
      is compute capability 9.0 and operand rows are 16-byte aligned (or repacked); otherwise
      the mma.sync kernels. Whether the build has sm_90a code is read from the device once per
      device (a synchronous cudaMemcpyFromSymbol): make the first gk_gemm call (or
-     gk_gemm_plan_for) on a device outside CUDA graph capture.
+     gk_gemm_plan_for) on a device outside CUDA graph capture. Large problems (whole K, an even
+     count of 128-row tiles, three waves of tiles or more) run the 128 x 256 tile in clusters of
+     two blocks that load each B tile once for both (TMA multicast); on a GPU partition that
+     holds none of those clusters, the same tile alone.
 
    ARGUMENTS AND ERRORS
      m == 0 or n == 0 is a no-op (no pointer is inspected); k == 0 gives D = act(beta C + bias)
