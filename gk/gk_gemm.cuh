@@ -1196,7 +1196,10 @@ static int gk_gemm_tiny_unaligned(int64_t m, int64_t n, int64_t k, int align_a, 
      waves x tile FLOPs / its measured rate, a partial wave counted whole (M = 128, N = 28672
      takes 128 x 256: 112 tiles in one wave, 133 us against 140 for 224 of 128 x 128). K is
      split (from K >= 1024, each split >= 512 of K) only when the tiles would leave two
-     thirds of the SMs idle, into as many splits as one wave holds.
+     thirds of the SMs idle, into as many splits as one wave holds. A tiny problem (K < 1024,
+     its tiles under a quarter of the SMs) with A row-major takes the swapped 16-row tile whole.
+     Whole K on the 128 x 256 tile over an even count of tile rows and three waves or more takes
+     its twin in 2-block clusters.
    - Otherwise (mma.sync): the large tile when its tiles fill every SM at least once, else the
      small tile (4x the blocks), splitting K (same bounds) until 3 blocks per SM are resident:
      the resident blocks' cp.async stages are the bytes in flight.
@@ -1252,6 +1255,18 @@ static void gk_gemm_plan_impl(int64_t m, int64_t n, int64_t k, int64_t rows_a, i
             }
         }
         if (k >= 1024 && t_best * 3 <= sms) s = sms / t_best;
+        /* a tiny problem (its tiles fill under a quarter of the SMs, K < 1024) with A row-major:
+           the swapped tile of fewest rows, whole K: its blocks of 16 rows of D share the loads over
+           more SMs (H200 sweep, 9 shapes of M 126 .. 1063: 5.3-9.8 us against 5.8-15.8 on the
+           128 x 128 tile; gemm_suite_sweep_small_splits.txt) */
+        int fewest = -1;
+        for (int c = GK_GEMM_NMMA; c < GK_GEMM_NCONFIG && a_row_major; c++)
+            if (gk_gemm_config_table[c]->swap && (fewest < 0 || gk_gemm_config_table[c]->bm < gk_gemm_config_table[fewest]->bm))
+                fewest = c;
+        if (fewest >= 0 && k < 1024 && t_best * 4 <= sms) {
+            pl->config = fewest;
+            s = 1;
+        }
     } else {
         const gk_gemm_config *big = gk_gemm_config_table[0];
         const int64_t t_big = gk_gemm_tiles(big, m, n);

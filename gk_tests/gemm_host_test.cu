@@ -721,14 +721,20 @@ TEST(GemmDispatch, WgmmaTilesByWaves)
         // short K is not split; one tile is one block
         {16, 8192, 512, 1, 1, "wg16x128x64_s8_p", 1},
         {17, 33, 72, 1, 1, "wg64x128x64_s7_p", 1},
-        {65, 33, 72, 1, 1, "wg128x64x64_s8", 1},
+        // a tiny problem past M = 64 (K < 1024, its tiles under a quarter of the SMs): the swapped
+        // 16 x 128 tile too, whole K; past a quarter, or with K >= 1024, the unswapped tiles
+        {65, 33, 72, 1, 1, "wg16x128x64_s8_p", 1},
+        {300, 40, 200, 1, 1, "wg16x128x64_s8_p", 1},
+        {300, 40, 2000, 1, 1, "wg128x64x64_s8", 3},
+        {2000, 1000, 200, 1, 1, "wg128x128x64_s6_pt", 1},
         // a tiny problem with rows off 16 bytes (K = 65): the element-wise kernel, one launch
         {17, 33, 65, 1, 1, "64x64x64_s4_elem", 1},
     };
     for (const auto &c : picks) expect_pick(c.m, c.n, c.k, c.a_row_major, c.wg, c.tile, c.splits);
     gk_gemm_plan pl;
-    // every pick is a wgmma configuration, with 1 .. GK_GEMM_MAX_SPLITS splits, swapped exactly
-    // at M <= 64 (rows of K = 1 are off 16 bytes: tiny problems take the element-wise kernel)
+    // every pick is a wgmma configuration, with 1 .. GK_GEMM_MAX_SPLITS splits, swapped at M <= 64
+    // and for tiny problems (K < 1024, fewer than 33 tiles of 128 x 64), unswapped elsewhere (rows
+    // of K = 1 are off 16 bytes: tiny problems take the element-wise kernel)
     for (int64_t m : {1, 16, 17, 64, 65, 100, 1030, 4096, 16384})
         for (int64_t n : {1, 300, 4097, 28672})
             for (int64_t k : {1, 1000, 8192}) {
@@ -738,7 +744,8 @@ TEST(GemmDispatch, WgmmaTilesByWaves)
                     continue;
                 }
                 EXPECT_EQ(gk_gemm_config_info(pl.config).wgmma, 1) << m << " " << n << " " << k;
-                EXPECT_EQ(gk_gemm_config_info(pl.config).swap, m <= 64 ? 1 : 0) << m << " " << n << " " << k;
+                const bool tiny = k < 1024 && ((m + 127) / 128) * ((n + 63) / 64) * 4 <= 132;
+                EXPECT_EQ(gk_gemm_config_info(pl.config).swap, m <= 64 || tiny ? 1 : 0) << m << " " << n << " " << k;
                 EXPECT_GE(pl.splits, 1);
                 EXPECT_LE(pl.splits, GK_GEMM_MAX_SPLITS);
             }
