@@ -1223,11 +1223,14 @@ static void gk_gemm_plan_impl(int64_t m, int64_t n, int64_t k, int64_t rows_a, i
 #endif
     const gk_gemm_config *small = gk_gemm_config_table[1];
     const int64_t t_small = gk_gemm_tiles(small, m, n);
-    int swap = -1; /* the swapped tile with the fewest rows that hold all of M */
+    /* the swapped tile with the fewest rows that hold all of M, and the one of fewest rows */
+    int swap = -1, fewest = -1;
     if (wg && a_row_major)
         for (int c = GK_GEMM_NMMA; c < GK_GEMM_NCONFIG; c++) {
             const gk_gemm_config *w = gk_gemm_config_table[c];
-            if (w->swap && w->bm >= m && (swap < 0 || w->bm < gk_gemm_config_table[swap]->bm)) swap = c;
+            if (!w->swap) continue;
+            if (fewest < 0 || w->bm < gk_gemm_config_table[fewest]->bm) fewest = c;
+            if (w->bm >= m && (swap < 0 || w->bm < gk_gemm_config_table[swap]->bm)) swap = c;
         }
     if (tuned_config >= 0) {
         pl->config = tuned_config;
@@ -1259,10 +1262,6 @@ static void gk_gemm_plan_impl(int64_t m, int64_t n, int64_t k, int64_t rows_a, i
            the swapped tile of fewest rows, whole K: its blocks of 16 rows of D share the loads over
            more SMs (H200 sweep, 9 shapes of M 126 .. 1063: 5.3-9.8 us against 5.8-15.8 on the
            128 x 128 tile; gemm_suite_sweep_small_splits.txt) */
-        int fewest = -1;
-        for (int c = GK_GEMM_NMMA; c < GK_GEMM_NCONFIG && a_row_major; c++)
-            if (gk_gemm_config_table[c]->swap && (fewest < 0 || gk_gemm_config_table[c]->bm < gk_gemm_config_table[fewest]->bm))
-                fewest = c;
         if (fewest >= 0 && k < 1024 && t_best * 4 <= sms) {
             pl->config = fewest;
             s = 1;
