@@ -50,7 +50,9 @@
                                              D written once
      The dispatcher takes the wgmma kernels (any layout) when the build has sm_90a code, the GPU
      is compute capability 9.0 and operand rows are 16-byte aligned (or repacked); otherwise
-     the mma.sync kernels. Whether the build has sm_90a code is read from the device once per
+     the mma.sync kernels. Tiny problems (at most 256 tiles of 64 x 8, K <= 128 or 16; gk_gemm_direct_fits)
+     in any build take the direct tile: mma.sync fragments loaded straight from global memory,
+     no shared memory, one launch. Whether the build has sm_90a code is read from the device once per
      device (a synchronous cudaMemcpyFromSymbol): make the first gk_gemm call (or
      gk_gemm_plan_for) on a device outside CUDA graph capture. Large problems (whole K, an even
      count of 128-row tiles, three waves of tiles or more) run the 128 x 256 tile in clusters of
@@ -90,7 +92,8 @@
      tile WM x WN, STAGES cp.async stages, registers budgeted for MINB blocks per SM, fragments
      double-buffered or not (DBUF), and cp.async (VEC 1) or element-wise (VEC 0) operand loads;
      threads, shared-memory bytes and swizzle follow from them and are checked at compile time
-     in plain words. GK_DEFINE_GEMM_WGMMA: gk_gemm_sm90.cuh.
+     in plain words. STAGES 0 writes a direct tile: BM 64 (4 warps of 16 x BN), BN 8..64, BK
+     the k a warp loads ahead from global memory (16..64), no shared memory. GK_DEFINE_GEMM_WGMMA: gk_gemm_sm90.cuh.
 
    MEASURED   gk_bench/RESULTS.md has the current figures against cuBLAS in the same process.
 
@@ -797,24 +800,116 @@ GK_DEV void gk_gemm_mma_run(const gk_gemm_args *p, int dt, int ta, int tb, int b
         }
 }
 
+/* Operand value pair (k, k + 1) at row r of a [rows, k_end) view as one mma register, zeros past
+   the edges: x is [rows][ld] (kmaj, K contiguous) or [K][ld]. One 32-bit load where `pairs` (K
+   contiguous, ld even, x 4-byte aligned: every pair of an even k is), else two 16-bit loads. */
+GK_DEV unsigned gk_gemm_direct_pair(const unsigned short *x, int64_t ld, int kmaj, int pairs, int r, int rows, int k,
+                                    int k_end)
+{
+    if (r >= rows || k >= k_end) return 0u;
+    const unsigned short *q = kmaj ? x + (int64_t)r * ld + k : x + (int64_t)k * ld + r;
+    if (pairs && k + 1 < k_end) return __ldg((const unsigned *)q);
+    const unsigned lo = __ldg(q), hi = k + 1 < k_end ? __ldg(kmaj ? q + 1 : q + ld) : 0u;
+    return lo | hi << 16;
+}
+
+/* One round of the direct kernel's loads: U k-steps of a warp's A fragment (16 rows) and its NF
+   B fragments (8 columns each), from k0. */
+GK_DEV void gk_gemm_direct_load(unsigned *af, unsigned *bf, const gk_gemm_args *p, int a_kmaj, int b_kmaj, int pa,
+                                int pb, int m0, int n0, int k0, int k_end, int nf, int u)
+{
+    const unsigned short *A = (const unsigned short *)p->a, *B = (const unsigned short *)p->b;
+    const int lane = threadIdx.x & 31, g = lane >> 2, t = lane & 3;
+#pragma unroll
+    for (int s = 0; s < 4; s++) {
+        if (s >= u) break;
+        const int k = k0 + s * 16 + 2 * t;
+        af[s * 4 + 0] = gk_gemm_direct_pair(A, p->lda, a_kmaj, pa, m0 + g, p->m, k, k_end);
+        af[s * 4 + 1] = gk_gemm_direct_pair(A, p->lda, a_kmaj, pa, m0 + g + 8, p->m, k, k_end);
+        af[s * 4 + 2] = gk_gemm_direct_pair(A, p->lda, a_kmaj, pa, m0 + g, p->m, k + 8, k_end);
+        af[s * 4 + 3] = gk_gemm_direct_pair(A, p->lda, a_kmaj, pa, m0 + g + 8, p->m, k + 8, k_end);
+#pragma unroll
+        for (int j = 0; j < 8; j++) {
+            if (j >= nf) break;
+            bf[(s * 8 + j) * 2 + 0] = gk_gemm_direct_pair(B, p->ldb, b_kmaj, pb, n0 + j * 8 + g, p->n, k, k_end);
+            bf[(s * 8 + j) * 2 + 1] = gk_gemm_direct_pair(B, p->ldb, b_kmaj, pb, n0 + j * 8 + g, p->n, k + 8, k_end);
+        }
+    }
+}
+
+/* The direct kernels (STAGES 0), for tiny problems: no shared memory, no barrier, no pipeline
+   to fill. 4 warps a block, each 16 rows x BN of D; a warp loads its m16n8k16 fragments straight
+   from global memory, BK / 16 k-steps a round with the next round's loads in flight during this
+   one's MMAs, and stores its pairs through the epilogue. */
+GK_DEV void gk_gemm_direct_run(const gk_gemm_args *p, int dt, int ta, int tb, int bn, int bk, float *acc)
+{
+    const int nf = bn / 8, u = bk / 16, a_kmaj = !ta, b_kmaj = tb;
+    int tm, tn;
+    gk_gemm_tile(p, &tm, &tn);
+    const int m0 = tm * 64 + (threadIdx.x >> 5) * 16, n0 = tn * bn, split = blockIdx.y;
+    const int k_begin = split * p->k_per_split, k_end = min(p->k, k_begin + p->k_per_split);
+    const int pa = a_kmaj && p->lda % 2 == 0 && gk_is_aligned(p->a, 4);
+    const int pb = b_kmaj && p->ldb % 2 == 0 && gk_is_aligned(p->b, 4);
+#pragma unroll
+    for (int i = 0; i < nf * 4; i++) acc[i] = 0.0f;
+    if (m0 >= p->m) return;
+    unsigned af[2][4 * 4], bf[2][4 * 8 * 2];
+    gk_gemm_direct_load(af[0], bf[0], p, a_kmaj, b_kmaj, pa, pb, m0, n0, k_begin, k_end, nf, u);
+    for (int k0 = k_begin; k0 < k_end; k0 += 2 * bk) {
+        /* two rounds an iteration: the buffers swap by name, not by copies */
+#pragma unroll
+        for (int h = 0; h < 2; h++) {
+            if (k0 + h * bk >= k_end) break;
+            if (k0 + (h + 1) * bk < k_end)
+                gk_gemm_direct_load(af[h ^ 1], bf[h ^ 1], p, a_kmaj, b_kmaj, pa, pb, m0, n0, k0 + (h + 1) * bk, k_end,
+                                    nf, u);
+#pragma unroll
+            for (int s = 0; s < 4; s++) {
+                if (s >= u) break;
+#pragma unroll
+                for (int j = 0; j < 8; j++) {
+                    if (j >= nf) break;
+                    if (dt == GK_BF16) gk_mma_m16n8k16_bf16(acc + j * 4, af[h] + s * 4, bf[h] + (s * 8 + j) * 2, acc + j * 4);
+                    else gk_mma_m16n8k16_f16(acc + j * 4, af[h] + s * 4, bf[h] + (s * 8 + j) * 2, acc + j * 4);
+                }
+            }
+        }
+    }
+    const int lane = threadIdx.x & 31, g = lane >> 2, t = lane & 3;
+#pragma unroll
+    for (int j = 0; j < 8; j++) {
+        if (j >= nf) break;
+        const int col = n0 + j * 8 + t * 2;
+        gk_gemm_store2(p, m0 + g, col, acc[j * 4 + 0], acc[j * 4 + 1], split);
+        gk_gemm_store2(p, m0 + g + 8, col, acc[j * 4 + 2], acc[j * 4 + 3], split);
+    }
+}
+
 /* ---------------------------------------------------------------- generator */
 
 typedef void (*gk_gemm_kernel)(gk_gemm_args);
 
 /* One configuration: a kernel per layout (NN, NT, TN, TT), its derived sizes checked here. */
-#define GK_DEFINE_GEMM_MMA(name, dt, BM, BN, BK, WM, WN, STAGES, MINB, DBUF, VEC)                                             \
-    static_assert((BM) % (WM) == 0 && (BN) % (WN) == 0, #name ": the warp tile must divide the block tile");     \
-    static_assert((WM) % 16 == 0 && (WN) % 16 == 0 && (WM) <= 128 && (WN) <= 128,                                 \
+#define GK_DEFINE_GEMM_MMA(name, dt, BM, BN, BK, WM, WN, STAGES, MINB, DBUF, VEC)                                 \
+    static_assert((STAGES) != 0 || ((BM) == 64 && (WM) == 16 && (WN) == (BN) && (BN) % 8 == 0 && (BN) <= 64 &&     \
+                                    (BK) % 16 == 0 && (BK) <= 64 && !(DBUF) && !(VEC)),                           \
+                  #name ": a direct tile (STAGES 0) is 64 x BN x BK, 4 warps of 16 x BN, BN 8..64 in steps of 8, "  \
+                        "BK 16..64 in steps of 16, DBUF 0, VEC 0");                                             \
+    static_assert((STAGES) == 0 || ((BM) % (WM) == 0 && (BN) % (WN) == 0),                                        \
+                  #name ": the warp tile must divide the block tile");                                           \
+    static_assert((STAGES) == 0 || ((WM) % 16 == 0 && (WN) % 16 == 0 && (WM) <= 128 && (WN) <= 128),              \
                   #name ": a warp tile is 16..128 by 16..128, in steps of 16");                                    \
-    static_assert((BK) == 16 || (BK) == 32 || (BK) == 64, #name ": BK is 16, 32 or 64 (rows of 32, 64, 128 B)"); \
-    static_assert((BM) % 64 == 0 && (BN) % 64 == 0, #name ": BM and BN are multiples of 64 (128-byte panels)"); \
-    static_assert((BM) * (BK) / 8 % ((BM) / (WM) * (BN) / (WN) * 32) == 0 &&                                       \
-                      (BN) * (BK) / 8 % ((BM) / (WM) * (BN) / (WN) * 32) == 0,                                     \
+    static_assert((STAGES) == 0 || (BK) == 16 || (BK) == 32 || (BK) == 64,                                        \
+                  #name ": BK is 16, 32 or 64 (rows of 32, 64, 128 B)");                                          \
+    static_assert((STAGES) == 0 || ((BM) % 64 == 0 && (BN) % 64 == 0),                                            \
+                  #name ": BM and BN are multiples of 64 (128-byte panels)");                                     \
+    static_assert((STAGES) == 0 || ((BM) * (BK) / 8 % ((BM) / (WM) * (BN) / (WN) * 32) == 0 &&                    \
+                                    (BN) * (BK) / 8 % ((BM) / (WM) * (BN) / (WN) * 32) == 0),                     \
                   #name ": every thread copies the same number of 16-byte chunks of each tile");                 \
-    static_assert((STAGES) >= 2 && (STAGES) <= 5, #name ": 2 to 5 pipeline stages");                             \
+    static_assert((STAGES) == 0 || ((STAGES) >= 2 && (STAGES) <= 5), #name ": 0 (direct) or 2 to 5 pipeline stages"); \
     static_assert(!(DBUF) || (BK) >= 32, #name ": double-buffered fragments need two k-steps per tile (BK >= 32)"); \
-    static_assert(((BM) / (WM) * (BN) / (WN) * 32) % ((BM) / 8) == 0 &&                                           \
-                      ((BM) / (WM) * (BN) / (WN) * 32) % ((BN) / 8) == 0,                                          \
+    static_assert((STAGES) == 0 || (((BM) / (WM) * (BN) / (WN) * 32) % ((BM) / 8) == 0 &&                         \
+                                    ((BM) / (WM) * (BN) / (WN) * 32) % ((BN) / 8) == 0),                          \
                   #name ": the threads must cover whole 8-value columns of a tile row (threads % (BM/8, BN/8))"); \
     static_assert((MINB) * gk_gemm_smem_bytes_c(BM, BN, BK, STAGES) <= 227 * 1024,                                 \
                   #name ": MINB blocks per SM need MINB times the shared memory");                               \
@@ -835,7 +930,8 @@ typedef void (*gk_gemm_kernel)(gk_gemm_args);
         kname(const __grid_constant__ gk_gemm_args p)                                                            \
     {                                                                                                            \
         float acc[(WM) / 16 * ((WN) / 8) * 4];                                                                   \
-        gk_gemm_mma_run(&p, dt, TA, TB, BM, BN, BK, WM, WN, STAGES, DBUF, VEC, acc);                                   \
+        if ((STAGES) == 0) gk_gemm_direct_run(&p, dt, TA, TB, BN, BK, acc);                                      \
+        else gk_gemm_mma_run(&p, dt, TA, TB, BM, BN, BK, WM, WN, (STAGES) ? (STAGES) : 2, DBUF, VEC, acc);       \
     }
 
 /* Split-K: sums the splits' partials in split order and applies the epilogue (gk_quant.cuh's
@@ -885,12 +981,16 @@ static int gk_gemm_wg_clusters(const char *, int, const gk_gemm_config *, int, i
    build may replace the list (the tuning sweep adds candidates after them).
    - 128 x 256 x 32, 8 warps of 64 x 64, 4 stages (96 KB: an A100 holds it too), fragments
      double-buffered, one block per SM: the fewest ldmatrix bytes a MMA a warp's registers allow.
-   - 64 x 64 x 64, 4 warps of 32 x 32, 3 blocks per SM: 4x the blocks for small M x N. */
+   - 64 x 64 x 64, 4 warps of 32 x 32, 3 blocks per SM: 4x the blocks for small M x N.
+   - the same with element-wise loads; 64 x 8 direct, 64 of K loaded ahead (tiny problems: N of
+     one n8 fragment spreads M over the most blocks; 64 x 16 .. 64 x 64 were slower on every
+     tiny shape measured). */
 #ifndef GK_GEMM_CONFIGS
 #define GK_GEMM_CONFIGS(X)                                  \
     X(128x256x32_w64x64, 128, 256, 32, 64, 64, 4, 1, 1, 1) \
     X(64x64x64_s4, 64, 64, 64, 32, 32, 4, 3, 1, 1)         \
-    X(64x64x64_s4_elem, 64, 64, 64, 32, 32, 4, 3, 1, 0)
+    X(64x64x64_s4_elem, 64, 64, 64, 32, 32, 4, 3, 1, 0)   \
+    X(64x8x64_direct, 64, 8, 64, 16, 8, 0, 4, 0, 0)
 #endif
 #define GK_GEMM_X_DEFINE(tile, BM, BN, BK, WM, WN, STAGES, MINB, DBUF, VEC)                           \
     GK_DEFINE_GEMM_MMA(gk_gemm_bf16_##tile, GK_BF16, BM, BN, BK, WM, WN, STAGES, MINB, DBUF, VEC) \
@@ -1183,6 +1283,27 @@ static int gk_gemm_tiny_unaligned(int64_t m, int64_t n, int64_t k, int align_a, 
     return (align_a == 0 || align_b == 0) && m * n <= 65536 && k <= 256;
 }
 
+/* The first direct configuration (STAGES 0) of the build, -1 if none. */
+static int gk_gemm_direct_config(void)
+{
+    for (int c = 0; c < GK_GEMM_NMMA; c++)
+        if (gk_gemm_config_table[c]->stages == 0) return c;
+    return -1;
+}
+
+/* Tiny problems for the direct tile t: at most 256 of its tiles (two blocks an SM of an H200),
+   K <= 128 with both operands K-contiguous in rows of 16-byte multiples (a 32-bit load a value
+   pair), K <= 16 otherwise (two 16-bit loads). One launch with no pipeline to fill, but each
+   round of 64 of K is a trip to memory. H200, NT, against the dispatcher's pick before it: 3 x 8
+   x 8 4.6 us against 6.1, 16168 x 8 x 8 (253 tiles) 5.7 against 6.7, 1063 x 91 x 11 6.4 against
+   10.4, 9398 x 8 x 128 7.1 against 7.3; past the bounds slower: 6 x 8 x 176 7.0 against 5.1,
+   3277 x 1 x 39 (rows of 78 bytes) 7.5 against 6.7, 12 x 10768 x 24 (1346 tiles, M filling a
+   quarter of the warps) 7.6 against 5.9. */
+static int gk_gemm_direct_fits(const gk_gemm_config *t, int64_t m, int64_t n, int64_t k, int pairs)
+{
+    return gk_gemm_tiles(t, m, n) <= 256 && k <= (pairs ? 128 : 16);
+}
+
 /* The dispatcher.
    - M <= 64 (decode, small batches) with the wgmma kernels and A row-major: the swapped tile
      with the fewest rows that hold M (16 or 64 x 128), K split (from K >= 1024) only until 64
@@ -1204,7 +1325,7 @@ static int gk_gemm_tiny_unaligned(int64_t m, int64_t n, int64_t k, int align_a, 
      small tile (4x the blocks), splitting K (same bounds) until 3 blocks per SM are resident:
      the resident blocks' cp.async stages are the bytes in flight.
    With the wgmma kernels and `tuned`, the measured table above comes first: its pick where it has
-   one. Operands whose rows are not 16-byte aligned are repacked into the workspace when it is
+   one. Over all of these (table included), a problem gk_gemm_direct_fits takes the direct tile. Operands whose rows are not 16-byte aligned are repacked into the workspace when it is
    large enough (gk_gemm_workspace_bytes), else run on the element-wise-load kernels, as tiny
    problems always do (gk_gemm_tiny_unaligned). */
 static void gk_gemm_plan_impl(int64_t m, int64_t n, int64_t k, int64_t rows_a, int64_t cols_a, int align_a,
@@ -1307,6 +1428,13 @@ static void gk_gemm_plan_impl(int64_t m, int64_t n, int64_t k, int64_t rows_a, i
     pl->split_bytes = gk_gemm_splits_bytes(gk_gemm_config_table[pl->config], s, m, n);
     if (gk_gemm_tiny_unaligned(m, n, k, align_a, align_b)) {
         pl->config = GK_GEMM_ELEM_CONFIG;
+        pl->splits = 1;
+        pl->split_bytes = pl->pack_a_bytes = pl->pack_b_bytes = 0;
+    }
+    const int direct = gk_gemm_direct_config();
+    if (direct >= 0 && gk_gemm_direct_fits(gk_gemm_config_table[direct], m, n, k,
+                                           a_row_major && trans_b && align_a > 0 && align_b > 0)) {
+        pl->config = direct; /* any alignment: nothing to repack */
         pl->splits = 1;
         pl->split_bytes = pl->pack_a_bytes = pl->pack_b_bytes = 0;
     }
@@ -1415,7 +1543,7 @@ static cudaError_t gk_gemm_run_checked(const char *fn, int config, int splits, i
     gk_gemm_plan_impl(m, n, k, rows_a, cols_a, align_a, rows_b, cols_b, align_b, sms, wg_ready && !elementwise,
                       !trans_a, trans_b, 1, &pl);
     if (config < 0) {
-        config = elementwise ? GK_GEMM_ELEM_CONFIG : pl.config;
+        config = elementwise && gk_gemm_config_table[pl.config]->vec ? GK_GEMM_ELEM_CONFIG : pl.config;
         /* the dispatcher's cluster tile where this GPU holds none of its clusters (a partition
            too small): its twin of one block */
         if (GK_GEMM_CLUSTER(gk_gemm_config_table[config]->persistent) > 1 &&

@@ -415,7 +415,8 @@ static void register_all()
         add({base + "/cublas", g, K_CUBLAS, -1, ""});
         add({base + "/gk", g, K_GK, -1, ""});
         for (int c = 0; c < gk_gemm_config_count(); c++) {
-            if (gk_gemm_config_info(c).swap) continue; // for M <= 64: the decode rows below take it
+            // for M <= 64: the decode rows below take the swapped tiles; the direct tiles are for tiny problems
+            if (gk_gemm_config_info(c).swap || gk_gemm_config_info(c).stages == 0) continue;
             add({base + "/gk_cfg" + std::to_string(c) + "_" + config_tile(c), g, K_GK_CONFIG, c, ""});
         }
     }

@@ -515,6 +515,38 @@ TEST(GemmGpu, DecodeShapesThroughDispatcher)
                 }
 }
 
+// Tiny problems, which the dispatcher gives the direct tile (fragments loaded straight from
+// global memory, no shared memory): N of 1 and 8 (one n8 fragment, its second column past N),
+// odd K and leading dimensions (value pairs read as two 16-bit loads), A or B a value past
+// 4-byte alignment (the same), 16-byte rows (32-bit pair loads), a tail of a 64-value round, M
+// past one block of 64 rows, every layout and epilogue variant.
+TEST(GemmGpu, TinyProblemsOnTheDirectTile)
+{
+    GK_REQUIRE_GPU();
+    const struct {
+        int64_t m, n, k;
+    } shapes[] = {{3, 8, 8}, {9, 13, 3}, {1, 1697, 1}, {1063, 91, 11}, {16168, 8, 8}, {24, 32, 16}, {9398, 8, 128},
+                  {65, 33, 72}, {3783, 1, 7}};
+    int v = 0, direct = 0;
+    for (const auto &q : shapes)
+        for (int layout = 0; layout < 4; layout++)
+            for (int shift : {0, 1}) {
+                MmaRun p = mma_run(v % 2 ? GK_F16 : GK_BF16, kDDtypes[v % 3], q.m, q.n, q.k, layout);
+                if (shift) {
+                    p.a_off = v % 4 < 2 ? 1 : 0; // one value past the allocation's alignment
+                    p.b_off = v % 4 < 2 ? 0 : 1;
+                    if (v % 3 == 0) p.lda = (p.ta ? q.m : q.k) + 3;
+                }
+                gk_test_set_epilogue(&p, v++);
+                const gk_gemm_plan pl = gk_gemm_plan_for(q.m, q.n, q.k, p.ta, p.lda ? p.lda : (p.ta ? q.m : q.k), p.tb,
+                                                         p.tb ? q.k : q.n);
+                direct += strstr(gk_gemm_config_info(pl.config).name, "_direct") != nullptr;
+                run_mma(p);
+                if (HasFailure()) return;
+            }
+    EXPECT_GE(direct, 40) << "the dispatcher should take the direct tile for most of these";
+}
+
 // Split-K partials whose rows do not start on 16-byte boundaries (N = 37: rows of 148 bytes),
 // every configuration: the epilogue stores those rows a value at a time.
 TEST(GemmGpu, SplitPartialRowsOffSixteenBytes)

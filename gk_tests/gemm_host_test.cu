@@ -469,7 +469,7 @@ TEST(GemmConfig, DerivedSizesAndRules)
 {
     const int count = gk_gemm_config_count();
     ASSERT_GE(count, 2);
-    int vec_kinds = 0, wgmma_configs = 0;
+    int vec_kinds = 0, wgmma_configs = 0, direct_configs = 0;
     for (int i = 0; i < count; i++) {
         const gk_gemm_config g = gk_gemm_config_info(i);
         ASSERT_NE(g.name, nullptr) << i;
@@ -513,6 +513,25 @@ TEST(GemmConfig, DerivedSizesAndRules)
             continue;
         }
         EXPECT_LT(i, GK_GEMM_NMMA) << "the mma.sync configurations come first";
+        if (g.stages == 0) {
+            // direct (tiny problems): 4 warps of 16 x BN whose fragments come straight from global
+            // memory, BK / 16 k-steps a round (gk_gemm_direct_run's arrays: 4 k-steps, 8 n8
+            // fragments), no shared memory, any alignment
+            EXPECT_EQ(g.bm, 64);
+            EXPECT_EQ(g.wm, 16);
+            EXPECT_EQ(g.wn, g.bn);
+            EXPECT_EQ(g.bn % 8, 0);
+            EXPECT_LE(g.bn, 64);
+            EXPECT_EQ(g.bk % 16, 0);
+            EXPECT_LE(g.bk, 64);
+            EXPECT_EQ(g.threads, 128);
+            EXPECT_EQ(g.smem_bytes, 0);
+            EXPECT_EQ(g.vec, 0);
+            EXPECT_EQ(g.dbuf, 0);
+            EXPECT_GE(g.min_blocks, 1);
+            direct_configs++;
+            continue;
+        }
         EXPECT_EQ(g.bm % g.wm, 0);
         EXPECT_EQ(g.bn % g.wn, 0);
         EXPECT_EQ(g.threads, (g.bm / g.wm) * (g.bn / g.wn) * 32);
@@ -550,6 +569,7 @@ TEST(GemmConfig, DerivedSizesAndRules)
     }
     // cp.async kernels, and element-wise-load kernels for operands that are not 16-byte aligned
     EXPECT_EQ(vec_kinds, 3);
+    EXPECT_GE(direct_configs, 1);
     EXPECT_EQ(wgmma_configs, count - GK_GEMM_NMMA);
     EXPECT_GE(wgmma_configs, 1);
     EXPECT_EQ(gk_gemm_config_info(-1).name, nullptr);
@@ -560,6 +580,17 @@ TEST(GemmConfig, DerivedSizesAndRules)
 }
 
 // ------------------------------------------------------------------ dispatcher
+
+// The dispatcher's rule for the direct tile, restated: at most 256 tiles of 64 x 8, and K <= 128
+// where A is row-major, B transposed and both with rows of 16-byte multiples (32-bit loads of
+// value pairs), K <= 16 otherwise.
+static bool direct_tiny(int64_t m, int64_t n, int64_t k, int ta, int64_t lda, int tb, int64_t ldb)
+{
+    const bool pairs = !ta && tb && lda % 8 == 0 && ldb % 8 == 0;
+    return ((m + 63) / 64) * ((n + 7) / 8) <= 256 && k <= (pairs ? 128 : 16);
+}
+
+static const char *direct_name() { return "gk_gemm_bf16_64x8x64_direct"; }
 
 // One plan (132 SMs assumed without a GPU, the device's own count with one): a shipped
 // configuration, 1 .. GK_GEMM_MAX_SPLITS splits, a workspace that is the split-K partials plus
@@ -594,6 +625,12 @@ static gk_gemm_plan expect_plan_consistent(int64_t m, int64_t n, int64_t k, int 
     const int64_t rows_a = ta ? k : m, cols_a = ta ? m : k, rows_b = tb ? n : k, cols_b = tb ? k : n;
     const size_t whole_a = (size_t)gk_round_up(rows_a * gk_round_up(cols_a, 64) * 2, 256),
                  whole_b = (size_t)gk_round_up(rows_b * gk_round_up(cols_b, 64) * 2, 256);
+    if (direct_tiny(m, n, k, ta, lda, tb, ldb)) { // tiny: the direct tile, any alignment, one launch
+        EXPECT_STREQ(cfg.name, direct_name());
+        EXPECT_EQ(pl.splits, 1);
+        EXPECT_EQ(pl.workspace_bytes, 0u);
+        return pl;
+    }
     if ((lda % 8 || ldb % 8) && m * n <= 65536 && k <= 256) { // tiny: the element-wise kernel, one launch
         EXPECT_EQ(pl.config, GK_GEMM_ELEM_CONFIG);
         EXPECT_EQ(pl.workspace_bytes, 0u);
@@ -720,15 +757,28 @@ TEST(GemmDispatch, WgmmaTilesByWaves)
         {16, 8192, 8192, 1, 0, "64x64x64_s4", 3},
         // short K is not split; one tile is one block
         {16, 8192, 512, 1, 1, "wg16x128x64_s8_p", 1},
-        {17, 33, 72, 1, 1, "wg64x128x64_s7_p", 1},
+        {17, 33, 200, 1, 1, "wg64x128x64_s7_p", 1},
         // a tiny problem past M = 64 (K < 1024, its tiles under a quarter of the SMs): the swapped
         // 16 x 128 tile too, whole K; past a quarter, or with K >= 1024, the unswapped tiles
-        {65, 33, 72, 1, 1, "wg16x128x64_s8_p", 1},
+        {65, 33, 200, 1, 1, "wg16x128x64_s8_p", 1},
         {300, 40, 200, 1, 1, "wg16x128x64_s8_p", 1},
         {300, 40, 2000, 1, 1, "wg128x64x64_s8", 3},
         {2000, 1000, 200, 1, 1, "wg128x128x64_s6_pt", 1},
         // a tiny problem with rows off 16 bytes (K = 65): the element-wise kernel, one launch
         {17, 33, 65, 1, 1, "64x64x64_s4_elem", 1},
+        // tinier (256 tiles of 64 x 8 at most, K <= 128 with 16-byte rows, K <= 16 otherwise): the direct
+        // tile, with or without the wgmma kernels, A transposed or not
+        {17, 33, 72, 1, 1, "64x8x64_direct", 1},
+        {16168, 8, 8, 1, 1, "64x8x64_direct", 1},
+        {9398, 8, 128, 1, 1, "64x8x64_direct", 1},
+        {9398, 8, 128, 1, 0, "64x8x64_direct", 1},
+        {1063, 91, 11, 1, 1, "64x8x64_direct", 1},
+        {24, 32, 16, 0, 1, "64x8x64_direct", 1},
+        {6, 8, 176, 1, 1, "wg16x128x64_s8_p", 1},
+        {24, 32, 24, 0, 1, "wg128x64x64_s8", 1},
+        {3277, 1, 39, 1, 1, "64x64x64_s4_elem", 1},
+        {16168, 16, 8, 1, 1, "wg128x64x64_s8", 1},
+        {9, 11056, 24, 1, 1, "wg16x128x64_s8_p", 1},
     };
     for (const auto &c : picks) expect_pick(c.m, c.n, c.k, c.a_row_major, c.wg, c.tile, c.splits);
     gk_gemm_plan pl;
@@ -739,6 +789,10 @@ TEST(GemmDispatch, WgmmaTilesByWaves)
         for (int64_t n : {1, 300, 4097, 28672})
             for (int64_t k : {1, 1000, 8192}) {
                 pl = wg_plan(m, n, k);
+                if (direct_tiny(m, n, k, 0, k, 1, k)) {
+                    EXPECT_STREQ(gk_gemm_config_info(pl.config).name, direct_name()) << m << " " << n << " " << k;
+                    continue;
+                }
                 if (k == 1 && m * n <= 65536) {
                     EXPECT_EQ(pl.config, GK_GEMM_ELEM_CONFIG) << m << " " << n << " " << k;
                     continue;
@@ -775,6 +829,10 @@ TEST(GemmDispatch, MeasuredTable)
         const int c = gk_gemm_tuned_config(i);
         const gk_gemm_plan got = tuned_plan(e.m, e.n, e.k, e.trans_a, e.trans_b);
         const gk_gemm_plan model = tuned_plan(e.m, e.n, e.k, e.trans_a, e.trans_b, 1, 0);
+        if (direct_tiny(e.m, e.n, e.k, e.trans_a, e.trans_a ? e.m : e.k, e.trans_b, e.trans_b ? e.k : e.n)) {
+            EXPECT_STREQ(gk_gemm_config_info(got.config).name, direct_name()) << "a tiny problem: the direct tile first";
+            continue;
+        }
         if (gk_gemm_tiny_unaligned(e.m, e.n, e.k, gk_gemm_row_align(NULL, e.trans_a ? e.m : e.k),
                                    gk_gemm_row_align(NULL, e.trans_b ? e.k : e.n))) {
             EXPECT_EQ(got.config, GK_GEMM_ELEM_CONFIG) << "a tiny problem with rows off 16 bytes: one launch first";

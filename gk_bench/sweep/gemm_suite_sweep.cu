@@ -75,7 +75,8 @@ int main(int argc, char **argv)
         int best_c = pl.config, best_s = pl.splits;
         for (int c = 0; c < gk_gemm_config_count(); c++) {
             const gk_gemm_config ci = gk_gemm_config_info(c);
-            if (!ci.vec) continue; // the element-wise-load kernel: only for unaligned rows without a workspace
+            if (!ci.vec && ci.stages) continue; // the element-wise-load kernel: only for unaligned rows without a workspace
+            if (!ci.stages && 2.0 * m * n * k > 1e9) continue; // the direct tiles: tiny problems only
             if (only && !strstr(only, (std::string(",") + std::to_string(c) + ",").c_str())) continue;
             const int64_t tiles = gk_ceil_div(m, ci.bm) * gk_ceil_div(n, ci.bn);
             for (int s : {1, 2, 3, 4, 6, 8, 16}) {
