@@ -1555,13 +1555,17 @@ static cudaError_t gk_gemm_run_checked(const char *fn, int config, int splits, i
     if (splits == 0) splits = config == pl.config || (elementwise && pl.config == 1) ? pl.splits : 1;
     /* the operands to repack: the plan's (rows not 16-byte aligned, and rows not 128-byte aligned
        where it pays) when the workspace holds them, else those not 16-byte aligned alone */
-    int pack_a = repack && !aligned_a, pack_b = repack && !aligned_b;
-    if (!elementwise && workspace_bytes >= pl.pack_a_bytes + pl.pack_b_bytes) {
+    int pack_a = repack && !aligned_a && cfg->vec, pack_b = repack && !aligned_b && cfg->vec;
+    /* (not where the plan is the direct tile, which reads rows as they are: a configuration
+       given with rows off 16 bytes still needs its copies) */
+    if (!elementwise && cfg->vec && gk_gemm_config_table[pl.config]->vec &&
+        workspace_bytes >= pl.pack_a_bytes + pl.pack_b_bytes) {
         pack_a = pl.pack_a_bytes > 0;
         pack_b = pl.pack_b_bytes > 0;
     }
+    const size_t copy_a = gk_gemm_pack_bytes(rows_a, cols_a, 0), copy_b = gk_gemm_pack_bytes(rows_b, cols_b, 0);
     /* the partials come first in the workspace, the repacked operands after them */
-    const size_t pack_bytes = (pack_a ? pl.pack_a_bytes : 0) + (pack_b ? pl.pack_b_bytes : 0);
+    const size_t pack_bytes = (pack_a ? copy_a : 0) + (pack_b ? copy_b : 0);
     /* splits summed in the kernel where the tile has it and the workspace holds its partial
        tiles, else by a second launch where it holds the partials, else none */
     const int in_kernel = gk_gemm_splits_in_kernel(cfg, splits, m, n) &&
@@ -1583,8 +1587,8 @@ static cudaError_t gk_gemm_run_checked(const char *fn, int config, int splits, i
     if (pack_a || pack_b) {
         gk_gemm_pack_job j[2] = {{0}, {0}};
         int nj = 0;
-        if (pack_a) j[nj++] = gk_gemm_pack_job_of(&ws, &a, &lda, rows_a, cols_a, pl.pack_a_bytes);
-        if (pack_b) j[nj++] = gk_gemm_pack_job_of(&ws, &b, &ldb, rows_b, cols_b, pl.pack_b_bytes);
+        if (pack_a) j[nj++] = gk_gemm_pack_job_of(&ws, &a, &lda, rows_a, cols_a, copy_a);
+        if (pack_b) j[nj++] = gk_gemm_pack_job_of(&ws, &b, &ldb, rows_b, cols_b, copy_b);
         GK_TRY(gk_gemm_pack_launch(fn, j[0], j[1], (int64_t)1 << 30, stream));
     }
     p.a = a;

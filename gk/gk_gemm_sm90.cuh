@@ -809,9 +809,9 @@ typedef void (*gk_gemm_wg_kernel)(gk_gemm_args, CUtensorMap, CUtensorMap, CUtens
     X(4, 3008, 648, 0, 1, model, 0) /* random 12 NT: 0.807x -> 0.807x cuBLAS */ \
     X(6, 8, 176, 0, 1, model, 0) /* random 13 NT: 0.803x -> 0.803x cuBLAS */ \
     X(1, 7920, 136, 0, 1, model, 0) /* random 14 NT: 0.936x -> 0.936x cuBLAS */ \
-    X(151, 56, 608, 0, 1, wg128x128x64_s6_pt, 1) /* random 15 NT: 0.686x -> 0.787x cuBLAS */ \
+    X(151, 56, 608, 0, 1, model, 0) /* random 15 NT: the model's swapped 16 x 128 tile, 7.4 us against 8.3 (2026-12-03) */ \
     X(7284, 16, 40, 0, 1, wg128x128x64_s6_pt, 1) /* random 16 NT: 0.638x -> 0.857x cuBLAS */ \
-    X(285, 16, 320, 0, 1, wg128x128x64_s6_pt, 1) /* random 17 NT: 0.619x -> 0.877x cuBLAS */ \
+    X(285, 16, 320, 0, 1, model, 0) /* random 17 NT: the model's swapped 16 x 128 tile, 6.0 us against 6.7 (2026-12-03) */ \
     X(195, 64, 688, 0, 1, wg16x128x64_s8_p, 1) /* random 18 NT: 0.607x -> 0.775x cuBLAS */ \
     X(168, 8, 15832, 0, 1, model, 0) /* random 19 NT: 0.808x -> 0.808x cuBLAS */ \
     X(32, 64, 48, 0, 1, wg128x128x64_s6_pt, 1) /* random 20 NT: 0.756x -> 1.031x cuBLAS */ \

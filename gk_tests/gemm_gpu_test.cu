@@ -547,6 +547,25 @@ TEST(GemmGpu, TinyProblemsOnTheDirectTile)
     EXPECT_GE(direct, 40) << "the dispatcher should take the direct tile for most of these";
 }
 
+// A problem the dispatcher gives the direct tile (no copies: it reads rows as they are), with rows
+// off 16 bytes (K = 11), run on every configuration with a workspace: the configurations that
+// need 16-byte rows still repack A and B (the plan of the direct tile asks for no copies).
+TEST(GemmGpu, EveryConfigRepacksWhereThePlanIsDirect)
+{
+    GK_REQUIRE_GPU();
+    int v = 0;
+    for (int config = 0; config < gk_gemm_config_count(); config++)
+        for (int layout : {1, 0}) {
+            MmaRun p = mma_run(v % 2 ? GK_F16 : GK_BF16, kDDtypes[v % 3], 1063, 91, 11, layout);
+            p.config = config;
+            p.splits = 1;
+            p.ws_adjust = 1 << 20;
+            gk_test_set_epilogue(&p, v++);
+            run_mma(p);
+            if (HasFailure()) return;
+        }
+}
+
 // Split-K partials whose rows do not start on 16-byte boundaries (N = 37: rows of 148 bytes),
 // every configuration: the epilogue stores those rows a value at a time.
 TEST(GemmGpu, SplitPartialRowsOffSixteenBytes)
