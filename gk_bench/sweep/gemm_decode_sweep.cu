@@ -114,6 +114,7 @@ int main(int argc, char **argv)
         for (int cfg = m <= 16 ? GK_GEMM_SKINNY : 1; cfg < gk_gemm_config_count(); cfg++) {
             if (gk_gemm_config_info(cfg).swap && gk_gemm_config_info(cfg).bm * (mid ? 2 : 1) < m) continue;
             if (cfg == -1 || cfg == 2) continue; // the dispatcher; the element-wise-load kernels
+            if (cfg >= 0 && gk_gemm_config_info(cfg).stages == 0) continue; // the direct tile: tiny problems only
             if (only_skinny && cfg != GK_GEMM_SKINNY) break;
             printf("  cfg %d %-22s", cfg, cfg < 0 ? "skinny" : gk_gemm_config_info(cfg).name);
             for (int sp : split_list) {
