@@ -50,10 +50,10 @@
                                              D written once
      The dispatcher takes the wgmma kernels (any layout) when the build has sm_90a code, the GPU
      is compute capability 9.0 and operand rows are 16-byte aligned (or repacked); otherwise
-     the mma.sync kernels. Tiny problems (at most 256 tiles of 64 x 8, K <= 128 or 16; gk_gemm_direct_fits)
-     in any build take the direct tile: mma.sync fragments loaded straight from global memory,
-     no shared memory, one launch. Whether the build has sm_90a code is read from the device once per
-     device (a synchronous cudaMemcpyFromSymbol): make the first gk_gemm call (or
+     the mma.sync kernels. Tiny problems (at most 256 tiles of 64 x 8, K <= 128 or 16:
+     gk_gemm_direct_fits) in any build take the direct tile: mma.sync fragments loaded straight
+     from global memory, no shared memory, one launch. Whether the build has sm_90a code is read
+     from the device once per device (a synchronous cudaMemcpyFromSymbol): make the first gk_gemm call (or
      gk_gemm_plan_for) on a device outside CUDA graph capture. Large problems (whole K, an even
      count of 128-row tiles, three waves of tiles or more) run the 128 x 256 tile in clusters of
      two blocks that load each B tile once for both (TMA multicast); on a GPU partition that
@@ -93,7 +93,8 @@
      double-buffered or not (DBUF), and cp.async (VEC 1) or element-wise (VEC 0) operand loads;
      threads, shared-memory bytes and swizzle follow from them and are checked at compile time
      in plain words. STAGES 0 writes a direct tile: BM 64 (4 warps of 16 x BN), BN 8..64, BK
-     the k a warp loads ahead from global memory (16..64), no shared memory. GK_DEFINE_GEMM_WGMMA: gk_gemm_sm90.cuh.
+     the k a warp loads ahead from global memory (16..64), no shared memory.
+     GK_DEFINE_GEMM_WGMMA: gk_gemm_sm90.cuh.
 
    MEASURED   gk_bench/RESULTS.md has the current figures against cuBLAS in the same process.
 
@@ -930,6 +931,7 @@ typedef void (*gk_gemm_kernel)(gk_gemm_args);
         kname(const __grid_constant__ gk_gemm_args p)                                                            \
     {                                                                                                            \
         float acc[(WM) / 16 * ((WN) / 8) * 4];                                                                   \
+        /* (a direct tile's dead branch still compiles: no stage count of 0 in it) */                         \
         if ((STAGES) == 0) gk_gemm_direct_run(&p, dt, TA, TB, BN, BK, acc);                                      \
         else gk_gemm_mma_run(&p, dt, TA, TB, BM, BN, BK, WM, WN, (STAGES) ? (STAGES) : 2, DBUF, VEC, acc);       \
     }
@@ -1326,13 +1328,22 @@ static int gk_gemm_direct_fits(const gk_gemm_config *t, int64_t m, int64_t n, in
      small tile (4x the blocks), splitting K (same bounds) until 3 blocks per SM are resident:
      the resident blocks' cp.async stages are the bytes in flight.
    With the wgmma kernels and `tuned`, the measured table above comes first: its pick where it has
-   one. Over all of these (table included), a problem gk_gemm_direct_fits takes the direct tile. Operands whose rows are not 16-byte aligned are repacked into the workspace when it is
-   large enough (gk_gemm_workspace_bytes), else run on the element-wise-load kernels, as tiny
-   problems always do (gk_gemm_tiny_unaligned). */
+   one. Before all of these (the table too), a problem gk_gemm_direct_fits takes the direct tile.
+   Operands whose rows are not 16-byte aligned are repacked into the workspace when it is large
+   enough (gk_gemm_workspace_bytes), else run on the element-wise-load kernels, as tiny problems
+   always do (gk_gemm_tiny_unaligned). */
 static void gk_gemm_plan_impl(int64_t m, int64_t n, int64_t k, int64_t rows_a, int64_t cols_a, int align_a,
                               int64_t rows_b, int64_t cols_b, int align_b, int sms, int wg, int a_row_major,
                               int trans_b, int tuned, gk_gemm_plan *pl)
 {
+    const int direct = gk_gemm_direct_config();
+    if (direct >= 0 && gk_gemm_direct_fits(gk_gemm_config_table[direct], m, n, k,
+                                           a_row_major && trans_b && align_a > 0 && align_b > 0)) {
+        memset(pl, 0, sizeof *pl); /* any alignment: nothing to repack, and no splits */
+        pl->config = direct;
+        pl->splits = 1;
+        return;
+    }
     int64_t s = 1;
     int tuned_config = -1;
     int64_t tuned_splits = 1;
@@ -1429,13 +1440,6 @@ static void gk_gemm_plan_impl(int64_t m, int64_t n, int64_t k, int64_t rows_a, i
     pl->split_bytes = gk_gemm_splits_bytes(gk_gemm_config_table[pl->config], s, m, n);
     if (gk_gemm_tiny_unaligned(m, n, k, align_a, align_b)) {
         pl->config = GK_GEMM_ELEM_CONFIG;
-        pl->splits = 1;
-        pl->split_bytes = pl->pack_a_bytes = pl->pack_b_bytes = 0;
-    }
-    const int direct = gk_gemm_direct_config();
-    if (direct >= 0 && gk_gemm_direct_fits(gk_gemm_config_table[direct], m, n, k,
-                                           a_row_major && trans_b && align_a > 0 && align_b > 0)) {
-        pl->config = direct; /* any alignment: nothing to repack */
         pl->splits = 1;
         pl->split_bytes = pl->pack_a_bytes = pl->pack_b_bytes = 0;
     }
