@@ -22,7 +22,8 @@
    GENERATOR
      GK_DEFINE_GEMM_WGMMA(name, dt, BM, BN, STAGES, PERSIST, RATE) writes the kernels (per
      layout) and the config of a BM x BN x 64 tile (BM 128 or 256, BN 64, 128 or 256, not both
-     256; or BM 16 or 64, BN 128: a swapped tile, for A row-major only) with STAGES TMA stages.
+     256, or 128 x 192; or BM 16 or 64, BN 128: a swapped tile, for A row-major only) with STAGES
+     TMA stages.
      PERSIST 0: a block a tile; 1: a persistent grid (a block per SM walks the tiles) with an
      epilogue buffer; 2: persistent ping-pong (BM 128, BN 64 or 128, a consumer holds a whole
      tile) with the buffer; 3 (BM 128 or 256) and 4 (ping-pong): persistent, D stored by TMA
@@ -558,8 +559,9 @@ GK_DEV void gk_gemm_wg_run(const gk_gemm_args *p, const CUtensorMap *tma, const 
         const int row0 = m0 + (wg - 1) * 64 + (threadIdx.x >> 5 & 3) * 16 + (threadIdx.x & 31) / 4;
         /* a last tile column at most half full (N % BN in 1 .. BN / 2) runs the half-width
            wgmma, half the MMAs (the producer loads only the rows or panels inside N): 4095 x
-           4097 on 128 x 256 tiles 243-246 us, was 284. Not for BN 64 (no n = 32 wgmma here). */
-        if (!swap && bn > 64 && p->n - n0 <= bn / 2) {
+           4097 on 128 x 256 tiles 243-246 us, was 284. Not for BN 64 or 192 (no n = 32 or 96
+           wgmma here). */
+        if (!swap && (bn == 128 || bn == 256) && p->n - n0 <= bn / 2) {
             it = gk_gemm_wg_consume(smem, full, empty, stage_bytes, a_bytes, dt, ta, tb, wr, cb, bn / 2, stages, ktiles,
                                     it, acc, blocks, tmp, p, row0, n0, k_begin / 128, other, cl);
             if (m0 >= p->m) continue; /* a cluster's tile past M */
@@ -589,14 +591,14 @@ typedef void (*gk_gemm_wg_kernel)(gk_gemm_args, CUtensorMap, CUtensorMap, CUtens
 #define GK_DEFINE_GEMM_WGMMA(name, dt, BM, BN, STAGES, PERSIST, RATE)                                             \
     static_assert((BM) == 128 || (BM) == 256 || (((BM) == 16 || (BM) == 64) && (BN) == 128),                    \
                   #name ": BM is 128 or 256 (one or two m64 slices a consumer), or 16 or 64 with BN 128 (swapped)"); \
-    static_assert((BN) == 64 || (BN) == 128 || (BN) == 256,                                                    \
-                  #name ": BN is 64, 128 or 256 (wgmma n; 16 rows of a swapped tile)");                       \
+    static_assert((BN) == 64 || (BN) == 128 || (BN) == 256 || ((BN) == 192 && (BM) == 128),                   \
+                  #name ": BN is 64, 128 or 256, or 192 with BM 128 (wgmma n; 16 rows of a swapped tile)");   \
     static_assert((BM) * (BN) <= 128 * 256, #name ": at most 128 accumulators a consumer thread");           \
     static_assert(!GK_GEMM_PINGPONG(PERSIST) || ((BM) == 128 && (BN) <= 128),                                  \
                   #name ": a ping-pong tile is 128 x 64 or 128 x 128 (a consumer holds all of it)");         \
     static_assert((PERSIST) != 3 || (BM) >= 128,                                                               \
                   #name ": a TMA-store tile (PERSIST 3) is cooperative, BM 128 or 256");                      \
-    static_assert((PERSIST) != 5 || ((BM) == 128 && (BN) >= 128),                                              \
+    static_assert((PERSIST) != 5 || ((BM) == 128 && ((BN) == 128 || (BN) == 256)),                            \
                   #name ": a cluster tile (PERSIST 5) is 128 x 128 or 128 x 256 (halves of B in 64-wide panels)"); \
     static_assert((STAGES) >= 2, #name ": at least 2 stages");                                                 \
     static_assert(gk_gemm_wg_smem_bytes_c(BM, BN, STAGES, PERSIST) <= 227 * 1024,                              \
@@ -676,7 +678,10 @@ typedef void (*gk_gemm_wg_kernel)(gk_gemm_args, CUtensorMap, CUtensorMap, CUtens
      loaded once for two vertically adjacent tiles, half by each block (TMA multicast). The
      dispatcher's twin of the first for whole K on an even count of tile rows and 3 waves of
      tiles or more: 8192^3 NT 1438 us (alone 1454), 4096^3 182 (183); with one tile row half
-     its blocks would idle (128 x 28672 x 4096: 96.0 us against 71.6). */
+     its blocks would idle (128 x 28672 x 4096: 96.0 us against 71.6).
+   - 128 x 192 x 64, 4 stages, as the first: three quarters of its work a tile, for shapes whose
+     128 x 256 tiles leave a wave part full (Llama-3-70B qkv, M = 256: 108 tiles instead of 80;
+     M = 512: 216 in two waves of three quarters). */
 #ifndef GK_GEMM_WG_CONFIGS
 #define GK_GEMM_WG_CONFIGS(X)               \
     X(wg128x256x64_s4_pt, 128, 256, 4, 3, 858)  \
@@ -686,7 +691,8 @@ typedef void (*gk_gemm_wg_kernel)(gk_gemm_args, CUtensorMap, CUtensorMap, CUtens
     X(wg64x128x64_s7_p, 64, 128, 7, 1, 223)     \
     X(wg128x64x64_s8, 128, 64, 8, 0, 426)       \
     X(wg128x128x64_s6_ppt, 128, 128, 6, 4, 779) \
-    X(wg128x256x64_s4_ptc, 128, 256, 4, 5, 858)
+    X(wg128x256x64_s4_ptc, 128, 256, 4, 5, 858) \
+    X(wg128x192x64_s4_pt, 128, 192, 4, 3, 820)
 #endif
 /* GK_GEMM_TUNED begin: written by gk_bench/sweep/gemm_tuned_table.py from gemm_suite_sweep (H200, 2026-12-02);
    X(M, N, K, trans_a, trans_b, tile or model, splits), then the speed against cuBLAS of the

@@ -486,7 +486,7 @@ TEST(GemmConfig, DerivedSizesAndRules)
             EXPECT_EQ(g.threads, 384);
             EXPECT_EQ(g.swap, g.bm < 128 ? 1 : 0);
             EXPECT_TRUE(g.bm == 128 || g.bm == 256 || ((g.bm == 16 || g.bm == 64) && g.bn == 128)) << g.bm;
-            EXPECT_TRUE(g.bn == 64 || g.bn == 128 || g.bn == 256) << g.bn;
+            EXPECT_TRUE(g.bn == 64 || g.bn == 128 || g.bn == 256 || (g.bn == 192 && g.bm == 128)) << g.bn;
             // ping-pong (persistent 2, or 4 with TMA stores): each consumer a whole tile of 128 x 64 or
             // 128 x 128, two more mbarriers (the consumers' turns); persistent 3 and 4 stage their
             // TMA stores in two 64 x 64 16-bit boxes a consumer (32 KB) instead of the buffer
@@ -739,8 +739,14 @@ TEST(GemmDispatch, WgmmaTilesByWaves)
         // M = 256, N = 8192: 128 tiles of 128 x 128 in one wave beat 256 of 128 x 64 in two (not
         // ping-pong: one tile a block, nothing to overlap)
         {256, 8192, 8192, 1, 1, "wg128x128x64_s6_pt", 1},
-        // 3072 x 2048: 384 tiles of 128 x 128 in 3 waves, ping-pong, beat 192 of 128 x 256 in 2
-        {3072, 2048, 4096, 1, 1, "wg128x128x64_s6_ppt", 1},
+        // 3072 x 2048: 264 tiles of 128 x 192 in 2 waves beat 384 of 128 x 128 in 3 (ping-pong) and
+        // 192 of 128 x 256 in 2; 6144 x 1024: 384 tiles of 128 x 128 in 3 waves, ping-pong, beat 288
+        // of 128 x 192 in 3 and 192 of 128 x 256 in 2
+        {3072, 2048, 4096, 1, 1, "wg128x192x64_s4_pt", 1},
+        {6144, 1024, 4096, 1, 1, "wg128x128x64_s6_ppt", 1},
+        // Llama-3-70B qkv, M = 256: 108 tiles of 128 x 192 in one wave beat 80 of 128 x 256 (a
+        // wave part full, each tile a third more work) and 160 of 128 x 128 in two
+        {256, 10240, 8192, 1, 1, "wg128x192x64_s4_pt", 1},
         // decode, A row-major: the swapped 16 x 128 tile, K split only until 64 blocks stream B
         // (N = 8192: 64 tiles, none; N = 1000: 8 tiles, 8 splits)
         {16, 8192, 8192, 1, 1, "wg16x128x64_s8_p", 1},
