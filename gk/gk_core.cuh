@@ -548,6 +548,15 @@ GK_DEV void gk_cp_async_16(void *smem_dst, const void *gmem_src, int src_bytes)
                  "r"(src_bytes)
                  : "memory");
 }
+/* The 16-byte copy where p, none otherwise: predicated, not branched, so that the compiler can
+   schedule it among the instructions around it. */
+GK_DEV void gk_cp_async_16_if(void *smem_dst, const void *gmem_src, int p)
+{
+    asm volatile("{ .reg .pred p; setp.ne.b32 p, %2, 0;\n@p cp.async.cg.shared.global [%0], [%1], 16; }" ::"r"(
+                     gk_smem_addr(smem_dst)),
+                 "l"(gmem_src), "r"(p)
+                 : "memory");
+}
 /* cp.async.ca, 4 bytes (the smallest copy; .cg takes only 16): the same zero fill below 4. */
 GK_DEV void gk_cp_async_4(void *smem_dst, const void *gmem_src, int src_bytes)
 {

@@ -551,6 +551,20 @@ GK_DEV void gk_gemm_ld_chunk(char *dst, const char *src, int vals, int vec)
     else *(uint4 *)dst = gk_gemm_ld_values(src, vals);
 }
 
+/* k-tile kt's copies of this thread where every chunk lies inside the operand (l->whole, rows of
+   16-byte multiples, kt wholly inside K), predicated on p rather than branched: in the k-loop of
+   interior tiles they then schedule among the MMAs. */
+GK_DEV void gk_gemm_ld_tile_whole(const gk_gemm_ld *l, char *stage, int kt, int p, int bmn, int bk, int threads)
+{
+    const int n = bmn * bk / 8 / threads;
+    const char *g = l->g + kt * l->kstride;
+#pragma unroll
+    for (int i = 0; i < 8; i++) {
+        if (i >= n) break;
+        gk_cp_async_16_if(stage + l->s[i], g + i * l->cstride, p);
+    }
+}
+
 /* Copies k-tile kt of one operand into a stage: cp.async where rows are 16-byte aligned and a
    chunk lies wholly inside the matrix, element-wise loads otherwise. k_left: values of K left
    from the k-tile's start. A k-tile wholly inside K (every one but the last) takes the byte
@@ -747,6 +761,11 @@ GK_DEV void gk_gemm_mma_run(const gk_gemm_args *p, int dt, int ta, int tb, int b
             __syncthreads();
         }
     } else {
+        /* k-tiles wholly inside K of a tile wholly inside the operands: their copies predicated,
+           issued after the first k-step's MMAs, among which the compiler schedules them (a
+           branch between would leave both warps of a scheduler issuing copies, no MMA) */
+        const int interleave = dt != GK_E4M3; /* (e4m3's 64 x 64 tile would spill at 168 registers) */
+        const int kfull = (k_end - k_begin) / bk, whole = vec && la.whole && lb.whole;
         gk_gemm_frags(af[0], smem, oa, a_kmaj, 0, mi);
         gk_gemm_frags(bf[0], smem + a_bytes, ob, b_kmaj, 0, ni / 2);
         for (int kt = 0; kt < ktiles; kt++) {
@@ -754,8 +773,16 @@ GK_DEV void gk_gemm_mma_run(const gk_gemm_args *p, int dt, int ta, int tb, int b
 #pragma unroll
             for (int ks = 0; ks < ksteps; ks++) {
                 const int cur = ks & 1, nxt = cur ^ 1;
-                if (ks == 0) {
+                if (!interleave && ks == 0) { /* into the slot of tile kt - 1, which every warp has left */
                     if (kt + stages - 1 < ktiles) GK_GEMM_LOAD_STAGE(kt + stages - 1);
+                    gk_cp_async_commit();
+                }
+                if (interleave && ks == 1) {
+                    const int kl = kt + stages - 1, pw = whole && kl < kfull;
+                    char *st = smem + (kl % stages) * stage_bytes;
+                    gk_gemm_ld_tile_whole(&la, st, kl, pw, bm, bk, threads);
+                    gk_gemm_ld_tile_whole(&lb, st + a_bytes, kl, pw, bn, bk, threads);
+                    if (!pw && kl < ktiles) GK_GEMM_LOAD_STAGE(kl);
                     gk_cp_async_commit();
                 }
                 if (ks == ksteps - 1) {
