@@ -680,8 +680,9 @@ typedef void (*gk_gemm_wg_kernel)(gk_gemm_args, CUtensorMap, CUtensorMap, CUtens
      tiles or more: 8192^3 NT 1438 us (alone 1454), 4096^3 182 (183); with one tile row half
      its blocks would idle (128 x 28672 x 4096: 96.0 us against 71.6).
    - 128 x 192 x 64, 4 stages, as the first: three quarters of its work a tile, for shapes whose
-     128 x 256 tiles leave a wave part full (Llama-3-70B qkv, M = 256: 108 tiles instead of 80;
-     M = 512: 216 in two waves of three quarters). */
+     128 x 256 tiles leave a wave part full: Llama-3-70B qkv, M = 256, 108 tiles in one wave
+     instead of 80, 70.8 us against 84.4 (cuBLAS 63.2); Llama-3-8B qkv, M = 512, 128 tiles
+     instead of 96, 38.8 against 45.5 (cuBLAS 38.0). 840 TFLOP/s at 8192^3. */
 #ifndef GK_GEMM_WG_CONFIGS
 #define GK_GEMM_WG_CONFIGS(X)               \
     X(wg128x256x64_s4_pt, 128, 256, 4, 3, 858)  \
@@ -692,12 +693,14 @@ typedef void (*gk_gemm_wg_kernel)(gk_gemm_args, CUtensorMap, CUtensorMap, CUtens
     X(wg128x64x64_s8, 128, 64, 8, 0, 426)       \
     X(wg128x128x64_s6_ppt, 128, 128, 6, 4, 779) \
     X(wg128x256x64_s4_ptc, 128, 256, 4, 5, 858) \
-    X(wg128x192x64_s4_pt, 128, 192, 4, 3, 820)
+    X(wg128x192x64_s4_pt, 128, 192, 4, 3, 840)
 #endif
 /* GK_GEMM_TUNED begin: written by gk_bench/sweep/gemm_tuned_table.py from gemm_suite_sweep (H200, 2026-12-02);
    X(M, N, K, trans_a, trans_b, tile or model, splits), then the speed against cuBLAS of the
    time model's pick -> of this entry's. Five entries of small problems (random 7, 22, 25, 27,
-   odd 3) from its run with splits down to 128 of K (SWEEP_SPLIT_K=128, 2026-12-03). */
+   odd 3) from its run with splits down to 128 of K (SWEEP_SPLIT_K=128, 2026-12-03); three
+   (512 x 28672 x 4096, 256 x 57344 x 8192, 8266 x 10296 x 144) from its run of the 128 x 192
+   tile (SWEEP_CONFIGS=12, 2026-12-03), where the model takes that tile and it was slower. */
 #ifndef GK_GEMM_TUNED
 #define GK_GEMM_TUNED(X) \
     X(1, 6144, 4096, 0, 1, model, 0) /* llama3-8b qkv NT: 0.922x -> 0.922x cuBLAS */ \
@@ -725,7 +728,7 @@ typedef void (*gk_gemm_wg_kernel)(gk_gemm_args, CUtensorMap, CUtensorMap, CUtens
     X(64, 28672, 4096, 0, 1, wg128x256x64_s4_pt, 1) /* llama3-8b gate/up NT: 0.939x -> 0.996x cuBLAS */ \
     X(128, 28672, 4096, 0, 1, model, 0) /* llama3-8b gate/up NT: 1.050x -> 1.050x cuBLAS */ \
     X(256, 28672, 4096, 0, 1, model, 0) /* llama3-8b gate/up NT: 0.988x -> 0.988x cuBLAS */ \
-    X(512, 28672, 4096, 0, 1, model, 0) /* llama3-8b gate/up NT: 0.921x -> 0.921x cuBLAS */ \
+    X(512, 28672, 4096, 0, 1, wg128x128x64_s6_ppt, 1) /* llama3-8b gate/up NT: the model's 128 x 192 tile 166.5 us, this 162.0 (2026-12-03) */ \
     X(1024, 28672, 4096, 0, 1, model, 0) /* llama3-8b gate/up NT: 0.993x -> 0.993x cuBLAS */ \
     X(2048, 28672, 4096, 0, 1, model, 0) /* llama3-8b gate/up NT: 0.977x -> 0.977x cuBLAS */ \
     X(4096, 28672, 4096, 0, 1, model, 0) /* llama3-8b gate/up NT: 0.981x -> 0.981x cuBLAS */ \
@@ -764,7 +767,7 @@ typedef void (*gk_gemm_wg_kernel)(gk_gemm_args, CUtensorMap, CUtensorMap, CUtens
     X(16, 57344, 8192, 0, 1, model, 0) /* llama3-70b gate/up NT: 1.028x -> 1.028x cuBLAS */ \
     X(64, 57344, 8192, 0, 1, model, 0) /* llama3-70b gate/up NT: 0.973x -> 0.973x cuBLAS */ \
     X(128, 57344, 8192, 0, 1, model, 0) /* llama3-70b gate/up NT: 1.044x -> 1.044x cuBLAS */ \
-    X(256, 57344, 8192, 0, 1, model, 0) /* llama3-70b gate/up NT: 0.911x -> 0.911x cuBLAS */ \
+    X(256, 57344, 8192, 0, 1, wg128x128x64_s6_ppt, 1) /* llama3-70b gate/up NT: the model's 128 x 192 tile 328.8 us, this 323.4 (2026-12-03) */ \
     X(512, 57344, 8192, 0, 1, model, 0) /* llama3-70b gate/up NT: 0.998x -> 0.998x cuBLAS */ \
     X(1024, 57344, 8192, 0, 1, model, 0) /* llama3-70b gate/up NT: 0.997x -> 0.997x cuBLAS */ \
     X(2048, 57344, 8192, 0, 1, model, 0) /* llama3-70b gate/up NT: 0.982x -> 0.982x cuBLAS */ \
@@ -821,7 +824,7 @@ typedef void (*gk_gemm_wg_kernel)(gk_gemm_args, CUtensorMap, CUtensorMap, CUtens
     X(195, 64, 688, 0, 1, wg16x128x64_s8_p, 1) /* random 18 NT: 0.607x -> 0.775x cuBLAS */ \
     X(168, 8, 15832, 0, 1, model, 0) /* random 19 NT: 0.808x -> 0.808x cuBLAS */ \
     X(32, 64, 48, 0, 1, wg128x128x64_s6_pt, 1) /* random 20 NT: 0.756x -> 1.031x cuBLAS */ \
-    X(8266, 10296, 144, 0, 1, model, 0) /* random 21 NT: 1.010x -> 1.010x cuBLAS */ \
+    X(8266, 10296, 144, 0, 1, wg128x256x64_s4_pt, 1) /* random 21 NT: the model's 128 x 192 tile 95.3 us, this 90.0 (2026-12-03) */ \
     X(49, 8, 5944, 0, 1, wg16x128x64_s8_p, 16) /* random 22 NT: 0.817x -> 0.985x cuBLAS */ \
     X(5, 200, 32, 0, 1, wg128x128x64_s6_pt, 1) /* random 23 NT: 0.751x -> 0.860x cuBLAS */ \
     X(24, 32, 8, 0, 1, wg128x128x64_s6_pt, 1) /* random 24 NT: 0.740x -> 0.931x cuBLAS */ \
