@@ -576,11 +576,7 @@ GK_DEV void gk_gemm_ld_tile(const gk_gemm_ld *l, char *stage, int kt, int k_left
     const int n = bmn * bk / 8 / threads;
     const char *g = l->g + kt * l->kstride;
     if (vec && k_left >= bk && l->whole) {
-#pragma unroll
-        for (int i = 0; i < 8; i++) {
-            if (i >= n) break;
-            gk_cp_async_16(stage + l->s[i], g + i * l->cstride, 16);
-        }
+        gk_gemm_ld_tile_whole(l, stage, kt, 1, bmn, bk, threads);
         return;
     }
     if (vec && k_left >= bk) {
