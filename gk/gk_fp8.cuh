@@ -515,12 +515,7 @@ static cudaError_t gk_fp8_run_checked(const char *fn, int config, int splits, vo
         ((gk_gemm_kernel)kern)<<<grid, cfg->threads, cfg->smem_bytes, stream>>>(p);
     }
     GK_TRY(gk_check_launch(fn));
-    if (splits > 1) {
-        int blocks;
-        GK_TRY(gk_grid_size((int64_t)m * n, 256, 4, &blocks));
-        gk_gemm_splitk_reduce<<<blocks, 256, 0, stream>>>(p, splits);
-        GK_TRY(gk_check_launch(fn));
-    }
+    if (splits > 1) GK_TRY(gk_gemm_reduce_launch(fn, p, splits, stream));
     return cudaSuccess;
 }
 

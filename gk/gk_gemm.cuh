@@ -954,15 +954,18 @@ typedef void (*gk_gemm_kernel)(gk_gemm_args);
         kname(const __grid_constant__ gk_gemm_args p)                                                            \
     {                                                                                                            \
         float acc[(WM) / 16 * ((WN) / 8) * 4];                                                                   \
+        gk_grid_launch_dependents(); /* the split-K sum's blocks start and wait (gk_gemm_reduce_launch) */       \
         /* (a direct tile's dead branch still compiles: no stage count of 0 in it) */                         \
         if ((STAGES) == 0) gk_gemm_direct_run(&p, dt, TA, TB, BN, BK, acc);                                      \
         else gk_gemm_mma_run(&p, dt, TA, TB, BM, BN, BK, WM, WN, (STAGES) ? (STAGES) : 2, DBUF, VEC, acc);       \
     }
 
 /* Split-K: sums the splits' partials in split order and applies the epilogue (gk_quant.cuh's
-   split kernels end with it too). */
+   split kernels end with it too). Launched dependent on the GEMM (gk_gemm_reduce_launch): its
+   blocks start while the GEMM's finish and wait here for its partials. */
 static __global__ void __launch_bounds__(256) gk_gemm_splitk_reduce(gk_gemm_args p, int splits)
 {
+    gk_grid_dependency_wait();
     const int64_t total = (int64_t)p.m * p.n;
     for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < total; i += (int64_t)gridDim.x * blockDim.x) {
         float s = 0.0f;
@@ -970,6 +973,19 @@ static __global__ void __launch_bounds__(256) gk_gemm_splitk_reduce(gk_gemm_args
         const int row = (int)(i / p.n), col = (int)(i % p.n);
         gk_store1_f32(p.d, (int64_t)row * p.ldd + col, p.d_dtype, gk_gemm_epilogue(&p, s, row, col));
     }
+}
+
+/* The split-K sum (or the k = 0 epilogue, splits 0) over p's M x N, launched dependent on the
+   grid before it (the GEMM's kernels let it start from their first instruction): on the H200 the
+   sum's launch no longer follows the GEMM's last block (x[64, 4096] w[4096, 4096]^T on 64 x 128
+   tiles in 2 splits: see gk_bench/RESULTS.md). */
+static cudaError_t gk_gemm_reduce_launch(const char *fn, gk_gemm_args p, int splits, cudaStream_t stream)
+{
+    int blocks;
+    GK_TRY(gk_grid_size((int64_t)p.m * p.n, 256, 4, &blocks));
+    void *args[2] = {&p, &splits};
+    return gk_launch_dependent(fn, (const void *)gk_gemm_splitk_reduce, dim3((unsigned)blocks), dim3(256), 0, args,
+                               stream);
 }
 
 #if GK_GEMM_SM90
@@ -1504,12 +1520,9 @@ static gk_gemm_pack_job gk_gemm_pack_job_of(char **ws, const void **x, int64_t *
 /* The k = 0 product: D = act(beta C + bias), through the split-K sum over no splits. */
 static cudaError_t gk_gemm_no_k(const char *fn, gk_gemm_args p, cudaStream_t stream)
 {
-    int blocks;
-    GK_TRY(gk_grid_size((int64_t)p.m * p.n, 256, 4, &blocks));
     p.alpha = 0.0f;
     p.partial = NULL;
-    gk_gemm_splitk_reduce<<<blocks, 256, 0, stream>>>(p, 0);
-    return gk_check_launch(fn);
+    return gk_gemm_reduce_launch(fn, p, 0, stream);
 }
 
 static cudaError_t gk_gemm_run_checked(const char *fn, int config, int splits, int in_dtype, void *d, int d_dtype,
@@ -1640,12 +1653,7 @@ static cudaError_t gk_gemm_run_checked(const char *fn, int config, int splits, i
         ((gk_gemm_kernel)kern)<<<grid, cfg->threads, cfg->smem_bytes, stream>>>(p);
         GK_TRY(gk_check_launch(fn));
     }
-    if (p.partial) {
-        int blocks;
-        GK_TRY(gk_grid_size((int64_t)m * n, 256, 4, &blocks));
-        gk_gemm_splitk_reduce<<<blocks, 256, 0, stream>>>(p, splits);
-        GK_TRY(gk_check_launch(fn));
-    }
+    if (p.partial) GK_TRY(gk_gemm_reduce_launch(fn, p, splits, stream));
     return cudaSuccess;
 }
 

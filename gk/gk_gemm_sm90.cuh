@@ -441,6 +441,7 @@ GK_DEV void gk_gemm_wg_run(const gk_gemm_args *p, const CUtensorMap *tma, const 
                            int bn, int stages, int persistent, int blocks, float *acc, float *tmp)
 {
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+    gk_grid_launch_dependents(); /* the split-K sum's blocks start and wait (gk_gemm_reduce_launch) */
     extern __shared__ uint4 gk_gemm_smem[];
     char *smem = gk_smem_align_1024(gk_gemm_smem);
     /* the MMAs' tile: mm rows (operand A's), mn columns; a swapped tile (bm 16 or 64) puts B's
