@@ -159,7 +159,9 @@ typedef struct gk_gemm_config {
    (PERSIST 3), not BM 256 (its consumers' two m64 slices leave no registers for the sum: it
    spilled). Not the swapped decode tiles (PERSIST 1): the code alone made them 4-10% slower
    unsplit on the H200, and their partials are small for a second launch. */
+#ifndef GK_GEMM_SPLITS_IN_KERNEL
 #define GK_GEMM_SPLITS_IN_KERNEL(persistent, bm) ((persistent) == 3 && (bm) != 256)
+#endif
 
 /* ---------------------------------------------------------------- public API */
 
@@ -960,6 +962,24 @@ typedef void (*gk_gemm_kernel)(gk_gemm_args);
         else gk_gemm_mma_run(&p, dt, TA, TB, BM, BN, BK, WM, WN, (STAGES) ? (STAGES) : 2, DBUF, VEC, acc);       \
     }
 
+/* Outputs a thread of the split-K sum: 4 where rows hold whole quads (one division and a 16-byte
+   load a split for four), else 1. */
+GK_HD int gk_gemm_reduce_width(int64_t n) { return n % 4 == 0 ? 4 : 1; }
+
+GK_DEV void gk_gemm_add4(float4 *s, float4 v)
+{
+    s->x += v.x;
+    s->y += v.y;
+    s->z += v.z;
+    s->w += v.w;
+}
+
+/* D(row, col) of the splits' sum s, through the epilogue. */
+GK_DEV void gk_gemm_reduce_out(const gk_gemm_args *p, float s, int row, int col)
+{
+    gk_store1_f32(p->d, (int64_t)row * p->ldd + col, p->d_dtype, gk_gemm_epilogue(p, s, row, col));
+}
+
 /* Split-K: sums the splits' partials in split order and applies the epilogue (gk_quant.cuh's
    split kernels end with it too). Launched dependent on the GEMM (gk_gemm_reduce_launch): its
    blocks start while the GEMM's finish and wait here for its partials. */
@@ -967,11 +987,44 @@ static __global__ void __launch_bounds__(256) gk_gemm_splitk_reduce(gk_gemm_args
 {
     gk_grid_dependency_wait();
     const int64_t total = (int64_t)p.m * p.n;
-    for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < total; i += (int64_t)gridDim.x * blockDim.x) {
-        float s = 0.0f;
-        for (int z = 0; z < splits; z++) s += p.partial[z * total + i];
+    const int w = gk_gemm_reduce_width(p.n);
+    for (int64_t q = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; q < total / w; q += (int64_t)gridDim.x * blockDim.x) {
+        const int64_t i = q * w;
         const int row = (int)(i / p.n), col = (int)(i % p.n);
-        gk_store1_f32(p.d, (int64_t)row * p.ldd + col, p.d_dtype, gk_gemm_epilogue(&p, s, row, col));
+        /* in split order; four splits' loads in flight at once (a many-split sum of a small
+           D waits on them, not on bandwidth) */
+        float4 s = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+        int z = 0;
+        if (w == 4) {
+            const float4 *src = (const float4 *)(p.partial + i);
+            const int64_t step = total / 4;
+            for (; z + 4 <= splits; z += 4) {
+                const float4 v0 = __ldcg(src + z * step), v1 = __ldcg(src + (z + 1) * step),
+                             v2 = __ldcg(src + (z + 2) * step), v3 = __ldcg(src + (z + 3) * step);
+                gk_gemm_add4(&s, v0);
+                gk_gemm_add4(&s, v1);
+                gk_gemm_add4(&s, v2);
+                gk_gemm_add4(&s, v3);
+            }
+            for (; z < splits; z++) gk_gemm_add4(&s, __ldcg(src + z * step));
+        } else {
+            const float *src = p.partial + i;
+            for (; z + 4 <= splits; z += 4) {
+                const float v0 = __ldcg(src + z * total), v1 = __ldcg(src + (z + 1) * total),
+                            v2 = __ldcg(src + (z + 2) * total), v3 = __ldcg(src + (z + 3) * total);
+                s.x += v0;
+                s.x += v1;
+                s.x += v2;
+                s.x += v3;
+            }
+            for (; z < splits; z++) s.x += __ldcg(src + z * total);
+        }
+        gk_gemm_reduce_out(&p, s.x, row, col);
+        if (w == 4) {
+            gk_gemm_reduce_out(&p, s.y, row, col + 1);
+            gk_gemm_reduce_out(&p, s.z, row, col + 2);
+            gk_gemm_reduce_out(&p, s.w, row, col + 3);
+        }
     }
 }
 
@@ -982,7 +1035,7 @@ static __global__ void __launch_bounds__(256) gk_gemm_splitk_reduce(gk_gemm_args
 static cudaError_t gk_gemm_reduce_launch(const char *fn, gk_gemm_args p, int splits, cudaStream_t stream)
 {
     int blocks;
-    GK_TRY(gk_grid_size((int64_t)p.m * p.n, 256, 4, &blocks));
+    GK_TRY(gk_grid_size((int64_t)p.m * p.n / gk_gemm_reduce_width(p.n), 256, 4, &blocks));
     void *args[2] = {&p, &splits};
     return gk_launch_dependent(fn, (const void *)gk_gemm_splitk_reduce, dim3((unsigned)blocks), dim3(256), 0, args,
                                stream);

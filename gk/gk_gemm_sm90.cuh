@@ -701,7 +701,10 @@ typedef void (*gk_gemm_wg_kernel)(gk_gemm_args, CUtensorMap, CUtensorMap, CUtens
    time model's pick -> of this entry's. Five entries of small problems (random 7, 22, 25, 27,
    odd 3) from its run with splits down to 128 of K (SWEEP_SPLIT_K=128, 2026-12-03); three
    (512 x 28672 x 4096, 256 x 57344 x 8192, 8266 x 10296 x 144) from its run of the 128 x 192
-   tile (SWEEP_CONFIGS=12, 2026-12-03), where the model takes that tile and it was slower. */
+   tile (SWEEP_CONFIGS=12, 2026-12-03), where the model takes that tile and it was slower. Five
+   (64 x 4096 x 4096, 64 x 8192 x 28672, 1024^3 NN, random 28 and 31) from its run over the
+   decode-sized and small rows after the split-K sum became a dependent launch (2026-12-03),
+   the old pick's speed -> this entry's. */
 #ifndef GK_GEMM_TUNED
 #define GK_GEMM_TUNED(X) \
     X(1, 6144, 4096, 0, 1, model, 0) /* llama3-8b qkv NT: 0.922x -> 0.922x cuBLAS */ \
@@ -716,7 +719,7 @@ typedef void (*gk_gemm_wg_kernel)(gk_gemm_args, CUtensorMap, CUtensorMap, CUtens
     X(8192, 6144, 4096, 0, 1, model, 0) /* llama3-8b qkv NT: 0.970x -> 0.970x cuBLAS */ \
     X(1, 4096, 4096, 0, 1, model, 0) /* llama3-8b o NT: 0.897x -> 0.897x cuBLAS */ \
     X(16, 4096, 4096, 0, 1, model, 0) /* llama3-8b o NT: 0.907x -> 0.907x cuBLAS */ \
-    X(64, 4096, 4096, 0, 1, model, 0) /* llama3-8b o NT: 0.771x -> 0.771x cuBLAS */ \
+    X(64, 4096, 4096, 0, 1, wg128x64x64_s8, 2) /* llama3-8b o NT: 0.794x -> 0.838x cuBLAS */ \
     X(128, 4096, 4096, 0, 1, model, 0) /* llama3-8b o NT: 0.768x -> 0.768x cuBLAS */ \
     X(256, 4096, 4096, 0, 1, model, 0) /* llama3-8b o NT: 0.960x -> 0.960x cuBLAS */ \
     X(512, 4096, 4096, 0, 1, model, 0) /* llama3-8b o NT: 0.894x -> 0.894x cuBLAS */ \
@@ -776,7 +779,7 @@ typedef void (*gk_gemm_wg_kernel)(gk_gemm_args, CUtensorMap, CUtensorMap, CUtens
     X(8192, 57344, 8192, 0, 1, model, 0) /* llama3-70b gate/up NT: 0.984x -> 0.984x cuBLAS */ \
     X(1, 8192, 28672, 0, 1, model, 0) /* llama3-70b down NT: 0.978x -> 0.978x cuBLAS */ \
     X(16, 8192, 28672, 0, 1, model, 0) /* llama3-70b down NT: 1.006x -> 1.006x cuBLAS */ \
-    X(64, 8192, 28672, 0, 1, model, 0) /* llama3-70b down NT: 1.023x -> 1.023x cuBLAS */ \
+    X(64, 8192, 28672, 0, 1, wg128x64x64_s8, 1) /* llama3-70b down NT: 0.994x -> 1.054x cuBLAS */ \
     X(128, 8192, 28672, 0, 1, model, 0) /* llama3-70b down NT: 0.963x -> 0.963x cuBLAS */ \
     X(256, 8192, 28672, 0, 1, wg128x256x64_s4_pt, 2) /* llama3-70b down NT: 0.921x -> 0.995x cuBLAS */ \
     X(512, 8192, 28672, 0, 1, model, 0) /* llama3-70b down NT: 1.002x -> 1.002x cuBLAS */ \
@@ -784,7 +787,7 @@ typedef void (*gk_gemm_wg_kernel)(gk_gemm_args, CUtensorMap, CUtensorMap, CUtens
     X(2048, 8192, 28672, 0, 1, model, 0) /* llama3-70b down NT: 1.007x -> 1.007x cuBLAS */ \
     X(4096, 8192, 28672, 0, 1, wg128x256x64_s4_pt, 1) /* llama3-70b down NT: 0.944x -> 0.995x cuBLAS */ \
     X(8192, 8192, 28672, 0, 1, wg128x256x64_s4_pt, 1) /* llama3-70b down NT: 0.971x -> 1.099x cuBLAS */ \
-    X(1024, 1024, 1024, 0, 0, wg128x128x64_s6_ppt, 1) /* square nn NN: 0.725x -> 0.775x cuBLAS */ \
+    X(1024, 1024, 1024, 0, 0, wg64x128x64_s7_p, 1) /* square nn NN: 0.741x -> 0.836x cuBLAS */ \
     X(1024, 1024, 1024, 0, 1, model, 0) /* square nt NT: 0.679x -> 0.679x cuBLAS */ \
     X(1024, 1024, 1024, 1, 0, model, 0) /* square tn TN: 0.686x -> 0.686x cuBLAS */ \
     X(1024, 1024, 1024, 1, 1, model, 0) /* square tt TT: 0.745x -> 0.745x cuBLAS */ \
@@ -832,10 +835,10 @@ typedef void (*gk_gemm_wg_kernel)(gk_gemm_args, CUtensorMap, CUtensorMap, CUtens
     X(1, 184, 2264, 0, 1, wg16x128x64_s8_p, 16) /* random 25 NT: 0.897x -> 0.988x cuBLAS */ \
     X(533, 8, 840, 0, 1, wg16x128x64_s8_p, 1) /* random 26 NT: 0.583x -> 0.784x cuBLAS */ \
     X(2, 56, 3088, 0, 1, wg16x128x64_s8_p, 16) /* random 27 NT: 0.964x -> 1.042x cuBLAS */ \
-    X(7613, 88, 3696, 0, 1, wg128x128x64_s6_pt, 1) /* random 28 NT: 0.795x -> 0.839x cuBLAS */ \
+    X(7613, 88, 3696, 0, 1, wg64x128x64_s7_p, 1) /* random 28 NT: 0.808x -> 0.861x cuBLAS */ \
     X(126, 160, 288, 0, 1, wg16x128x64_s8_p, 1) /* random 29 NT: 0.681x -> 0.898x cuBLAS */ \
     X(15055, 1360, 96, 0, 1, model, 0) /* random 30 NT: 0.884x -> 0.884x cuBLAS */ \
-    X(1161, 512, 32, 0, 1, wg128x128x64_s6_pt, 1) /* random 31 NT: 0.672x -> 0.820x cuBLAS */ \
+    X(1161, 512, 32, 0, 1, wg64x128x64_s7_p, 1) /* random 31 NT: 0.802x -> 0.859x cuBLAS */ \
     X(2018, 2848, 368, 0, 1, model, 0) /* random 32 NT: 0.910x -> 0.910x cuBLAS */ \
     X(9398, 8, 128, 0, 1, wg128x128x64_s6_pt, 1) /* random 33 NT: 0.705x -> 0.995x cuBLAS */ \
     X(472, 24, 8, 0, 1, wg128x128x64_s6_pt, 1) /* random 34 NT: 0.623x -> 0.826x cuBLAS */ \
