@@ -461,6 +461,29 @@ TEST(GemmGpu, EveryConfigSplits1And3)
                 }
 }
 
+// The split-K sum's two paths with enough splits for its unrolled loads (4 a pass) and a rest:
+// D of 2^17 outputs or more with N % 4 == 0 (4 outputs a thread: 300 x 512) and N off a multiple
+// of 4 (one a thread: 300 x 510), 5 and 9 splits on the small mma.sync tile (summed by a second
+// launch), every epilogue variant and layout.
+TEST(GemmGpu, SplitSumManySplits)
+{
+    GK_REQUIRE_GPU();
+    int v = 0;
+    for (int64_t n : {512, 510})
+        for (int splits : {5, 9})
+            for (int layout = 0; layout < 4; layout++) {
+                MmaRun p = mma_run(GK_BF16, kDDtypes[v % 3], 300, n, 64 * 9, layout);
+                p.config = 1;
+                p.splits = splits;
+                gk_test_set_epilogue(&p, v);
+                v++;
+                p.ws_splits = splits;
+                p.ws_expect = 1;
+                run_mma(p);
+                if (HasFailure()) return;
+            }
+}
+
 // The persistent unswapped configurations, where a block walks several tiles (ping-pong: its two
 // consumers take turns) on more tiles than two rounds of the SMs and a partial last tile column:
 // K of 2 k-tiles (fewer than the stages) and of 16, whole and in 3 splits (items of unequal
