@@ -42,7 +42,9 @@
          workspace and counts itself in the tile's counter; the block that counts last adds the
          tile's partials in split order and stores it (no second launch, no wait; a
          cudaMemsetAsync clears the counters first). Elsewhere, or with a workspace short of
-         tiles x splits x BM x BN x 4 bytes, a second launch sums splits x M x N fp32 partials.
+         tiles x splits x BM x BN x 4 bytes, a second launch sums splits x M x N fp32 partials
+         (on compute capability 9.0 launched dependent on the GEMM: its blocks start while the
+         GEMM's finish and wait for its partials).
          (Stream-K was measured and not kept: gk_bench/RESULTS.md.)
      gk_gemm_config_info(config)             a configuration's tile, warps, stages, threads, bytes
      gk_gemm_ledger(m, n, k, in_dtype, d_dtype, has_c, has_bias)   (gk_core.cuh) FLOPs = 2 M N K;
@@ -157,8 +159,9 @@ typedef struct gk_gemm_config {
 #define GK_GEMM_CLUSTER(persistent) ((persistent) == 5 ? 2 : 1)
 /* The wgmma tiles whose K splits are summed in the kernel: the cooperative TMA-store tiles
    (PERSIST 3), not BM 256 (its consumers' two m64 slices leave no registers for the sum: it
-   spilled). Not the swapped decode tiles (PERSIST 1): the code alone made them 4-10% slower
-   unsplit on the H200, and their partials are small for a second launch. */
+   spilled). Not the swapped decode tiles (PERSIST 1) nor 128 x 64 (PERSIST 0): the code alone
+   made them 4-10% slower unsplit on the H200, and split they were no faster than the sum's
+   dependent second launch (gk_bench/RESULTS.md). A build may define it (tuning sweeps). */
 #ifndef GK_GEMM_SPLITS_IN_KERNEL
 #define GK_GEMM_SPLITS_IN_KERNEL(persistent, bm) ((persistent) == 3 && (bm) != 256)
 #endif
@@ -1031,9 +1034,9 @@ static __global__ void __launch_bounds__(256) gk_gemm_splitk_reduce(gk_gemm_args
 }
 
 /* The split-K sum (or the k = 0 epilogue, splits 0) over p's M x N, launched dependent on the
-   grid before it (the GEMM's kernels let it start from their first instruction): on the H200 the
-   sum's launch no longer follows the GEMM's last block (x[64, 4096] w[4096, 4096]^T on 64 x 128
-   tiles in 2 splits: see gk_bench/RESULTS.md). */
+   grid before it (the GEMM's kernels let it start from their first instruction), so that its
+   launch is not paid after the GEMM's last block: H200, x[16, 4096] w[4096, 4096]^T in 2 splits
+   19.9 -> 18.5 us (cuBLAS 17.8). */
 static cudaError_t gk_gemm_reduce_launch(const char *fn, gk_gemm_args p, int splits, cudaStream_t stream)
 {
     int blocks;
