@@ -15,49 +15,13 @@
 #include "gk_bench/sweep/sweep_util.h"
 #include "gk_bench/sweep/sweep_cublas.h"
 
-static __global__ void pair_read(const uint4 *p, size_t n, unsigned *sink)
-{
-    unsigned x = 0;
-    for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n; i += (size_t)gridDim.x * blockDim.x)
-        x ^= p[i].x ^ p[i].w;
-    if (x == 0x12345678u) *sink = x;
-}
-
-template <class F> static double pair_median_us(F f, bool dirty, char *flush, unsigned *sink)
-{
-    cudaEvent_t a, b;
-    cudaEventCreate(&a);
-    cudaEventCreate(&b);
-    for (int i = 0; i < 3; i++) CK(f());
-    std::vector<double> t;
-    for (int i = 0; i < 21; i++) {
-        if (dirty)
-            CK(cudaMemsetAsync(flush, i, 128 << 20));
-        else
-            pair_read<<<1056, 256>>>((const uint4 *)flush, (128 << 20) / 16, sink);
-        cudaEventRecord(a);
-        CK(f());
-        cudaEventRecord(b);
-        cudaEventSynchronize(b);
-        float ms;
-        cudaEventElapsedTime(&ms, a, b);
-        t.push_back(ms * 1e3);
-    }
-    cudaEventDestroy(a);
-    cudaEventDestroy(b);
-    return sweep_median(t);
-}
-
 int main(int argc, char **argv)
 {
     const size_t bytes = (size_t)1 << 30, ws_bytes = (size_t)1 << 30;
     SweepGemmBuffers buf = sweep_gemm_buffers(bytes);
     char *ws, *flush;
-    unsigned *sink;
     CK(cudaMalloc(&ws, ws_bytes));
     CK(cudaMalloc(&flush, 128 << 20));
-    CK(cudaMalloc(&sink, 4));
-    CK(cudaMemset(flush, 1, 128 << 20));
     const bool once = getenv("PAIR_ONCE") != NULL;
     for (int i = 1; i + 4 < argc;) {
         const int64_t m = atoll(argv[i]), n = atoll(argv[i + 1]), k = atoll(argv[i + 2]);
@@ -92,8 +56,8 @@ int main(int argc, char **argv)
                    config >= 0 ? splits : pl.splits);
             continue;
         }
-        const double cd = pair_median_us(cb, true, flush, sink), gd = pair_median_us(gk, true, flush, sink);
-        const double cc = pair_median_us(cb, false, flush, sink), gc = pair_median_us(gk, false, flush, sink);
+        const double cd = median_s(cb) * 1e6, gd = median_s(gk) * 1e6;
+        const double cc = median_s(cb, true) * 1e6, gc = median_s(gk, true) * 1e6;
         printf("%s %lldx%lldx%lld gk cfg %d %s splits %d: dirty flush cuBLAS %.1f gk %.1f us (%.3fx); clean flush "
                "cuBLAS %.1f gk %.1f us (%.3fx)\n",
                lay, (long long)m, (long long)n, (long long)k, shown, gk_gemm_config_info(shown).name,
