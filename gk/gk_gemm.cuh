@@ -157,6 +157,10 @@ typedef struct gk_gemm_config {
 #define GK_GEMM_PINGPONG(persistent) ((persistent) == 2 || (persistent) == 4)
 /* blocks a cluster: persistent 5 pairs vertically adjacent tiles, one B tile loaded for both */
 #define GK_GEMM_CLUSTER(persistent) ((persistent) == 5 ? 2 : 1)
+/* wgmma tiles of BM 16 or 64 and BN 128 are swapped (the MMAs compute D^T, B's rows in their M);
+   64 x 64 is not: its two consumers split its columns (m64n32 each), B K-major only */
+#define GK_GEMM_WG_SWAP(bm, bn) ((bm) < 128 && (bn) == 128)
+#define GK_GEMM_WG_NSPLIT(bm, bn) ((bm) == 64 && (bn) == 64)
 /* The wgmma tiles whose K splits are summed in the kernel: the cooperative TMA-store tiles
    (PERSIST 3), not BM 256 (its consumers' two m64 slices leave no registers for the sum: it
    spilled). Not the swapped decode tiles (PERSIST 1) nor 128 x 64 (PERSIST 0): the code alone
@@ -1287,10 +1291,19 @@ static int gk_gemm_row_align(const void *x, int64_t ld)
    there, or "model" (the time model's pick stood within 5%). Nearest: the least |dm| + |dn| +
    |dk| in log2 units (Mitchell's approximation: the double's exponent and mantissa read as one
    number, within 0.09 of log2), plus 1/4 for another layout; a shape farther than 1 from every
-   entry, or whose entry names a swapped tile while A is transposed, gets the time model's pick.
+   entry, or whose entry names a tile without kernels for the layout (gk_gemm_config_takes), gets
+   the time model's pick.
    Off the suite the table gains less than on it: left out of its own table, each suite shape
    took 0.985x the time model's time on average (geometric mean of the sweep's times; 0.947x on
    the suite itself). A trailing empty entry lets a build define GK_GEMM_TUNED(X) empty. */
+/* 1 where configuration cfg has kernels for the layout: a swapped tile needs A row-major, the
+   64 x 64 wgmma tile B K-major */
+static int gk_gemm_config_takes(const gk_gemm_config *cfg, int trans_a, int trans_b)
+{
+    if (cfg->swap) return !trans_a;
+    return !(cfg->wgmma && GK_GEMM_WG_NSPLIT(cfg->bm, cfg->bn)) || trans_b;
+}
+
 #ifdef GK_GEMM_TUNED
 typedef struct gk_gemm_tuned_entry {
     int64_t m, n, k;
@@ -1345,7 +1358,7 @@ static int gk_gemm_tuned_pick(int64_t m, int64_t n, int64_t k, int trans_a, int 
     }
     if (best < 0) return 0;
     const int c = gk_gemm_tuned_config(best);
-    if (c < 0 || (gk_gemm_config_table[c]->swap && trans_a)) return 0;
+    if (c < 0 || !gk_gemm_config_takes(gk_gemm_config_table[c], trans_a, trans_b)) return 0;
     /* K splits fill the GPU with blocks: the entry's blocks (its tiles x splits) spread over this
        problem's tiles (copying the count measured 0.76x the time model in a leave-one-out test of
        the suite, M = 256 taking M = 128's two splits; spreading it, 0.93x at worst) */
@@ -1477,7 +1490,8 @@ static void gk_gemm_plan_impl(int64_t m, int64_t n, int64_t k, int64_t rows_a, i
         pl->config = -1;
         for (int c = GK_GEMM_NMMA; c < GK_GEMM_NCONFIG; c++) {
             const gk_gemm_config *w = gk_gemm_config_table[c];
-            if (w->swap || GK_GEMM_CLUSTER(w->persistent) > 1) continue; /* a cluster tile: as its twin, below */
+            /* a cluster tile: as its twin, below; 64 x 64: where the measured table names it */
+            if (w->swap || GK_GEMM_CLUSTER(w->persistent) > 1 || GK_GEMM_WG_NSPLIT(w->bm, w->bn)) continue;
             const int64_t t = gk_gemm_tiles(w, m, n);
             if (GK_GEMM_PINGPONG(w->persistent) && t <= sms) continue; /* ping-pong overlaps only a block's second tile */
             const double cost = (double)gk_ceil_div(t, sms) * w->bm * w->bn / w->rate;
@@ -1635,9 +1649,9 @@ static cudaError_t gk_gemm_run_checked(const char *fn, int config, int splits, i
         return gk__fail(cudaErrorInvalidValue, fn,
                         "configuration %s needs a build with sm_90a code running on a compute capability 9.0 GPU",
                         gk_gemm_config_table[config]->name);
-    if (config >= 0 && gk_gemm_config_table[config]->swap && trans_a)
-        return gk__fail(cudaErrorInvalidValue, fn, "configuration %s needs A row-major (trans_a = 0)",
-                        gk_gemm_config_table[config]->name);
+    if (config >= 0 && !gk_gemm_config_takes(gk_gemm_config_table[config], trans_a, trans_b))
+        return gk__fail(cudaErrorInvalidValue, fn, "configuration %s needs %s", gk_gemm_config_table[config]->name,
+                        gk_gemm_config_table[config]->swap ? "A row-major (trans_a = 0)" : "B K-major (trans_b = 1)");
     gk_gemm_plan pl;
     gk_gemm_plan_impl(m, n, k, rows_a, cols_a, align_a, rows_b, cols_b, align_b, sms, wg_ready && !elementwise,
                       !trans_a, trans_b, 1, &pl);

@@ -249,14 +249,18 @@ static void run_mma(const MmaRun &p, std::vector<unsigned char> *d_bytes = nullp
     const float *bias = p.bias ? (const float *)dbias.ptr() : nullptr;
     void *ws = ws_bytes ? dws.ptr() : nullptr; // cudaMalloc'ed: 256-byte aligned
 
-    if (p.config >= 0 && gk_gemm_config_info(p.config).swap && p.ta) {
-        // a swapped tile reads A K-major only: refused before anything launches, D untouched
+    const gk_gemm_config pf = gk_gemm_config_info(p.config < 0 ? 0 : p.config);
+    const bool b_mn_refused = pf.wgmma && GK_GEMM_WG_NSPLIT(pf.bm, pf.bn) && !p.tb;
+    if (p.config >= 0 && ((pf.swap && p.ta) || b_mn_refused)) {
+        // a swapped tile reads A K-major only, the 64 x 64 wgmma tile B K-major only: refused
+        // before anything launches, D untouched
         HostTensor before(p.d_dt, dd.n);
         GK_CUDA_OK(dd.download(&before));
         EXPECT_EQ(gk_gemm_ex(p.config, p.splits, p.in_dt, dd.ptr(), p.d_dt, ldd, da.ptr(), lda, p.ta, db.ptr(), ldb,
                              p.tb, c, ldc, bias, m, n, k, p.alpha, p.beta, p.act, ws, ws_bytes, 0),
                   cudaErrorInvalidValue);
-        EXPECT_NE(std::string(gk_failure_reason()).find("trans_a = 0"), std::string::npos) << gk_failure_reason();
+        EXPECT_NE(std::string(gk_failure_reason()).find(b_mn_refused ? "trans_b = 1" : "trans_a = 0"), std::string::npos)
+            << gk_failure_reason();
         GK_CUDA_OK(cudaDeviceSynchronize());
         HostTensor after(p.d_dt, dd.n);
         GK_CUDA_OK(dd.download(&after));

@@ -482,18 +482,21 @@ TEST(GemmConfig, DerivedSizesAndRules)
             // k-tiles (one 128-byte swizzle row); 1 KB of alignment slack and two 8-byte
             // mbarriers a stage besides the stages; a persistent grid adds an epilogue buffer
             // (BM rows of BN + 8 floats); TMA needs 16-byte aligned rows
-            // (a swapped tile, BM 16 or 64 x BN 128: each consumer BM rows by 64 columns of D)
+            // (a swapped tile, BM 16 or 64 x BN 128: each consumer BM rows by 64 columns of D; the
+            // unswapped 64 x 64 tile, a block a tile: each consumer 64 rows by 32 columns)
             EXPECT_EQ(g.threads, 384);
-            EXPECT_EQ(g.swap, g.bm < 128 ? 1 : 0);
-            EXPECT_TRUE(g.bm == 128 || g.bm == 256 || ((g.bm == 16 || g.bm == 64) && g.bn == 128)) << g.bm;
+            EXPECT_EQ(g.swap, g.bm < 128 && g.bn == 128 ? 1 : 0);
+            EXPECT_TRUE(g.bm == 128 || g.bm == 256 || ((g.bm == 16 || g.bm == 64) && g.bn == 128) ||
+                        (g.bm == 64 && g.bn == 64 && g.persistent == 0))
+                << g.bm;
             EXPECT_TRUE(g.bn == 64 || g.bn == 128 || g.bn == 256 || (g.bn == 192 && g.bm == 128)) << g.bn;
             // ping-pong (persistent 2, or 4 with TMA stores): each consumer a whole tile of 128 x 64 or
             // 128 x 128, two more mbarriers (the consumers' turns); persistent 3 and 4 stage their
             // TMA stores in two 64 x 64 16-bit boxes a consumer (32 KB) instead of the buffer
             const int pp = g.persistent == 2 || g.persistent == 4, out = g.persistent >= 3;
             EXPECT_LE(g.bm * g.bn / (pp ? 128 : 256), 128);
-            EXPECT_EQ(g.wm, g.swap || pp ? g.bm : g.bm / 2);
-            EXPECT_EQ(g.wn, g.swap ? g.bn / 2 : g.bn);
+            EXPECT_EQ(g.wm, g.bm < 128 || pp ? g.bm : g.bm / 2);
+            EXPECT_EQ(g.wn, g.bm < 128 ? g.bn / 2 : g.bn);
             EXPECT_EQ(g.bk, 64);
             EXPECT_TRUE(g.persistent >= 0 && g.persistent <= 5) << g.persistent;
             if (pp) EXPECT_TRUE(g.bm == 128 && g.bn <= 128 && !g.swap);
@@ -853,8 +856,9 @@ TEST(GemmDispatch, MeasuredTable)
         measured++;
         ASSERT_GE(c, 0) << "the table names a configuration this build lacks";
         EXPECT_GE(e.splits, 1);
-        if (gk_gemm_config_info(c).swap && e.trans_a) {
-            EXPECT_EQ(got.config, model.config) << "a swapped tile never takes A transposed";
+        if ((gk_gemm_config_info(c).swap && e.trans_a) || (GK_GEMM_WG_NSPLIT(gk_gemm_config_info(c).bm,
+                                                                              gk_gemm_config_info(c).bn) && !e.trans_b)) {
+            EXPECT_EQ(got.config, model.config) << "a swapped tile never takes A transposed, 64 x 64 B MN-major";
             continue;
         }
         // splits of 128 of K at least; whole K on a tile with a twin in clusters takes the twin
