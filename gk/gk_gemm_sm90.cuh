@@ -721,8 +721,8 @@ typedef void (*gk_gemm_wg_kernel)(gk_gemm_args, CUtensorMap, CUtensorMap, CUtens
    tile (SWEEP_CONFIGS=12, 2026-12-03), where the model takes that tile and it was slower. Five
    (64 x 4096 x 4096, 64 x 8192 x 28672, 1024^3 NN, random 28 and 31) from its run over the
    decode-sized and small rows after the split-K sum became a dependent launch (2026-12-03),
-   the old pick's speed -> this entry's. Four (16 x 6144 x 4096, 128 x 4096 x 4096, random 9,
-   odd 6) from its run of the 64 x 64 tile (SWEEP_CONFIGS=8,9 and three stage counts of it,
+   the old pick's speed -> this entry's. Three (16 x 6144 x 4096, 128 x 4096 x 4096, odd 6)
+   from its run of the 64 x 64 tile (SWEEP_CONFIGS=8,9 and three stage counts of it,
    2026-12-03), the old pick's time -> this entry's. */
 #ifndef GK_GEMM_TUNED
 #define GK_GEMM_TUNED(X) \
@@ -835,7 +835,7 @@ typedef void (*gk_gemm_wg_kernel)(gk_gemm_args, CUtensorMap, CUtensorMap, CUtens
     X(5181, 304, 24, 0, 1, model, 0) /* random 6 NT: 0.734x -> 0.734x cuBLAS */ \
     X(6, 3816, 288, 0, 1, wg16x128x64_s8_p, 1) /* random 7 NT: 0.822x -> 0.904x cuBLAS */ \
     X(8976, 1824, 11240, 0, 1, model, 0) /* random 8 NT: 0.735x -> 0.735x cuBLAS */ \
-    X(244, 880, 384, 0, 1, wg64x64x64_s12, 1) /* random 9 NT: the swapped 16 x 128 tile 7.4 us, this 7.0 (2026-12-03) */ \
+    X(244, 880, 384, 0, 1, wg16x128x64_s8_p, 1) /* random 9 NT: 0.626x -> 0.787x cuBLAS; the 64 x 64 tile 7.0 us against 7.4 in a sweep, 7.5 against 6.6 in the bench (2026-12-03) */ \
     X(12, 10768, 24, 0, 1, model, 0) /* random 10 NT: 0.949x -> 0.949x cuBLAS */ \
     X(1959, 10552, 552, 0, 1, wg128x128x64_s6_ppt, 1) /* random 11 NT: 0.752x -> 0.838x cuBLAS */ \
     X(4, 3008, 648, 0, 1, model, 0) /* random 12 NT: 0.807x -> 0.807x cuBLAS */ \
