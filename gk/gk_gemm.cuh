@@ -158,9 +158,10 @@ typedef struct gk_gemm_config {
 /* blocks a cluster: persistent 5 pairs vertically adjacent tiles, one B tile loaded for both */
 #define GK_GEMM_CLUSTER(persistent) ((persistent) == 5 ? 2 : 1)
 /* wgmma tiles of BM 16 or 64 and BN 128 are swapped (the MMAs compute D^T, B's rows in their M);
-   64 x 64 is not: its two consumers split its columns (m64n32 each), B K-major only */
+   64 x 64 is not: its two consumers split its k-tiles (each the whole tile on every other one, the
+   two sums added in the epilogue), B K-major only */
 #define GK_GEMM_WG_SWAP(bm, bn) ((bm) < 128 && (bn) == 128)
-#define GK_GEMM_WG_NSPLIT(bm, bn) ((bm) == 64 && (bn) == 64)
+#define GK_GEMM_WG_KSPLIT(bm, bn) ((bm) == 64 && (bn) == 64)
 /* The wgmma tiles whose K splits are summed in the kernel: the cooperative TMA-store tiles
    (PERSIST 3), not BM 256 (its consumers' two m64 slices leave no registers for the sum: it
    spilled). Not the swapped decode tiles (PERSIST 1) nor 128 x 64 (PERSIST 0): the code alone
@@ -1297,11 +1298,11 @@ static int gk_gemm_row_align(const void *x, int64_t ld)
    took 0.985x the time model's time on average (geometric mean of the sweep's times; 0.947x on
    the suite itself). A trailing empty entry lets a build define GK_GEMM_TUNED(X) empty. */
 /* 1 where configuration cfg has kernels for the layout: a swapped tile needs A row-major, the
-   64 x 64 wgmma tile B K-major */
+   64 x 64 wgmma tile B K-major (built for F.linear's weights only, as the swapped tiles) */
 static int gk_gemm_config_takes(const gk_gemm_config *cfg, int trans_a, int trans_b)
 {
     if (cfg->swap) return !trans_a;
-    return !(cfg->wgmma && GK_GEMM_WG_NSPLIT(cfg->bm, cfg->bn)) || trans_b;
+    return !(cfg->wgmma && GK_GEMM_WG_KSPLIT(cfg->bm, cfg->bn)) || trans_b;
 }
 
 #ifdef GK_GEMM_TUNED
@@ -1491,7 +1492,7 @@ static void gk_gemm_plan_impl(int64_t m, int64_t n, int64_t k, int64_t rows_a, i
         for (int c = GK_GEMM_NMMA; c < GK_GEMM_NCONFIG; c++) {
             const gk_gemm_config *w = gk_gemm_config_table[c];
             /* a cluster tile: as its twin, below; 64 x 64: where the measured table names it */
-            if (w->swap || GK_GEMM_CLUSTER(w->persistent) > 1 || GK_GEMM_WG_NSPLIT(w->bm, w->bn)) continue;
+            if (w->swap || GK_GEMM_CLUSTER(w->persistent) > 1 || GK_GEMM_WG_KSPLIT(w->bm, w->bn)) continue;
             const int64_t t = gk_gemm_tiles(w, m, n);
             if (GK_GEMM_PINGPONG(w->persistent) && t <= sms) continue; /* ping-pong overlaps only a block's second tile */
             const double cost = (double)gk_ceil_div(t, sms) * w->bm * w->bn / w->rate;

@@ -11,7 +11,7 @@
      through shared memory with a "full" and an "empty" mbarrier each; the epilogue goes through
      shared memory into 16-byte stores (gk_gemm_wg_store). Swapped tiles (BM 16 or 64, BN 128)
      compute D^T so that decode-sized M fills the MMAs' N; a 64 x 64 tile gives each consumer
-     all its rows and half its columns; persistent tiles walk the tiles with one block per SM;
+     the whole tile on every other k-tile; persistent tiles walk the tiles with one block per SM;
      ping-pong tiles are persistent, and their two consumers take the block's tiles
      in turn, one storing while the other runs its MMAs; PERSIST 3 and 4 tiles hand D to TMA
      stores and go on; PERSIST 5 tiles do so in clusters of two blocks on vertically adjacent
@@ -24,7 +24,7 @@
      GK_DEFINE_GEMM_WGMMA(name, dt, BM, BN, STAGES, PERSIST, RATE) writes the kernels (per
      layout) and the config of a BM x BN x 64 tile (BM 128 or 256, BN 64, 128 or 256, not both
      256, or 128 x 192; or BM 16 or 64, BN 128: a swapped tile, for A row-major only; or 64 x 64,
-     PERSIST 0: its consumers split the columns, for B K-major only) with STAGES TMA stages.
+     PERSIST 0: its consumers split the k-tiles, for B K-major only) with STAGES TMA stages.
      PERSIST 0: a block a tile; 1: a persistent grid (a block per SM walks the tiles) with an
      epilogue buffer; 2: persistent ping-pong (BM 128, BN 64 or 128, a consumer holds a whole
      tile) with the buffer; 3 (BM 128 or 256) and 4 (ping-pong): persistent, D stored by TMA
@@ -218,15 +218,15 @@ GK_DEV void gk_gemm_wg_store(const gk_gemm_args *p, const float *acc, float *buf
                              int wr, int bm, int bn, int nb, int m0, int n0, int split)
 {
     /* a swapped tile (bm 16 or 64): this warpgroup's 64 columns of D (its MMA rows) by bm rows of
-       D, written transposed into [bm][68] (each write of a warp in 32 distinct banks). A 64 x 64
-       tile: its 32 columns in rows of 40. Otherwise nb columns (bn, or bn / 2 for a half-width
-       tile) in rows of the tile's bn + 8: a ping-pong consumer stores a half-width tile while the
-       other may store a whole one. */
-    const int swap = GK_GEMM_WG_SWAP(bm, bn), ns = GK_GEMM_WG_NSPLIT(bm, bn), pp = persistent == 2;
+       D, written transposed into [bm][68] (each write of a warp in 32 distinct banks). Otherwise
+       nb columns (bn, or bn / 2 for a half-width tile) in rows of the tile's bn + 8: a ping-pong
+       consumer stores a half-width tile while the other may store a whole one; a 64 x 64 tile's
+       consumers their sums of the whole tile, added before the stores. */
+    const int swap = GK_GEMM_WG_SWAP(bm, bn), ns = GK_GEMM_WG_KSPLIT(bm, bn), pp = persistent == 2;
     const int t = threadIdx.x & 127, lane = t & 31;
-    const int width = swap || ns ? bn / 2 : nb, ld = swap ? width + 4 : ns ? width + 8 : bn + 8;
+    const int width = swap ? bn / 2 : nb, ld = swap ? width + 4 : bn + 8;
     const int rows = swap || pp || ns ? bm : bm / 2, pass_rows = pp ? 64 : rows;
-    const int row0 = swap || pp || ns ? m0 : m0 + wr * rows, col0 = swap || ns ? n0 + wr * width : n0;
+    const int row0 = swap || pp || ns ? m0 : m0 + wr * rows, col0 = swap ? n0 + wr * width : n0;
     float *mine = buf + wr * pass_rows * ld;
     const int r = (t >> 5) * 16 + (lane >> 2);
     const int pass16 = pp && !p->partial && p->beta == 0.0f && p->d_dtype != GK_F32 && p->act <= GK_ACT_RELU &&
@@ -258,6 +258,22 @@ GK_DEV void gk_gemm_wg_store(const gk_gemm_args *p, const float *acc, float *buf
                     *(float2 *)(mine + (mr * 64 + r + 8) * ld + c) = make_float2(a[2], a[3]);
                 }
             }
+        }
+        if (ns) {
+            /* a 64 x 64 tile: the consumers' sums over their k-tiles, added in the first's
+               buffer, half the rows each (the same order whichever finishes first) */
+            gk_named_barrier(1, 256);
+            float4 *sum = (float4 *)(buf + wr * 32 * ld);
+            const float4 *theirs = (const float4 *)(buf + (64 + wr * 32) * ld);
+#pragma unroll
+            for (int i = 0; i < 4; i++) {
+                const int e = (i * 128 + t) / (bn / 4) * (ld / 4) + (i * 128 + t) % (bn / 4);
+                const float4 a = sum[e], b = theirs[e];
+                sum[e] = make_float4(a.x + b.x, a.y + b.y, a.z + b.z, a.w + b.w);
+            }
+            gk_named_barrier(2 + wr, 128);
+            gk_gemm_store_rows(p, buf + wr * 32 * ld, ld, 32, width, row0 + wr * 32, col0, scaled, split, t, 128);
+            continue;
         }
         gk_named_barrier(2 + wr, 128);
         gk_gemm_store_rows(p, mine, ld, pass_rows, width, row0 + pass * pass_rows, col0, scaled, split, threadIdx.x & 127,
@@ -354,7 +370,7 @@ GK_DEV void gk_gemm_wg_release(unsigned long long *empty, int cl)
 GK_DEV int gk_gemm_wg_consume(char *smem, unsigned long long *full, unsigned long long *empty, int stage_bytes,
                               int b_off, int dt, int ta, int tb, int wr, int bm, int nb, int stages, int ktiles,
                               int it, float *acc, int blocks, float *tmp, const gk_gemm_args *p, int row0, int n0,
-                              int kb0, unsigned long long *turn, int cl)
+                              int kb0, unsigned long long *turn, int cl, int kpar)
 {
     const int nacc = bm * nb / 256;
     /* a K-major tile steps 32 bytes per k16 (descriptor + 2), an MN-major one 16 rows (+ 128) */
@@ -373,7 +389,9 @@ GK_DEV int gk_gemm_wg_consume(char *smem, unsigned long long *full, unsigned lon
         for (int i = 0; i < nacc; i++) tmp[i] = 0.0f;
         gk_wgmma_fence_regs(tmp, nacc);
     }
+    int own = -1; /* the stage of this consumer's last k-tile, whose wgmmas may still run */
     for (int kt = 0; kt < ktiles; kt++, it++) {
+        if (kpar >= 0 && (kt & 1) != kpar) continue; /* the other consumer's k-tile */
         const int s = it % stages;
         float scale0 = 0.0f, scale1 = 0.0f;
         if (blocks) { /* loaded before the wait: their latency hides behind it */
@@ -413,14 +431,15 @@ GK_DEV int gk_gemm_wg_consume(char *smem, unsigned long long *full, unsigned lon
         /* the previous k-tile's wgmma has finished: its stage goes back to the producer */
         gk_wgmma_wait_1();
         gk_wgmma_fence_regs(acc, nacc);
-        if (kt > 0 && (threadIdx.x & 127) == 0) gk_gemm_wg_release(empty + (it - 1) % stages, cl);
+        if (own >= 0 && (threadIdx.x & 127) == 0) gk_gemm_wg_release(empty + own, cl);
+        own = s;
     }
     /* ping-pong: every wait on this item's stages is past, the other consumer's turn */
     if (turn && (threadIdx.x & 31) == 0) gk_mbar_arrive(turn);
     if (blocks) return it;
     gk_wgmma_wait_0();
     gk_wgmma_fence_regs(acc, nacc);
-    if ((threadIdx.x & 127) == 0) gk_gemm_wg_release(empty + (it - 1) % stages, cl);
+    if (own >= 0 && (threadIdx.x & 127) == 0) gk_gemm_wg_release(empty + own, cl);
     return it;
 }
 
@@ -478,7 +497,8 @@ GK_DEV void gk_gemm_wg_run(const gk_gemm_args *p, const CUtensorMap *tma, const 
     if (threadIdx.x == 0) {
         for (int s = 0; s < stages; s++) {
             gk_mbar_init(full + s, 1);
-            gk_mbar_init(empty + s, pp ? 1 : 2 * cl); /* an arrival from each consumer (of each block) */
+            /* an arrival from each consumer that reads the stage, of each block */
+            gk_mbar_init(empty + s, (pp || GK_GEMM_WG_KSPLIT(bm, bn) ? 1 : 2) * cl);
         }
         if (pp) {
             gk_mbar_init(turn, 4); /* an arrival from each warp of the other consumer */
@@ -549,9 +569,9 @@ GK_DEV void gk_gemm_wg_run(const gk_gemm_args *p, const CUtensorMap *tma, const 
     /* cooperative: both consumers on each item, a half of its rows each; ping-pong: the block's
        items in turn, so that one stores a tile while the other runs MMAs (each skips the other's
        k-tiles in `it`) */
-    const int ns = GK_GEMM_WG_NSPLIT(bm, bn), wr = pp || ns ? 0 : wg - 1, cb = pp || ns ? 2 * mm : mm;
-    /* a 64 x 64 tile's consumer: all 64 rows of A, its 32 of B's 64 rows (K-major, 128 bytes each) */
-    const int cn = ns ? mn / 2 : mn, b_off = a_bytes + (ns ? (wg - 1) * cn * 128 : 0);
+    /* a 64 x 64 tile's consumer: the whole tile on every other k-tile (kpar: its parity) */
+    const int ns = GK_GEMM_WG_KSPLIT(bm, bn), wr = pp || ns ? 0 : wg - 1, cb = pp || ns ? 2 * mm : mm;
+    const int kpar = ns ? wg - 1 : -1;
     unsigned long long *other = pp ? turn + (2 - wg) : NULL;
     int sc = 0; /* TMA stores issued by this consumer */
     for (int item = first, j = 0, turns = 0; item < items; item += step, j++) {
@@ -570,16 +590,16 @@ GK_DEV void gk_gemm_wg_run(const gk_gemm_args *p, const CUtensorMap *tma, const 
            wgmma here). */
         if (!swap && (bn == 128 || bn == 256) && p->n - n0 <= bn / 2) {
             it = gk_gemm_wg_consume(smem, full, empty, stage_bytes, a_bytes, dt, ta, tb, wr, cb, bn / 2, stages, ktiles,
-                                    it, acc, blocks, tmp, p, row0, n0, k_begin / 128, other, cl);
+                                    it, acc, blocks, tmp, p, row0, n0, k_begin / 128, other, cl, -1);
             if (m0 >= p->m) continue; /* a cluster's tile past M */
             if (fixup && gk_gemm_wg_split_fixup(p, acc, cb * (bn / 2) / 256, wg - 1, bm * bn, item % tiles, split, splits))
                 continue;
             sc = gk_gemm_wg_out(p, tmd, acc, stg, epi, persistent, dt == GK_E4M3, wg - 1, bm, bn, bn / 2, m0, n0, split, sc);
         } else {
-            it = gk_gemm_wg_consume(smem, full, empty, stage_bytes, b_off, dt, ta, tb, wr, cb, cn, stages, ktiles, it,
-                                    acc, blocks, tmp, p, row0, n0, k_begin / 128, other, cl);
+            it = gk_gemm_wg_consume(smem, full, empty, stage_bytes, a_bytes, dt, ta, tb, wr, cb, mn, stages, ktiles, it,
+                                    acc, blocks, tmp, p, row0, n0, k_begin / 128, other, cl, kpar);
             if (m0 >= p->m) continue; /* a cluster's tile past M */
-            if (fixup && gk_gemm_wg_split_fixup(p, acc, cb * cn / 256, wg - 1, bm * bn, item % tiles, split, splits))
+            if (fixup && gk_gemm_wg_split_fixup(p, acc, cb * mn / 256, wg - 1, bm * bn, item % tiles, split, splits))
                 continue;
             sc = gk_gemm_wg_out(p, tmd, acc, stg, epi, persistent, dt == GK_E4M3, wg - 1, bm, bn, bn, m0, n0, split, sc);
         }
@@ -599,10 +619,10 @@ typedef void (*gk_gemm_wg_kernel)(gk_gemm_args, CUtensorMap, CUtensorMap, CUtens
     static_assert((BM) == 128 || (BM) == 256 || (((BM) == 16 || (BM) == 64) && (BN) == 128) ||               \
                       ((BM) == 64 && (BN) == 64),                                                              \
                   #name ": BM is 128 or 256 (one or two m64 slices a consumer), or 16 or 64 with BN 128 (swapped), " \
-                  "or 64 x 64 (the consumers split the columns)");                                              \
+                  "or 64 x 64 (the consumers split the k-tiles)");                                              \
     static_assert((BN) == 64 || (BN) == 128 || (BN) == 256 || ((BN) == 192 && (BM) == 128),                   \
                   #name ": BN is 64, 128 or 256, or 192 with BM 128 (wgmma n; 16 rows of a swapped tile)");   \
-    static_assert(!GK_GEMM_WG_NSPLIT(BM, BN) || (PERSIST) == 0, #name ": a 64 x 64 tile is a block a tile");  \
+    static_assert(!GK_GEMM_WG_KSPLIT(BM, BN) || (PERSIST) == 0, #name ": a 64 x 64 tile is a block a tile");  \
     static_assert((BM) * (BN) <= 128 * 256, #name ": at most 128 accumulators a consumer thread");           \
     static_assert(!GK_GEMM_PINGPONG(PERSIST) || ((BM) == 128 && (BN) <= 128),                                  \
                   #name ": a ping-pong tile is 128 x 64 or 128 x 128 (a consumer holds all of it)");         \
@@ -613,7 +633,9 @@ typedef void (*gk_gemm_wg_kernel)(gk_gemm_args, CUtensorMap, CUtensorMap, CUtens
     static_assert((STAGES) >= 2, #name ": at least 2 stages");                                                 \
     static_assert(gk_gemm_wg_smem_bytes_c(BM, BN, STAGES, PERSIST) <= 227 * 1024,                              \
                   #name ": over 227 KB of shared memory");                                                     \
-    static_assert((PERSIST) || gk_gemm_wg_epi_bytes_c(BM, BN) <= (STAGES) * ((BM) + (BN)) * GK_GEMM_WG_BK * 2, \
+    static_assert((PERSIST) ||                                                                                \
+                      gk_gemm_wg_epi_bytes_c((BM) * (GK_GEMM_WG_KSPLIT(BM, BN) + 1), BN) <=                  \
+                          (STAGES) * ((BM) + (BN)) * GK_GEMM_WG_BK * 2,                                      \
                   #name ": the epilogue's accumulators must fit in the stages");                              \
     GK_GEMM_WG_ALL_LAYOUTS_##BM(GK_GEMM_WG_KERNEL(name##_nn, dt, 0, 0, BM, BN, STAGES, PERSIST))              \
     GK_GEMM_WG_KERNEL(name##_nt, dt, 0, 1, BM, BN, STAGES, PERSIST)                                            \
@@ -623,14 +645,15 @@ typedef void (*gk_gemm_wg_kernel)(gk_gemm_args, CUtensorMap, CUtensorMap, CUtens
                                                         GK_GEMM_WG_OR_NULL_##BM(name##_tn), name##_tt};       \
     static const gk_gemm_config name##_config = {#name, BM, BN, GK_GEMM_WG_BK,                                 \
                                                  (BM) < 128 || GK_GEMM_PINGPONG(PERSIST) ? (BM) : (BM) / 2,          \
-                                                 (BM) < 128 ? (BN) / 2 : (BN), STAGES, 1, 0, GK_GEMM_WG_THREADS,     \
+                                                 (BM) < 128 && !GK_GEMM_WG_KSPLIT(BM, BN) ? (BN) / 2 : (BN), STAGES, 1, 0, \
+                                                 GK_GEMM_WG_THREADS,                                                 \
                                                  gk_gemm_wg_smem_bytes_c(BM, BN, STAGES, PERSIST), 1, 1, PERSIST,   \
                                                  RATE, GK_GEMM_WG_SWAP(BM, BN)};
 
 /* A swapped tile (BM 16 or 64 x 128) reads A K-major only: its MMAs' B operand is A, so it has no
    kernels for the layouts whose B operand would be MN-major (nn, tn; the dispatcher never picks
-   them); a 64 x 64 tile reads B K-major only (a consumer's half of a 64-wide MN panel is not a
-   wgmma operand), the same kernels. BM is a literal here. */
+   them); a 64 x 64 tile is built for B K-major only (F.linear's weights; no suite shape with B
+   MN-major is B-bound where it would win), the same kernels. BM is a literal here. */
 #define GK_GEMM_WG_ALL_LAYOUTS_16(...)
 #define GK_GEMM_WG_ALL_LAYOUTS_64(...)
 #define GK_GEMM_WG_ALL_LAYOUTS_128(...) __VA_ARGS__
@@ -646,7 +669,7 @@ typedef void (*gk_gemm_wg_kernel)(gk_gemm_args, CUtensorMap, CUtensorMap, CUtens
               const __grid_constant__ CUtensorMap tmb, const __grid_constant__ CUtensorMap tma_last,           \
               const __grid_constant__ CUtensorMap tmb_last, const __grid_constant__ CUtensorMap tmd)           \
     {                                                                                                          \
-        float acc[(BM) * (BN) / (GK_GEMM_PINGPONG(PERSIST) ? 128 : 256)];                                      \
+        float acc[(BM) * (BN) / (GK_GEMM_PINGPONG(PERSIST) || GK_GEMM_WG_KSPLIT(BM, BN) ? 128 : 256)];         \
         gk_gemm_wg_run(&p, &tma, &tmb, &tma_last, &tmb_last, &tmd, dt, TA, TB, BM, BN, STAGES, PERSIST, 0, acc, acc); \
     }
 
@@ -694,8 +717,10 @@ typedef void (*gk_gemm_wg_kernel)(gk_gemm_args, CUtensorMap, CUtensorMap, CUtens
      128 x 256 tiles leave a wave part full: Llama-3-70B qkv, M = 256, 108 tiles in one wave
      instead of 80, 70.8 us against 84.4 (cuBLAS 63.2); Llama-3-8B qkv, M = 512, 128 tiles
      instead of 96, 38.8 against 45.5 (cuBLAS 38.0). 840 TFLOP/s at 8192^3.
-   - 64 x 64 x 64, 12 stages of 16 KB, a block a tile, B K-major only: the consumers split its
-     columns (m64n32 each). Only where the measured table names it (299 TFLOP/s at 8192^3): B-bound
+   - 64 x 64 x 64, 12 stages of 16 KB, a block a tile, B K-major only: each consumer the whole
+     tile (m64n64) on every other k-tile, the two sums added through shared memory at the end
+     (columns split, m64n32 each, each consumer reading all of A: 0-6% slower). Only where the
+     measured table names it (299 TFLOP/s at 8192^3): B-bound
      shapes whose 128 x 64 tiles leave SMs idle or hold fewer bytes in flight, Llama-3-8B o at M =
      128 (128 blocks instead of 64) 20.6 us against 22.9 (cuBLAS 18.6); x[16, 4096] w[6144,
      4096]^T 23.2 against 24.7 (12 stages of 16 KB in flight a block, not 8 of the 128 x 64
@@ -728,7 +753,7 @@ typedef void (*gk_gemm_wg_kernel)(gk_gemm_args, CUtensorMap, CUtensorMap, CUtens
 #define GK_GEMM_TUNED(X) \
     X(1, 6144, 4096, 0, 1, model, 0) /* llama3-8b qkv NT: 0.922x -> 0.922x cuBLAS */ \
     X(16, 6144, 4096, 0, 1, wg64x64x64_s12, 1) /* llama3-8b qkv NT: the swapped 16 x 128 tile in 2 splits 24.7 us, this 23.2 (2026-12-03) */ \
-    X(64, 6144, 4096, 0, 1, wg128x64x64_s8, 1) /* llama3-8b qkv NT: 0.812x -> 0.859x cuBLAS */ \
+    X(64, 6144, 4096, 0, 1, wg64x64x64_s12, 1) /* llama3-8b qkv NT: the 128 x 64 tile 25.2 us, this 23.0 (2026-12-03) */ \
     X(128, 6144, 4096, 0, 1, model, 0) /* llama3-8b qkv NT: 0.815x -> 0.815x cuBLAS */ \
     X(256, 6144, 4096, 0, 1, model, 0) /* llama3-8b qkv NT: 0.866x -> 0.866x cuBLAS */ \
     X(512, 6144, 4096, 0, 1, model, 0) /* llama3-8b qkv NT: 0.831x -> 0.831x cuBLAS */ \
