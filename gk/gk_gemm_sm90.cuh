@@ -357,8 +357,9 @@ GK_DEV void gk_gemm_wg_release(unsigned long long *empty, int cl)
 }
 
 /* A consumer warpgroup's k-tiles of one work item, nb columns of each B tile (wgmma n = nb; B's
-   tile at b_off in a stage), its rows of A tile rows wr bm / 2 .. (wr + 1) bm / 2 (ping-pong and
-   64 x 64: wr 0, bm twice the tile's);
+   tile a_bytes into a stage), its rows of A tile rows wr bm / 2 .. (wr + 1) bm / 2 (ping-pong and
+   64 x 64: wr 0, bm twice the tile's); kpar (64 x 64): the parity of the k-tiles it takes (the
+   other consumer's counted in `it`, not waited for), -1 for all;
    `it` counts k-tiles over the block's items (stage it % stages, phase it / stages). Returns
    `it` past this item. bm, nb, dt, ta, tb, blocks must be constants after inlining.
    blocks (e4m3, bm 128, tiles of at most 128 columns inside one 128-column block of B): each
@@ -368,7 +369,7 @@ GK_DEV void gk_gemm_wg_release(unsigned long long *empty, int cl)
    other consumer's turn barrier, arrived on once this item's last stage is waited for. cl: blocks
    a cluster (gk_gemm_wg_release). */
 GK_DEV int gk_gemm_wg_consume(char *smem, unsigned long long *full, unsigned long long *empty, int stage_bytes,
-                              int b_off, int dt, int ta, int tb, int wr, int bm, int nb, int stages, int ktiles,
+                              int a_bytes, int dt, int ta, int tb, int wr, int bm, int nb, int stages, int ktiles,
                               int it, float *acc, int blocks, float *tmp, const gk_gemm_args *p, int row0, int n0,
                               int kb0, unsigned long long *turn, int cl, int kpar)
 {
@@ -400,7 +401,7 @@ GK_DEV int gk_gemm_wg_consume(char *smem, unsigned long long *full, unsigned lon
             scale1 = sa1[kt] * b;
         }
         gk_mbar_wait(full + s, (it / stages) & 1);
-        const char *sa = smem + s * stage_bytes, *sbt = sa + b_off;
+        const char *sa = smem + s * stage_bytes, *sbt = sa + a_bytes;
         const unsigned long long db = gk_wgmma_desc_sw128(sbt, tb ? 16 : 8192);
         gk_wgmma_fence();
 #pragma unroll
@@ -719,7 +720,7 @@ typedef void (*gk_gemm_wg_kernel)(gk_gemm_args, CUtensorMap, CUtensorMap, CUtens
      instead of 96, 38.8 against 45.5 (cuBLAS 38.0). 840 TFLOP/s at 8192^3.
    - 64 x 64 x 64, 12 stages of 16 KB, a block a tile, B K-major only: each consumer the whole
      tile (m64n64) on every other k-tile, the two sums added through shared memory at the end
-     (columns split, m64n32 each, each consumer reading all of A: 0-6% slower). Only where the
+     (columns split, m64n32 each, each consumer reading all of A: up to 6% slower). Only where the
      measured table names it (299 TFLOP/s at 8192^3): B-bound
      shapes whose 128 x 64 tiles leave SMs idle or hold fewer bytes in flight, Llama-3-8B o at M =
      128 (128 blocks instead of 64) 20.6 us against 22.9 (cuBLAS 18.6); x[16, 4096] w[6144,
