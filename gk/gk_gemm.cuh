@@ -148,22 +148,20 @@ typedef struct gk_gemm_config {
     int wgmma;      /* 1: sm_90a wgmma fed by TMA (a producer warpgroup and two consumers) */
     int persistent; /* 1: one block per SM walks the tiles (the producer runs ahead into the next); 2:
                        ping-pong consumers; 3, 4: as 1, 2 with D handed to TMA stores; 5: as 3 in
-                       2-block clusters sharing B by multicast (gk_gemm_sm90.cuh); 6 (64 x 64):
-                       a block a tile (as 0) in 2-block clusters sharing B */
+                       2-block clusters sharing B by multicast (gk_gemm_sm90.cuh) */
     int rate;       /* wgmma: TFLOP/s measured at 8192^3 NT on the H200, the dispatcher's time model */
     int swap;       /* wgmma, BM 16 or 64: the MMAs compute D^T = op(B)^T op(A)^T (B's rows fill their M) */
 } gk_gemm_config;
 
 /* persistent 2 and 4: the two consumers take the block's tiles in turn */
 #define GK_GEMM_PINGPONG(persistent) ((persistent) == 2 || (persistent) == 4)
-/* blocks a cluster: persistent 5 and 6 pair vertically adjacent tiles, one B tile loaded for both */
-#define GK_GEMM_CLUSTER(persistent) ((persistent) >= 5 ? 2 : 1)
-/* persistent 3 to 5: D through 32 KB of TMA-store staging after the stages */
-#define GK_GEMM_WG_TMA_OUT(persistent) ((persistent) >= 3 && (persistent) <= 5)
+/* blocks a cluster: persistent 5 pairs vertically adjacent tiles, one B tile loaded for both */
+#define GK_GEMM_CLUSTER(persistent) ((persistent) == 5 ? 2 : 1)
 /* wgmma tiles of BM 16 or 64 and BN 128 are swapped (the MMAs compute D^T, B's rows in their M);
-   64 x 64 is not: its two consumers split its columns (m64n32 each), B K-major only */
+   64 x 64 is not: its two consumers split its k-tiles (each the whole tile on every other one, the
+   two sums added in the epilogue), B K-major only */
 #define GK_GEMM_WG_SWAP(bm, bn) ((bm) < 128 && (bn) == 128)
-#define GK_GEMM_WG_NSPLIT(bm, bn) ((bm) == 64 && (bn) == 64)
+#define GK_GEMM_WG_KSPLIT(bm, bn) ((bm) == 64 && (bn) == 64)
 /* The wgmma tiles whose K splits are summed in the kernel: the cooperative TMA-store tiles
    (PERSIST 3), not BM 256 (its consumers' two m64 slices leave no registers for the sum: it
    spilled). Not the swapped decode tiles (PERSIST 1) nor 128 x 64 (PERSIST 0): the code alone
@@ -1300,11 +1298,11 @@ static int gk_gemm_row_align(const void *x, int64_t ld)
    took 0.985x the time model's time on average (geometric mean of the sweep's times; 0.947x on
    the suite itself). A trailing empty entry lets a build define GK_GEMM_TUNED(X) empty. */
 /* 1 where configuration cfg has kernels for the layout: a swapped tile needs A row-major, the
-   64 x 64 wgmma tile B K-major */
+   64 x 64 wgmma tile B K-major (built for F.linear's weights only, as the swapped tiles) */
 static int gk_gemm_config_takes(const gk_gemm_config *cfg, int trans_a, int trans_b)
 {
     if (cfg->swap) return !trans_a;
-    return !(cfg->wgmma && GK_GEMM_WG_NSPLIT(cfg->bm, cfg->bn)) || trans_b;
+    return !(cfg->wgmma && GK_GEMM_WG_KSPLIT(cfg->bm, cfg->bn)) || trans_b;
 }
 
 #ifdef GK_GEMM_TUNED
@@ -1375,19 +1373,16 @@ static int gk_gemm_tuned_pick(int64_t m, int64_t n, int64_t k, int trans_a, int 
 }
 #endif
 
-/* Configuration c's twin of `cluster` blocks a cluster (the same tile, stages and stores: a
-   persistent 3 tile and its persistent 5 twin, a persistent 0 tile and its persistent 6 twin), or
-   c where it has none. */
-#define gk_gemm_cluster_kin(persistent) ((persistent) == 5 ? 3 : (persistent) == 6 ? 0 : (persistent))
+/* Configuration c's twin of `cluster` blocks a cluster (the same tile, stages and TMA stores: a
+   persistent 3 tile and its persistent 5 twin), or c where it has none. */
 static int gk_gemm_cluster_twin(int c, int cluster)
 {
     const gk_gemm_config *f = gk_gemm_config_table[c];
-    if (!f->wgmma) return c;
+    if (!f->wgmma || (f->persistent != 3 && f->persistent != 5)) return c;
     for (int j = 0; j < GK_GEMM_NCONFIG; j++) {
         const gk_gemm_config *t = gk_gemm_config_table[j];
-        if (t->wgmma && t->bm == f->bm && t->bn == f->bn && t->stages == f->stages && t->swap == f->swap &&
-            gk_gemm_cluster_kin(t->persistent) == gk_gemm_cluster_kin(f->persistent) &&
-            GK_GEMM_CLUSTER(t->persistent) == cluster)
+        if (t->wgmma && t->bm == f->bm && t->bn == f->bn && t->stages == f->stages && !t->swap &&
+            (t->persistent == 3 || t->persistent == 5) && GK_GEMM_CLUSTER(t->persistent) == cluster)
             return j;
     }
     return c;
@@ -1497,7 +1492,7 @@ static void gk_gemm_plan_impl(int64_t m, int64_t n, int64_t k, int64_t rows_a, i
         for (int c = GK_GEMM_NMMA; c < GK_GEMM_NCONFIG; c++) {
             const gk_gemm_config *w = gk_gemm_config_table[c];
             /* a cluster tile: as its twin, below; 64 x 64: where the measured table names it */
-            if (w->swap || GK_GEMM_CLUSTER(w->persistent) > 1 || GK_GEMM_WG_NSPLIT(w->bm, w->bn)) continue;
+            if (w->swap || GK_GEMM_CLUSTER(w->persistent) > 1 || GK_GEMM_WG_KSPLIT(w->bm, w->bn)) continue;
             const int64_t t = gk_gemm_tiles(w, m, n);
             if (GK_GEMM_PINGPONG(w->persistent) && t <= sms) continue; /* ping-pong overlaps only a block's second tile */
             const double cost = (double)gk_ceil_div(t, sms) * w->bm * w->bn / w->rate;
@@ -1534,7 +1529,7 @@ static void gk_gemm_plan_impl(int64_t m, int64_t n, int64_t k, int64_t rows_a, i
        256: 1.00-1.02x at 8192^3 and over 3 waves, 0.98-1.00x from 1 to 3 waves, against 0.98-0.99x
        for the tile alone; the twin's K splits would take a second launch, the tile's are summed
        in it. */
-    if (wg && s == 1 && gk_gemm_config_table[pl->config]->persistent == 3) {
+    if (wg && s == 1) {
         const int twin = gk_gemm_cluster_twin(pl->config, 2);
         const gk_gemm_config *t = gk_gemm_config_table[twin];
         if (twin != pl->config && gk_ceil_div(m, t->bm) % 2 == 0 && gk_gemm_tiles(t, m, n) >= 3 * (int64_t)sms)

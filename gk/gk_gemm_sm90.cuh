@@ -11,13 +11,12 @@
      through shared memory with a "full" and an "empty" mbarrier each; the epilogue goes through
      shared memory into 16-byte stores (gk_gemm_wg_store). Swapped tiles (BM 16 or 64, BN 128)
      compute D^T so that decode-sized M fills the MMAs' N; a 64 x 64 tile gives each consumer
-     all its rows and half its columns; persistent tiles walk the tiles with one block per SM;
+     the whole tile on every other k-tile; persistent tiles walk the tiles with one block per SM;
      ping-pong tiles are persistent, and their two consumers take the block's tiles
      in turn, one storing while the other runs its MMAs; PERSIST 3 and 4 tiles hand D to TMA
      stores and go on; PERSIST 5 tiles do so in clusters of two blocks on vertically adjacent
      tiles, each block loading half of their shared B tile into both blocks' shared memory (TMA
-     multicast), and so may 64 x 64 tiles (PERSIST 6); a last tile column at most half full runs
-     the half-width wgmma. K splits
+     multicast); a last tile column at most half full runs the half-width wgmma. K splits
      of PERSIST 3 tiles of BM 128 are summed in the kernel by the last of a tile's splits to
      finish (gk_gemm_wg_split_fixup).
 
@@ -25,14 +24,14 @@
      GK_DEFINE_GEMM_WGMMA(name, dt, BM, BN, STAGES, PERSIST, RATE) writes the kernels (per
      layout) and the config of a BM x BN x 64 tile (BM 128 or 256, BN 64, 128 or 256, not both
      256, or 128 x 192; or BM 16 or 64, BN 128: a swapped tile, for A row-major only; or 64 x 64,
-     PERSIST 0: its consumers split the columns, for B K-major only) with STAGES TMA stages.
+     PERSIST 0: its consumers split the k-tiles, for B K-major only) with STAGES TMA stages.
      PERSIST 0: a block a tile; 1: a persistent grid (a block per SM walks the tiles) with an
      epilogue buffer; 2: persistent ping-pong (BM 128, BN 64 or 128, a consumer holds a whole
      tile) with the buffer; 3 (BM 128 or 256) and 4 (ping-pong): persistent, D stored by TMA
      from 32 KB of staging where it can (16-bit D, 16-byte rows, N a multiple of 8, no C, no
      split, at most ReLU), else in staged passes; 5 (BM 128): as 3, in 2-block clusters sharing
-     B (no K splits summed in the kernel); 6 (64 x 64): as 0, in 2-block clusters sharing B. RATE
-     is the tile's measured TFLOP/s (8192^3 NT), which the dispatcher's time model divides by.
+     B (no K splits summed in the kernel). RATE is the tile's measured TFLOP/s (8192^3
+     NT), which the dispatcher's time model divides by.
 */
 /* A part of gk_gemm.cuh: included on its own, it brings gk_gemm.cuh, which includes it where it
    belongs. Its code is for nvcc only, and only where GK_GEMM_SM90 is 1. */
@@ -62,7 +61,7 @@
 #define gk_gemm_wg_smem_bytes_c(BM, BN, STAGES, PERSIST)                                                       \
     (1024 + (STAGES) * (((BM) + (BN)) * GK_GEMM_WG_BK * 2 + 16) + (GK_GEMM_PINGPONG(PERSIST) ? 16 : 0) +          \
      ((PERSIST) == 1 || (PERSIST) == 2 ? gk_gemm_wg_epi_bytes_c(BM, BN) : 0) +                                     \
-     (GK_GEMM_WG_TMA_OUT(PERSIST) ? GK_GEMM_WG_OUT_BYTES : 0))
+     ((PERSIST) >= 3 ? GK_GEMM_WG_OUT_BYTES : 0))
 
 /* A ping-pong pass in 16-bit outputs, for D of bf16 or f16 rows 16-byte aligned, no C, no split
    and no activation but ReLU (GELU or SiLU inlined for each of 64 pairs would swell the loop
@@ -209,8 +208,8 @@ GK_DEV void gk_gemm_wg_store_staged(const gk_gemm_args *p, const float *acc, cha
    fall in 32 distinct banks), then read back in rows of 8 values: 16-byte global stores, and
    one loop body instead of bn / 4 inlined epilogues, which missed the instruction cache (45% of
    stall cycles at 128 x 256). buf: the stages, free once every consumer is past its last wgmma
-   (barrier 1), or a buffer of its own when the kernel is persistent 1 or 2 (the producer is
-   already filling the stages for the next tile). A cooperative tile (persistent 0, 1, 6) stores bm / 2 x
+   (barrier 1), or a buffer of its own when the kernel is persistent (the producer is already
+   filling the stages for the next tile). A cooperative tile (persistent 0 or 1) stores bm / 2 x
    bn a warpgroup in one pass; a ping-pong one (persistent 2) the whole bm x bn tile, 64 rows a
    pass, while the other warpgroup runs its MMAs.
    scaled (e4m3): the fp8 tensor or row / column scales go in on the way out, here rather than
@@ -220,10 +219,10 @@ GK_DEV void gk_gemm_wg_store(const gk_gemm_args *p, const float *acc, float *buf
 {
     /* a swapped tile (bm 16 or 64): this warpgroup's 64 columns of D (its MMA rows) by bm rows of
        D, written transposed into [bm][68] (each write of a warp in 32 distinct banks). Otherwise
-       nb columns (bn, or bn / 2 for a half-width tile; a 64 x 64 tile's consumer its 32) in rows
-       of the tile's bn + 8: a ping-pong consumer stores a half-width tile while the other may
-       store a whole one. */
-    const int swap = GK_GEMM_WG_SWAP(bm, bn), ns = GK_GEMM_WG_NSPLIT(bm, bn), pp = persistent == 2;
+       nb columns (bn, or bn / 2 for a half-width tile) in rows of the tile's bn + 8: a ping-pong
+       consumer stores a half-width tile while the other may store a whole one; a 64 x 64 tile's
+       consumers their sums of the whole tile, added before the stores. */
+    const int swap = GK_GEMM_WG_SWAP(bm, bn), ns = GK_GEMM_WG_KSPLIT(bm, bn), pp = persistent == 2;
     const int t = threadIdx.x & 127, lane = t & 31;
     const int width = swap ? bn / 2 : nb, ld = swap ? width + 4 : bn + 8;
     const int rows = swap || pp || ns ? bm : bm / 2, pass_rows = pp ? 64 : rows;
@@ -234,7 +233,7 @@ GK_DEV void gk_gemm_wg_store(const gk_gemm_args *p, const float *acc, float *buf
                        p->ldd % 8 == 0 && gk_is_aligned(p->d, 16);
 #pragma unroll 1
     for (int pass = 0; pass < rows / pass_rows; pass++) {
-        if (persistent == 1 || pp) gk_named_barrier(2 + wr, 128); /* this warpgroup is done reading the last pass */
+        if (persistent) gk_named_barrier(2 + wr, 128); /* this warpgroup is done reading the last pass */
         else gk_named_barrier(1, 256);
         if (pass16) {
             gk_gemm_wg_pass16(p, acc, (unsigned *)mine, wr, bm, nb, pass, row0 + pass * 64, col0, scaled);
@@ -358,8 +357,9 @@ GK_DEV void gk_gemm_wg_release(unsigned long long *empty, int cl)
 }
 
 /* A consumer warpgroup's k-tiles of one work item, nb columns of each B tile (wgmma n = nb; B's
-   tile at b_off in a stage), its rows of A tile rows wr bm / 2 .. (wr + 1) bm / 2 (ping-pong and
-   64 x 64: wr 0, bm twice the tile's);
+   tile a_bytes into a stage), its rows of A tile rows wr bm / 2 .. (wr + 1) bm / 2 (ping-pong and
+   64 x 64: wr 0, bm twice the tile's); kpar (64 x 64): the parity of the k-tiles it takes (the
+   other consumer's counted in `it`, not waited for), -1 for all;
    `it` counts k-tiles over the block's items (stage it % stages, phase it / stages). Returns
    `it` past this item. bm, nb, dt, ta, tb, blocks must be constants after inlining.
    blocks (e4m3, bm 128, tiles of at most 128 columns inside one 128-column block of B): each
@@ -369,7 +369,7 @@ GK_DEV void gk_gemm_wg_release(unsigned long long *empty, int cl)
    other consumer's turn barrier, arrived on once this item's last stage is waited for. cl: blocks
    a cluster (gk_gemm_wg_release). */
 GK_DEV int gk_gemm_wg_consume(char *smem, unsigned long long *full, unsigned long long *empty, int stage_bytes,
-                              int b_off, int dt, int ta, int tb, int wr, int bm, int nb, int stages, int ktiles,
+                              int a_bytes, int dt, int ta, int tb, int wr, int bm, int nb, int stages, int ktiles,
                               int it, float *acc, int blocks, float *tmp, const gk_gemm_args *p, int row0, int n0,
                               int kb0, unsigned long long *turn, int cl, int kpar)
 {
@@ -401,7 +401,7 @@ GK_DEV int gk_gemm_wg_consume(char *smem, unsigned long long *full, unsigned lon
             scale1 = sa1[kt] * b;
         }
         gk_mbar_wait(full + s, (it / stages) & 1);
-        const char *sa = smem + s * stage_bytes, *sbt = sa + b_off;
+        const char *sa = smem + s * stage_bytes, *sbt = sa + a_bytes;
         const unsigned long long db = gk_wgmma_desc_sw128(sbt, tb ? 16 : 8192);
         gk_wgmma_fence();
 #pragma unroll
@@ -450,7 +450,7 @@ GK_DEV int gk_gemm_wg_consume(char *smem, unsigned long long *full, unsigned lon
 GK_DEV int gk_gemm_wg_out(const gk_gemm_args *p, const CUtensorMap *tmd, const float *acc, char *stg, float *epi,
                           int persistent, int scaled, int w, int bm, int bn, int nb, int m0, int n0, int split, int sc)
 {
-    if (!GK_GEMM_WG_TMA_OUT(persistent)) {
+    if (persistent < 3) {
         gk_gemm_wg_store(p, acc, epi, persistent, scaled, w, bm, bn, nb, m0, n0, split);
         return sc;
     }
@@ -475,7 +475,7 @@ GK_DEV void gk_gemm_wg_run(const gk_gemm_args *p, const CUtensorMap *tma, const 
     /* PERSIST 3 and 4: the TMA store's staging after the stages (1024-byte aligned, as its swizzle
        needs), the mbarriers after it */
     char *stg = smem + stages * stage_bytes;
-    unsigned long long *full = (unsigned long long *)(stg + (GK_GEMM_WG_TMA_OUT(persistent) ? GK_GEMM_WG_OUT_BYTES : 0)),
+    unsigned long long *full = (unsigned long long *)(stg + (persistent >= 3 ? GK_GEMM_WG_OUT_BYTES : 0)),
                        *empty = full + stages;
     /* ping-pong: consumer w waits on turn[w] before it waits on an item's stages, until the other
        has waited on all of its previous item's (a wait by parity is right only one phase ahead) */
@@ -499,7 +499,7 @@ GK_DEV void gk_gemm_wg_run(const gk_gemm_args *p, const CUtensorMap *tma, const 
         for (int s = 0; s < stages; s++) {
             gk_mbar_init(full + s, 1);
             /* an arrival from each consumer that reads the stage, of each block */
-            gk_mbar_init(empty + s, (pp || GK_GEMM_WG_NSPLIT(bm, bn) ? 1 : 2) * cl);
+            gk_mbar_init(empty + s, (pp || GK_GEMM_WG_KSPLIT(bm, bn) ? 1 : 2) * cl);
         }
         if (pp) {
             gk_mbar_init(turn, 4); /* an arrival from each warp of the other consumer */
@@ -571,7 +571,7 @@ GK_DEV void gk_gemm_wg_run(const gk_gemm_args *p, const CUtensorMap *tma, const 
        items in turn, so that one stores a tile while the other runs MMAs (each skips the other's
        k-tiles in `it`) */
     /* a 64 x 64 tile's consumer: the whole tile on every other k-tile (kpar: its parity) */
-    const int ns = GK_GEMM_WG_NSPLIT(bm, bn), wr = pp || ns ? 0 : wg - 1, cb = pp || ns ? 2 * mm : mm;
+    const int ns = GK_GEMM_WG_KSPLIT(bm, bn), wr = pp || ns ? 0 : wg - 1, cb = pp || ns ? 2 * mm : mm;
     const int kpar = ns ? wg - 1 : -1;
     unsigned long long *other = pp ? turn + (2 - wg) : NULL;
     int sc = 0; /* TMA stores issued by this consumer */
@@ -606,7 +606,7 @@ GK_DEV void gk_gemm_wg_run(const gk_gemm_args *p, const CUtensorMap *tma, const 
         }
     }
     /* the staging must stay until the last TMA store has read it, and D be written at exit */
-    if (GK_GEMM_WG_TMA_OUT(persistent) && (threadIdx.x & 127) == 0) gk_bulk_wait_0();
+    if (persistent >= 3 && (threadIdx.x & 127) == 0) gk_bulk_wait_0();
     /* no block leaves while the other may still arrive on its barriers */
     if (cl == 2) gk_cluster_sync();
 #endif
@@ -620,12 +620,10 @@ typedef void (*gk_gemm_wg_kernel)(gk_gemm_args, CUtensorMap, CUtensorMap, CUtens
     static_assert((BM) == 128 || (BM) == 256 || (((BM) == 16 || (BM) == 64) && (BN) == 128) ||               \
                       ((BM) == 64 && (BN) == 64),                                                              \
                   #name ": BM is 128 or 256 (one or two m64 slices a consumer), or 16 or 64 with BN 128 (swapped), " \
-                  "or 64 x 64 (the consumers split the columns)");                                              \
+                  "or 64 x 64 (the consumers split the k-tiles)");                                              \
     static_assert((BN) == 64 || (BN) == 128 || (BN) == 256 || ((BN) == 192 && (BM) == 128),                   \
                   #name ": BN is 64, 128 or 256, or 192 with BM 128 (wgmma n; 16 rows of a swapped tile)");   \
-    static_assert(!GK_GEMM_WG_NSPLIT(BM, BN) || (PERSIST) == 0 || (PERSIST) == 6,                              \
-                  #name ": a 64 x 64 tile is a block a tile (PERSIST 0, or 6 in clusters)");                 \
-    static_assert((PERSIST) != 6 || GK_GEMM_WG_NSPLIT(BM, BN), #name ": PERSIST 6 is for 64 x 64 tiles");      \
+    static_assert(!GK_GEMM_WG_KSPLIT(BM, BN) || (PERSIST) == 0, #name ": a 64 x 64 tile is a block a tile");  \
     static_assert((BM) * (BN) <= 128 * 256, #name ": at most 128 accumulators a consumer thread");           \
     static_assert(!GK_GEMM_PINGPONG(PERSIST) || ((BM) == 128 && (BN) <= 128),                                  \
                   #name ": a ping-pong tile is 128 x 64 or 128 x 128 (a consumer holds all of it)");         \
@@ -636,8 +634,8 @@ typedef void (*gk_gemm_wg_kernel)(gk_gemm_args, CUtensorMap, CUtensorMap, CUtens
     static_assert((STAGES) >= 2, #name ": at least 2 stages");                                                 \
     static_assert(gk_gemm_wg_smem_bytes_c(BM, BN, STAGES, PERSIST) <= 227 * 1024,                              \
                   #name ": over 227 KB of shared memory");                                                     \
-    static_assert(((PERSIST) && (PERSIST) != 6) ||                                                            \
-                      gk_gemm_wg_epi_bytes_c((BM) * (GK_GEMM_WG_NSPLIT(BM, BN) + 1), BN) <=                  \
+    static_assert((PERSIST) ||                                                                                \
+                      gk_gemm_wg_epi_bytes_c((BM) * (GK_GEMM_WG_KSPLIT(BM, BN) + 1), BN) <=                  \
                           (STAGES) * ((BM) + (BN)) * GK_GEMM_WG_BK * 2,                                      \
                   #name ": the epilogue's accumulators must fit in the stages");                              \
     GK_GEMM_WG_ALL_LAYOUTS_##BM(GK_GEMM_WG_KERNEL(name##_nn, dt, 0, 0, BM, BN, STAGES, PERSIST))              \
@@ -648,14 +646,15 @@ typedef void (*gk_gemm_wg_kernel)(gk_gemm_args, CUtensorMap, CUtensorMap, CUtens
                                                         GK_GEMM_WG_OR_NULL_##BM(name##_tn), name##_tt};       \
     static const gk_gemm_config name##_config = {#name, BM, BN, GK_GEMM_WG_BK,                                 \
                                                  (BM) < 128 || GK_GEMM_PINGPONG(PERSIST) ? (BM) : (BM) / 2,          \
-                                                 (BM) < 128 ? (BN) / 2 : (BN), STAGES, 1, 0, GK_GEMM_WG_THREADS,     \
+                                                 (BM) < 128 && !GK_GEMM_WG_KSPLIT(BM, BN) ? (BN) / 2 : (BN), STAGES, 1, 0, \
+                                                 GK_GEMM_WG_THREADS,                                                 \
                                                  gk_gemm_wg_smem_bytes_c(BM, BN, STAGES, PERSIST), 1, 1, PERSIST,   \
                                                  RATE, GK_GEMM_WG_SWAP(BM, BN)};
 
 /* A swapped tile (BM 16 or 64 x 128) reads A K-major only: its MMAs' B operand is A, so it has no
    kernels for the layouts whose B operand would be MN-major (nn, tn; the dispatcher never picks
-   them); a 64 x 64 tile reads B K-major only (a consumer's half of a 64-wide MN panel is not a
-   wgmma operand), the same kernels. BM is a literal here. */
+   them); a 64 x 64 tile is built for B K-major only (F.linear's weights; no suite shape with B
+   MN-major is B-bound where it would win), the same kernels. BM is a literal here. */
 #define GK_GEMM_WG_ALL_LAYOUTS_16(...)
 #define GK_GEMM_WG_ALL_LAYOUTS_64(...)
 #define GK_GEMM_WG_ALL_LAYOUTS_128(...) __VA_ARGS__
@@ -671,7 +670,7 @@ typedef void (*gk_gemm_wg_kernel)(gk_gemm_args, CUtensorMap, CUtensorMap, CUtens
               const __grid_constant__ CUtensorMap tmb, const __grid_constant__ CUtensorMap tma_last,           \
               const __grid_constant__ CUtensorMap tmb_last, const __grid_constant__ CUtensorMap tmd)           \
     {                                                                                                          \
-        float acc[(BM) * (BN) / (GK_GEMM_PINGPONG(PERSIST) || GK_GEMM_WG_NSPLIT(BM, BN) ? 128 : 256)];         \
+        float acc[(BM) * (BN) / (GK_GEMM_PINGPONG(PERSIST) || GK_GEMM_WG_KSPLIT(BM, BN) ? 128 : 256)];         \
         gk_gemm_wg_run(&p, &tma, &tmb, &tma_last, &tmb_last, &tmd, dt, TA, TB, BM, BN, STAGES, PERSIST, 0, acc, acc); \
     }
 
@@ -719,8 +718,10 @@ typedef void (*gk_gemm_wg_kernel)(gk_gemm_args, CUtensorMap, CUtensorMap, CUtens
      128 x 256 tiles leave a wave part full: Llama-3-70B qkv, M = 256, 108 tiles in one wave
      instead of 80, 70.8 us against 84.4 (cuBLAS 63.2); Llama-3-8B qkv, M = 512, 128 tiles
      instead of 96, 38.8 against 45.5 (cuBLAS 38.0). 840 TFLOP/s at 8192^3.
-   - 64 x 64 x 64, 12 stages of 16 KB, a block a tile, B K-major only: the consumers split its
-     columns (m64n32 each). Only where the measured table names it (299 TFLOP/s at 8192^3): B-bound
+   - 64 x 64 x 64, 12 stages of 16 KB, a block a tile, B K-major only: each consumer the whole
+     tile (m64n64) on every other k-tile, the two sums added through shared memory at the end
+     (columns split, m64n32 each, each consumer reading all of A: up to 6% slower). Only where the
+     measured table names it (299 TFLOP/s at 8192^3): B-bound
      shapes whose 128 x 64 tiles leave SMs idle or hold fewer bytes in flight, Llama-3-8B o at M =
      128 (128 blocks instead of 64) 20.6 us against 22.9 (cuBLAS 18.6); x[16, 4096] w[6144,
      4096]^T 23.2 against 24.7 (12 stages of 16 KB in flight a block, not 8 of the 128 x 64
@@ -736,8 +737,7 @@ typedef void (*gk_gemm_wg_kernel)(gk_gemm_args, CUtensorMap, CUtensorMap, CUtens
     X(wg128x128x64_s6_ppt, 128, 128, 6, 4, 779) \
     X(wg128x256x64_s4_ptc, 128, 256, 4, 5, 858) \
     X(wg128x192x64_s4_pt, 128, 192, 4, 3, 840)  \
-    X(wg64x64x64_s12, 64, 64, 12, 0, 299)      \
-    X(wg64x64x64_s12_c, 64, 64, 12, 6, 299)
+    X(wg64x64x64_s12, 64, 64, 12, 0, 299)
 #endif
 /* GK_GEMM_TUNED begin: written by gk_bench/sweep/gemm_tuned_table.py from gemm_suite_sweep (H200, 2026-12-02);
    X(M, N, K, trans_a, trans_b, tile or model, splits), then the speed against cuBLAS of the
@@ -754,7 +754,7 @@ typedef void (*gk_gemm_wg_kernel)(gk_gemm_args, CUtensorMap, CUtensorMap, CUtens
 #define GK_GEMM_TUNED(X) \
     X(1, 6144, 4096, 0, 1, model, 0) /* llama3-8b qkv NT: 0.922x -> 0.922x cuBLAS */ \
     X(16, 6144, 4096, 0, 1, wg64x64x64_s12, 1) /* llama3-8b qkv NT: the swapped 16 x 128 tile in 2 splits 24.7 us, this 23.2 (2026-12-03) */ \
-    X(64, 6144, 4096, 0, 1, wg128x64x64_s8, 1) /* llama3-8b qkv NT: 0.812x -> 0.859x cuBLAS */ \
+    X(64, 6144, 4096, 0, 1, wg64x64x64_s12, 1) /* llama3-8b qkv NT: the 128 x 64 tile 25.2 us, this 23.0 (2026-12-03) */ \
     X(128, 6144, 4096, 0, 1, model, 0) /* llama3-8b qkv NT: 0.815x -> 0.815x cuBLAS */ \
     X(256, 6144, 4096, 0, 1, model, 0) /* llama3-8b qkv NT: 0.866x -> 0.866x cuBLAS */ \
     X(512, 6144, 4096, 0, 1, model, 0) /* llama3-8b qkv NT: 0.831x -> 0.831x cuBLAS */ \
@@ -989,12 +989,11 @@ static cudaError_t gk_gemm_wg_launch(const char *fn, int wg, const gk_gemm_confi
        and at most ReLU; otherwise in staged passes */
     CUtensorMap md = ma;
     /* (TMA writes whole 16-byte pieces of a row: N a multiple of 8, or the last one would spill) */
-    p.tma_d = GK_GEMM_WG_TMA_OUT(cfg->persistent) && !p.partial && p.beta == 0.0f && (p.d_dtype == GK_BF16 || p.d_dtype == GK_F16) &&
+    p.tma_d = cfg->persistent >= 3 && !p.partial && p.beta == 0.0f && (p.d_dtype == GK_BF16 || p.d_dtype == GK_F16) &&
               p.act <= GK_ACT_RELU && p.ldd % 8 == 0 && p.n % 8 == 0 && gk_is_aligned(p.d, 16);
     if (p.tma_d) GK_TRY(gk_gemm_tensor_map(fn, &md, p.d, p.d_dtype, p.m, p.n, p.ldd, 64));
     if (cl == 2) {
-        /* a cluster a pair of tiles (a split each): all pairs (PERSIST 6: a cluster a pair, whose
-           epilogue reuses its stages), else at most as many as are resident at once */
+        /* a cluster a pair of tiles (a split each), at most as many as are resident at once */
         const int fits = gk_gemm_wg_clusters(fn, wg, cfg, in_dtype, layout);
         if (!fits)
             return gk__fail(cudaErrorInvalidConfiguration, fn, "configuration %s: no cluster of 2 of its blocks fits this GPU",
@@ -1002,8 +1001,7 @@ static cudaError_t gk_gemm_wg_launch(const char *fn, int wg, const gk_gemm_confi
         const int64_t pairs = gk_ceil_div(p.tiles_m, 2) * p.tiles_n * gk_ceil_div(p.k, p.k_per_split);
         cudaLaunchAttribute attr;
         const cudaLaunchConfig_t lc =
-            gk_cluster_launch_config(&attr, 2 * (pairs < fits || cfg->persistent == 6 ? pairs : fits), cfg->threads,
-                                     cfg->smem_bytes, 2, stream);
+            gk_cluster_launch_config(&attr, 2 * (pairs < fits ? pairs : fits), cfg->threads, cfg->smem_bytes, 2, stream);
         void *args[6] = {&p, &ma, &mb, &ma_last, &mb_last, &md};
         GK_TRY(cudaLaunchKernelExC(&lc, kern, args));
         return gk_check_launch(fn);

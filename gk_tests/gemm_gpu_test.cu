@@ -250,7 +250,7 @@ static void run_mma(const MmaRun &p, std::vector<unsigned char> *d_bytes = nullp
     void *ws = ws_bytes ? dws.ptr() : nullptr; // cudaMalloc'ed: 256-byte aligned
 
     const gk_gemm_config pf = gk_gemm_config_info(p.config < 0 ? 0 : p.config);
-    const bool b_mn_refused = pf.wgmma && GK_GEMM_WG_NSPLIT(pf.bm, pf.bn) && !p.tb;
+    const bool b_mn_refused = pf.wgmma && GK_GEMM_WG_KSPLIT(pf.bm, pf.bn) && !p.tb;
     if (p.config >= 0 && ((pf.swap && p.ta) || b_mn_refused)) {
         // a swapped tile reads A K-major only, the 64 x 64 wgmma tile B K-major only: refused
         // before anything launches, D untouched
@@ -436,10 +436,9 @@ TEST(GemmGpu, SplitKThroughDispatcher)
 
 // gk_gemm_ex: each configuration with 1 and 3 K splits (K = 328: 3 splits of 128, 128, 72 for
 // BK 32 and 64), every layout and input dtype: all the shipped kernels. M = 1030 is 9 tile rows
-// of 128 and 17 of 64 (a full rasterization group of 8 and a partial one; odd counts: a 2-block
-// cluster's last pair has its second tile past M), N = 300 two or five tile columns with a tail.
-// The workspace holds the partials and the repacked operands where rows are not 16-byte aligned
-// (A transposed: rows of 1030).
+// of 128 and 17 of 64 (a full rasterization group of 8 and a partial one), N = 300 two or five
+// tile columns with a tail. The workspace holds the partials and the repacked operands where
+// rows are not 16-byte aligned (A transposed: rows of 1030).
 TEST(GemmGpu, EveryConfigSplits1And3)
 {
     GK_REQUIRE_GPU();

@@ -483,35 +483,32 @@ TEST(GemmConfig, DerivedSizesAndRules)
             // mbarriers a stage besides the stages; a persistent grid adds an epilogue buffer
             // (BM rows of BN + 8 floats); TMA needs 16-byte aligned rows
             // (a swapped tile, BM 16 or 64 x BN 128: each consumer BM rows by 64 columns of D; the
-            // unswapped 64 x 64 tile, a block a tile, alone or in 2-block clusters (persistent 6):
-            // each consumer 64 rows by 32 columns)
+            // unswapped 64 x 64 tile, a block a tile: each consumer the whole tile on every other
+            // k-tile, its 32 accumulators a thread summed with the other's in the stages)
             EXPECT_EQ(g.threads, 384);
             EXPECT_EQ(g.swap, g.bm < 128 && g.bn == 128 ? 1 : 0);
             EXPECT_TRUE(g.bm == 128 || g.bm == 256 || ((g.bm == 16 || g.bm == 64) && g.bn == 128) ||
-                        (g.bm == 64 && g.bn == 64 && (g.persistent == 0 || g.persistent == 6)))
+                        (g.bm == 64 && g.bn == 64 && g.persistent == 0))
                 << g.bm;
             EXPECT_TRUE(g.bn == 64 || g.bn == 128 || g.bn == 256 || (g.bn == 192 && g.bm == 128)) << g.bn;
             // ping-pong (persistent 2, or 4 with TMA stores): each consumer a whole tile of 128 x 64 or
             // 128 x 128, two more mbarriers (the consumers' turns); persistent 3 and 4 stage their
             // TMA stores in two 64 x 64 16-bit boxes a consumer (32 KB) instead of the buffer
-            const int pp = g.persistent == 2 || g.persistent == 4, out = g.persistent >= 3 && g.persistent <= 5;
-            const int ns = g.bm == 64 && g.bn == 64, own = g.persistent == 1 || g.persistent == 2;
+            const int pp = g.persistent == 2 || g.persistent == 4, out = g.persistent >= 3;
             EXPECT_LE(g.bm * g.bn / (pp ? 128 : 256), 128);
             EXPECT_EQ(g.wm, g.bm < 128 || pp ? g.bm : g.bm / 2);
-            EXPECT_EQ(g.wn, g.bm < 128 ? g.bn / 2 : g.bn);
+            const int ks = g.bm == 64 && g.bn == 64;
+            EXPECT_EQ(g.wn, g.bm < 128 && !ks ? g.bn / 2 : g.bn);
             EXPECT_EQ(g.bk, 64);
-            EXPECT_TRUE(g.persistent >= 0 && g.persistent <= 6) << g.persistent;
+            EXPECT_TRUE(g.persistent >= 0 && g.persistent <= 5) << g.persistent;
             if (pp) EXPECT_TRUE(g.bm == 128 && g.bn <= 128 && !g.swap);
             // persistent 5: persistent 3 in 2-block clusters, each block half of B's 64-wide panels
             if (g.persistent == 5) EXPECT_TRUE(g.bm == 128 && g.bn >= 128) << g.bn;
-            // persistent 6: the 64 x 64 tile, a block a tile, in 2-block clusters
-            if (g.persistent == 6) EXPECT_TRUE(ns);
-            EXPECT_EQ(GK_GEMM_CLUSTER(g.persistent), g.persistent == 5 || g.persistent == 6 ? 2 : 1);
+            EXPECT_EQ(GK_GEMM_CLUSTER(g.persistent), g.persistent == 5 ? 2 : 1);
             if (out) EXPECT_GE(g.bm, 128);
             EXPECT_EQ(g.smem_bytes, 1024 + g.stages * ((g.bm + g.bn) * g.bk * 2 + 16) + (pp ? 16 : 0) +
-                                        (out ? 32768 : own ? g.bm * (g.bn + 8) * 4 : 0));
-            // a block a tile: the epilogue in the stages (a 64 x 64 tile's consumers 64 rows each)
-            if (!out && !own) EXPECT_LE((ns ? 2 : 1) * g.bm * (g.bn + 8) * 4, g.stages * (g.bm + g.bn) * g.bk * 2);
+                                        (out ? 32768 : g.persistent ? g.bm * (g.bn + 8) * 4 : 0));
+            if (!g.persistent) EXPECT_LE((ks ? 2 : 1) * g.bm * (g.bn + 8) * 4, g.stages * (g.bm + g.bn) * g.bk * 2);
             EXPECT_LE(g.smem_bytes, 227 * 1024);
             EXPECT_GE(g.stages, 2);
             EXPECT_EQ(g.min_blocks, 1);
@@ -694,8 +691,8 @@ static void expect_pick(int64_t m, int64_t n, int64_t k, int a_row_major, int wg
     EXPECT_GE(pl.split_bytes, splits > 1 ? (size_t)splits * m * n * 4 : 0) << m << " x " << n << " x " << k;
 }
 
-// A persistent 3 tile and its persistent 5 twin (the same tile in 2-block clusters), a persistent
-// 0 tile and its persistent 6 twin, name each other; every other configuration is its own twin.
+// A persistent 3 tile and its persistent 5 twin (the same tile in 2-block clusters) name each
+// other; every other configuration is its own twin.
 TEST(GemmDispatch, ClusterTwins)
 {
     int pairs = 0;
@@ -703,24 +700,21 @@ TEST(GemmDispatch, ClusterTwins)
         const gk_gemm_config f = gk_gemm_config_info(c);
         SCOPED_TRACE(f.name);
         const int two = gk_gemm_cluster_twin(c, 2), one = gk_gemm_cluster_twin(c, 1);
-        const int alone = f.persistent == 3 || f.persistent == 0, clustered = f.persistent == 5 || f.persistent == 6;
-        if (!f.wgmma || (!alone && !clustered)) {
+        if (!f.wgmma || (f.persistent != 3 && f.persistent != 5)) {
             EXPECT_EQ(two, c);
             EXPECT_EQ(one, c);
             continue;
         }
-        EXPECT_EQ(alone ? one : two, c);
-        const int other = alone ? two : one;
-        if (other == c) continue; /* no twin */
-        const gk_gemm_config t = gk_gemm_config_info(other);
+        const gk_gemm_config t = gk_gemm_config_info(f.persistent == 3 ? two : one);
+        if ((f.persistent == 3 ? two : one) == c) continue; /* no twin */
         EXPECT_EQ(t.bm, f.bm);
         EXPECT_EQ(t.bn, f.bn);
         EXPECT_EQ(t.stages, f.stages);
-        EXPECT_EQ(t.persistent, f.persistent == 3 ? 5 : f.persistent == 5 ? 3 : f.persistent == 0 ? 6 : 0);
-        EXPECT_EQ(gk_gemm_cluster_twin(other, alone ? 1 : 2), c);
+        EXPECT_EQ(t.persistent, f.persistent == 3 ? 5 : 3);
+        EXPECT_EQ(gk_gemm_cluster_twin(f.persistent == 3 ? two : one, f.persistent == 3 ? 1 : 2), c);
         pairs++;
     }
-    if (GK_GEMM_NCONFIG > GK_GEMM_NMMA) EXPECT_GE(pairs, 4) << "128 x 256 and 64 x 64 and their cluster twins";
+    if (GK_GEMM_NCONFIG > GK_GEMM_NMMA) EXPECT_GE(pairs, 2) << "the 128 x 256 tile and its cluster twin";
 }
 
 TEST(GemmDispatch, WgmmaTilesByWaves)
@@ -864,18 +858,17 @@ TEST(GemmDispatch, MeasuredTable)
         measured++;
         ASSERT_GE(c, 0) << "the table names a configuration this build lacks";
         EXPECT_GE(e.splits, 1);
-        if ((gk_gemm_config_info(c).swap && e.trans_a) || (GK_GEMM_WG_NSPLIT(gk_gemm_config_info(c).bm,
+        if ((gk_gemm_config_info(c).swap && e.trans_a) || (GK_GEMM_WG_KSPLIT(gk_gemm_config_info(c).bm,
                                                                               gk_gemm_config_info(c).bn) && !e.trans_b)) {
             EXPECT_EQ(got.config, model.config) << "a swapped tile never takes A transposed, 64 x 64 B MN-major";
             continue;
         }
-        // splits of 128 of K at least; whole K on a persistent 3 tile with a twin in clusters takes
-        // the twin where the tile rows pair up and fill three waves of the 132 SMs
+        // splits of 128 of K at least; whole K on a tile with a twin in clusters takes the twin
+        // where the tile rows pair up and fill three waves of the 132 SMs
         const int64_t s = std::min<int64_t>(std::min<int64_t>(e.splits, GK_GEMM_MAX_SPLITS), std::max<int64_t>(e.k / 128, 1));
         const gk_gemm_config f = gk_gemm_config_info(c);
         const int64_t tiles_m = (e.m + f.bm - 1) / f.bm, tiles = tiles_m * ((e.n + f.bn - 1) / f.bn);
-        EXPECT_EQ(got.config,
-                  f.persistent == 3 && s == 1 && tiles_m % 2 == 0 && tiles >= 3 * 132 ? gk_gemm_cluster_twin(c, 2) : c);
+        EXPECT_EQ(got.config, s == 1 && tiles_m % 2 == 0 && tiles >= 3 * 132 ? gk_gemm_cluster_twin(c, 2) : c);
         EXPECT_EQ(got.splits, s);
         // a shape 10% off in each dimension is still this entry's, unless another is nearer
         const gk_gemm_plan near = tuned_plan(e.m + e.m / 10, e.n + e.n / 10, e.k + e.k / 10, e.trans_a, e.trans_b);
