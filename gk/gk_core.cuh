@@ -601,10 +601,9 @@ GK_DEV void gk_cluster_sync(void)
 }
 
 /* The shared::cluster address of p (this block's shared memory) in the cluster's block `rank`
-   (sm_90; before it, p's own shared-memory address). */
-GK_DEV unsigned gk_cluster_map(const void *p, int rank)
+   (sm_90; before it, p's own shared-memory address); gk_cluster_map_s from p's shared address. */
+GK_DEV unsigned gk_cluster_map_s(unsigned a, int rank)
 {
-    unsigned a = gk_smem_addr(p);
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
     asm volatile("mapa.shared::cluster.u32 %0, %0, %1;" : "+r"(a) : "r"(rank));
 #else
@@ -612,6 +611,7 @@ GK_DEV unsigned gk_cluster_map(const void *p, int rank)
 #endif
     return a;
 }
+GK_DEV unsigned gk_cluster_map(const void *p, int rank) { return gk_cluster_map_s(gk_smem_addr(p), rank); }
 
 /* ---------------------------------------------------------------- dtype-generic element access */
 

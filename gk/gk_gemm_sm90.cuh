@@ -61,7 +61,7 @@
 #define gk_gemm_wg_smem_bytes_c(BM, BN, STAGES, PERSIST)                                                       \
     (1024 + (STAGES) * (((BM) + (BN)) * GK_GEMM_WG_BK * 2 + 16) + (GK_GEMM_PINGPONG(PERSIST) ? 16 : 0) +          \
      ((PERSIST) == 1 || (PERSIST) == 2 ? gk_gemm_wg_epi_bytes_c(BM, BN) : 0) +                                     \
-     ((PERSIST) >= 3 ? GK_GEMM_WG_OUT_BYTES : 0))
+     (GK_GEMM_WG_TMA_OUT(PERSIST) ? GK_GEMM_WG_OUT_BYTES : 0))
 
 /* A ping-pong pass in 16-bit outputs, for D of bf16 or f16 rows 16-byte aligned, no C, no split
    and no activation but ReLU (GELU or SiLU inlined for each of 64 pairs would swell the loop
@@ -208,8 +208,8 @@ GK_DEV void gk_gemm_wg_store_staged(const gk_gemm_args *p, const float *acc, cha
    fall in 32 distinct banks), then read back in rows of 8 values: 16-byte global stores, and
    one loop body instead of bn / 4 inlined epilogues, which missed the instruction cache (45% of
    stall cycles at 128 x 256). buf: the stages, free once every consumer is past its last wgmma
-   (barrier 1), or a buffer of its own when the kernel is persistent (the producer is already
-   filling the stages for the next tile). A cooperative tile (persistent 0 or 1) stores bm / 2 x
+   (barrier 1), or a buffer of its own when the kernel is persistent 1 or 2 (the producer is
+   already filling the stages for the next tile). A cooperative tile (persistent 0, 1, 6) stores bm / 2 x
    bn a warpgroup in one pass; a ping-pong one (persistent 2) the whole bm x bn tile, 64 rows a
    pass, while the other warpgroup runs its MMAs.
    scaled (e4m3): the fp8 tensor or row / column scales go in on the way out, here rather than
@@ -233,7 +233,7 @@ GK_DEV void gk_gemm_wg_store(const gk_gemm_args *p, const float *acc, float *buf
                        p->ldd % 8 == 0 && gk_is_aligned(p->d, 16);
 #pragma unroll 1
     for (int pass = 0; pass < rows / pass_rows; pass++) {
-        if (persistent) gk_named_barrier(2 + wr, 128); /* this warpgroup is done reading the last pass */
+        if (persistent == 1 || pp) gk_named_barrier(2 + wr, 128); /* this warpgroup is done reading the last pass */
         else gk_named_barrier(1, 256);
         if (pass16) {
             gk_gemm_wg_pass16(p, acc, (unsigned *)mine, wr, bm, nb, pass, row0 + pass * 64, col0, scaled);
@@ -286,12 +286,16 @@ GK_DEV void gk_gemm_wg_store(const gk_gemm_args *p, const float *acc, float *buf
 
 /* A work item (split-major: item / tiles is its K split): its tile's origin, its first k and
    its k-tiles of bk values. In 2-block clusters (cl 2) an item is a pair of vertically adjacent
-   tiles (tiles counts pairs), the block of rank r takes the pair's tile r. */
-GK_DEV void gk_gemm_wg_item(const gk_gemm_args *p, int item, int tiles, int cl, int bm, int bn, int bk, int *m0,
-                            int *n0, int *split, int *k_begin, int *ktiles)
+   tiles, or horizontally adjacent ones where the pair shares A (pair_n; tiles counts pairs), the
+   block of rank r takes the pair's tile r. */
+GK_DEV void gk_gemm_wg_item(const gk_gemm_args *p, int item, int tiles, int cl, int pair_n, int bm, int bn, int bk,
+                            int *m0, int *n0, int *split, int *k_begin, int *ktiles)
 {
     int tm, tn;
-    if (cl == 2) {
+    if (cl == 2 && pair_n) {
+        gk_gemm_raster(item % tiles, p->tiles_m, (p->tiles_n + 1) / 2, &tm, &tn);
+        tn = 2 * tn + gk_cluster_sreg(0);
+    } else if (cl == 2) {
         gk_gemm_raster(item % tiles, (p->tiles_m + 1) / 2, p->tiles_n, &tm, &tn);
         tm = 2 * tm + gk_cluster_sreg(0);
     } else {
@@ -344,16 +348,16 @@ GK_DEV int gk_gemm_wg_split_fixup(const gk_gemm_args *p, float *acc, int nacc, i
     return 0;
 }
 
-/* A consumer's arrival on a stage's empty barrier: in 2-block clusters (cl 2) on both blocks'
-   (the stage of each holds half its B from the other block's copies). */
-GK_DEV void gk_gemm_wg_release(unsigned long long *empty, int cl)
+/* A consumer's arrival on a stage's empty barrier (its shared address): in 2-block clusters (cl
+   2) on both blocks' (the stage of each holds half an operand from the other block's copies). */
+GK_DEV void gk_gemm_wg_release(unsigned empty, int cl)
 {
     if (cl == 1) {
-        gk_mbar_arrive(empty);
+        gk_mbar_arrive_s(empty);
         return;
     }
-    gk_mbar_arrive_cluster(empty, 0);
-    gk_mbar_arrive_cluster(empty, 1);
+    gk_mbar_arrive_cluster_s(empty, 0);
+    gk_mbar_arrive_cluster_s(empty, 1);
 }
 
 /* A consumer warpgroup's k-tiles of one work item, nb columns of each B tile (wgmma n = nb; B's
@@ -390,32 +394,35 @@ GK_DEV int gk_gemm_wg_consume(char *smem, unsigned long long *full, unsigned lon
         for (int i = 0; i < nacc; i++) tmp[i] = 0.0f;
         gk_wgmma_fence_regs(tmp, nacc);
     }
+    /* shared addresses in registers, the stage and phase stepped (as the producer's) */
+    const unsigned stage0 = gk_smem_addr(smem), full0 = gk_smem_addr(full), empty0 = gk_smem_addr(empty);
     int own = -1; /* the stage of this consumer's last k-tile, whose wgmmas may still run */
-    for (int kt = 0; kt < ktiles; kt++, it++) {
+    for (int kt = 0, s = it % stages, phase = (it / stages) & 1; kt < ktiles;
+         kt++, it++, s = s + 1 == stages ? 0 : s + 1, phase ^= s == 0) {
         if (kpar >= 0 && (kt & 1) != kpar) continue; /* the other consumer's k-tile */
-        const int s = it % stages;
         float scale0 = 0.0f, scale1 = 0.0f;
         if (blocks) { /* loaded before the wait: their latency hides behind it */
             const float b = sb[kt];
             scale0 = sa0[kt] * b;
             scale1 = sa1[kt] * b;
         }
-        gk_mbar_wait(full + s, (it / stages) & 1);
-        const char *sa = smem + s * stage_bytes, *sbt = sa + a_bytes;
-        const unsigned long long db = gk_wgmma_desc_sw128(sbt, tb ? 16 : 8192);
+        gk_mbar_wait_s(full0 + 8 * s, phase);
+        const unsigned sa = stage0 + s * stage_bytes;
+        const unsigned long long db = gk_wgmma_desc(sa + a_bytes, tb ? 16 : 8192, 1024, 1);
         gk_wgmma_fence();
 #pragma unroll
         for (int ms = 0; ms < bm / 128; ms++) {
             /* rows (wr bm / 128 + ms) 64: 8 KB apart in either layout (64 rows of 128 bytes,
                or a 64-wide MN panel) */
-            const unsigned long long da = gk_wgmma_desc_sw128(sa + (wr * bm / 128 + ms) * 8192, ta ? 8192 : 16);
+            const unsigned long long da = gk_wgmma_desc(sa + (wr * bm / 128 + ms) * 8192, ta ? 8192 : 16, 1024, 1);
 #pragma unroll
             for (int kk = 0; kk < 4; kk++) { /* 32 bytes of K a step: k16 of 16-bit values, k32 of e4m3 */
+                const unsigned long long dak = gk_wgmma_desc_add(da, a_step * kk), dbk = gk_wgmma_desc_add(db, b_step * kk);
                 if (dt == GK_E4M3) {
-                    if (blocks) gk_wgmma_m64k32_e4m3(tmp, da + 2 * kk, db + 2 * kk, nb, kk > 0);
-                    else gk_wgmma_m64k32_e4m3(acc + ms * (nb / 2), da + 2 * kk, db + 2 * kk, nb, 1);
+                    if (blocks) gk_wgmma_m64k32_e4m3(tmp, dak, dbk, nb, kk > 0);
+                    else gk_wgmma_m64k32_e4m3(acc + ms * (nb / 2), dak, dbk, nb, 1);
                 } else {
-                    gk_wgmma_m64k16(acc + ms * (nb / 2), da + a_step * kk, db + b_step * kk, dt, nb, ta, !tb, 1);
+                    gk_wgmma_m64k16(acc + ms * (nb / 2), dak, dbk, dt, nb, ta, !tb, 1);
                 }
             }
         }
@@ -424,7 +431,7 @@ GK_DEV int gk_gemm_wg_consume(char *smem, unsigned long long *full, unsigned lon
             /* this k-tile's sums are needed now: its stage goes back at once */
             gk_wgmma_wait_0();
             gk_wgmma_fence_regs(tmp, nacc);
-            if ((threadIdx.x & 127) == 0) gk_gemm_wg_release(empty + s, cl);
+            if ((threadIdx.x & 127) == 0) gk_gemm_wg_release(empty0 + 8 * s, cl);
 #pragma unroll
             for (int i = 0; i < nacc; i++) acc[i] += tmp[i] * (i & 2 ? scale1 : scale0);
             continue;
@@ -432,7 +439,7 @@ GK_DEV int gk_gemm_wg_consume(char *smem, unsigned long long *full, unsigned lon
         /* the previous k-tile's wgmma has finished: its stage goes back to the producer */
         gk_wgmma_wait_1();
         gk_wgmma_fence_regs(acc, nacc);
-        if (own >= 0 && (threadIdx.x & 127) == 0) gk_gemm_wg_release(empty + own, cl);
+        if (own >= 0 && (threadIdx.x & 127) == 0) gk_gemm_wg_release(empty0 + 8 * own, cl);
         own = s;
     }
     /* ping-pong: every wait on this item's stages is past, the other consumer's turn */
@@ -440,7 +447,7 @@ GK_DEV int gk_gemm_wg_consume(char *smem, unsigned long long *full, unsigned lon
     if (blocks) return it;
     gk_wgmma_wait_0();
     gk_wgmma_fence_regs(acc, nacc);
-    if (own >= 0 && (threadIdx.x & 127) == 0) gk_gemm_wg_release(empty + own, cl);
+    if (own >= 0 && (threadIdx.x & 127) == 0) gk_gemm_wg_release(empty0 + 8 * own, cl);
     return it;
 }
 
@@ -450,7 +457,7 @@ GK_DEV int gk_gemm_wg_consume(char *smem, unsigned long long *full, unsigned lon
 GK_DEV int gk_gemm_wg_out(const gk_gemm_args *p, const CUtensorMap *tmd, const float *acc, char *stg, float *epi,
                           int persistent, int scaled, int w, int bm, int bn, int nb, int m0, int n0, int split, int sc)
 {
-    if (persistent < 3) {
+    if (!GK_GEMM_WG_TMA_OUT(persistent)) {
         gk_gemm_wg_store(p, acc, epi, persistent, scaled, w, bm, bn, nb, m0, n0, split);
         return sc;
     }
@@ -458,6 +465,50 @@ GK_DEV int gk_gemm_wg_out(const gk_gemm_args *p, const CUtensorMap *tmd, const f
     if (p->tma_d) return gk_gemm_wg_store_tma(p, tmd, acc, stg, w, rows, nb, row0, n0, sc);
     gk_gemm_wg_store_staged(p, acc, stg, w, rows, nb, row0, n0, scaled, split);
     return sc;
+}
+
+/* One operand's part of every k-tile of a work item: its tile's rows r0 .. r0 + rows of the MMAs'
+   A or B, `in` of them inside the operand. K-major: one box of its rows (map; last: the box of
+   the operand's last rows where fewer than the tile's); MN-major: its [64][64] panels that hold
+   rows. cl 2: this block (rank) loads half of it (rows or panels) into both blocks' stages (TMA
+   multicast), the maps' boxes then half the tile's rows. Out: the byte offset in the stage's
+   part, the map, the first box's row and the count of boxes (K-major 0 or 1). */
+typedef struct gk_gemm_wg_part {
+    const CUtensorMap *map;
+    int off, row, boxes;
+} gk_gemm_wg_part;
+
+GK_DEV gk_gemm_wg_part gk_gemm_wg_plan(const CUtensorMap *map, const CUtensorMap *last, int r0, int rows, int in,
+                                       int mn_major, int cl, int rank)
+{
+    const int h = rows / cl;
+    gk_gemm_wg_part q;
+    if (mn_major) {
+        const int p0 = rank * (h / 64);
+        q.map = map;
+        q.off = p0 * 8192;
+        q.row = r0 + p0 * 64;
+        q.boxes = max(0, min((in + 63) / 64, p0 + h / 64) - p0);
+        return q;
+    }
+    const int hr = max(0, min(in - rank * h, h));
+    q.map = hr < h ? last : map;
+    q.off = rank * h * 128;
+    q.row = r0 + rank * h;
+    q.boxes = hr > 0;
+    return q;
+}
+
+/* k-tile k of one operand's part (q) into the stage's part at dst (a shared-memory address),
+   counted on bar; mc: into both blocks' stages of a 2-block cluster */
+GK_DEV void gk_gemm_wg_load(unsigned dst, const gk_gemm_wg_part *q, unsigned bar, int k, int mn_major, int mc)
+{
+    for (int i = 0; i < q->boxes; i++) {
+        const unsigned d = dst + q->off + i * 8192;
+        const int c0 = mn_major ? q->row + i * 64 : k, c1 = mn_major ? k : q->row;
+        if (mc) gk_tma_load_2d_multicast_s(d, q->map, bar, c0, c1, 3);
+        else gk_tma_load_2d_s(d, q->map, bar, c0, c1);
+    }
 }
 
 GK_DEV void gk_gemm_wg_run(const gk_gemm_args *p, const CUtensorMap *tma, const CUtensorMap *tmb,
@@ -475,7 +526,7 @@ GK_DEV void gk_gemm_wg_run(const gk_gemm_args *p, const CUtensorMap *tma, const 
     /* PERSIST 3 and 4: the TMA store's staging after the stages (1024-byte aligned, as its swizzle
        needs), the mbarriers after it */
     char *stg = smem + stages * stage_bytes;
-    unsigned long long *full = (unsigned long long *)(stg + (persistent >= 3 ? GK_GEMM_WG_OUT_BYTES : 0)),
+    unsigned long long *full = (unsigned long long *)(stg + (GK_GEMM_WG_TMA_OUT(persistent) ? GK_GEMM_WG_OUT_BYTES : 0)),
                        *empty = full + stages;
     /* ping-pong: consumer w waits on turn[w] before it waits on an item's stages, until the other
        has waited on all of its previous item's (a wait by parity is right only one phase ahead) */
@@ -485,9 +536,12 @@ GK_DEV void gk_gemm_wg_run(const gk_gemm_args *p, const CUtensorMap *tma, const 
        tile order; a block takes items blockIdx .. step gridDim (one each when the grid has one
        block per item, several when it is persistent) */
     /* 2-block clusters (cl 2): a cluster takes pairs of tiles; each block copies half of the
-       pair's B tile (rank r: rows or MN panels r mn / 2 ..) into both blocks' stages */
+       pair's B tile (rank r: rows or MN panels r mn / 2 ..) into both blocks' stages, or half of
+       its A tile where the pair is horizontal (pair_n) */
     const int cl = GK_GEMM_CLUSTER(persistent), rank = cl == 2 ? gk_cluster_sreg(0) : 0;
-    const int tiles = (cl == 2 ? (p->tiles_m + 1) / 2 : p->tiles_m) * p->tiles_n;
+    const int pair_n = GK_GEMM_CLUSTER_SHARES_A(persistent), cla = pair_n ? cl : 1, clb = pair_n ? 1 : cl;
+    const int tiles = cl == 2 && pair_n ? p->tiles_m * ((p->tiles_n + 1) / 2)
+                                        : (cl == 2 ? (p->tiles_m + 1) / 2 : p->tiles_m) * p->tiles_n;
     const int splits = (p->k + p->k_per_split - 1) / p->k_per_split;
     const int ea = swap ? p->n : p->m, eb = swap ? p->m : p->n; /* rows of the MMAs' A and B operands */
     const int first = cl == 2 ? gk_cluster_sreg(2) : blockIdx.y * gridDim.x + blockIdx.x;
@@ -515,50 +569,38 @@ GK_DEV void gk_gemm_wg_run(const gk_gemm_args *p, const CUtensorMap *tma, const 
     if (wg == 0) {
         gk_setmaxnreg_dec_40();
         if (threadIdx.x != 0) return;
+        /* one thread issues every copy, so its instructions a k-tile bound the block's k-tile rate
+           where the MMAs are short (64-wide tiles): shared addresses stay in registers, the stage
+           and its phase step instead of being divided out of `it`, and the first pass waits on
+           no empty barrier by parity (a fresh barrier's phase before its first counts as done) */
+        const unsigned full0 = gk_smem_addr(full), empty0 = gk_smem_addr(empty), stage0 = gk_smem_addr(smem);
+        int s = 0, phase = 0;
         for (int item = first; item < items; item += step) {
             int m0, n0, split, k_begin, ktiles;
-            gk_gemm_wg_item(p, item, tiles, cl, bm, bn, bk, &m0, &n0, &split, &k_begin, &ktiles);
+            gk_gemm_wg_item(p, item, tiles, cl, pair_n, bm, bn, bk, &m0, &n0, &split, &k_begin, &ktiles);
             const int ra = swap ? n0 : m0, rb = swap ? m0 : n0; /* the MMAs' A and B tile rows */
             /* only rows inside the operand are loaded: TMA's zero fill of rows past its end is
                slow (H200, x[65, 8192] w[8192, 8192]^T on 128 x 64 tiles: 70.6 us with 63 of
                A's 128 box rows past M, 49.5 with them inside). A K-major operand's last tile
                row takes a map whose box is only its rows (*_last), an MN-major one loads only
                its panels that hold rows; the rest of the stage keeps stale values, which reach
-               only D's rows and columns past M and N (never stored). Past K, zero fill stays. */
-            const int la = ea - ra < mm, lb = eb - rb < mn;
-            /* a cluster's second tile past M (tiles_m odd): no A rows; it runs on stale ones and
-               stores nothing */
-            const int ra_in = max(0, min(ea - ra, mm));
-            const int pa = la ? (ra_in + 63) / 64 : mm / 64, pb = lb ? (eb - rb + 63) / 64 : mn / 64;
-            const CUtensorMap *ma = la ? tma_last : tma, *mb = lb ? tmb_last : tmb;
-            const int tx = (ta ? pa * 8192 : ra_in * 128) + (tb ? (lb ? eb - rb : mn) * 128 : pb * 8192);
-            /* in a cluster this block's half of B: K-major rows rh .. rh + mn / 2 (in the operand:
-               hr of them; the last map's box is N % (mn / 2) rows), or MN panels p0 .. p1 */
-            const int rh = rb + rank * (mn / 2), hr = max(0, min(eb - rh, mn / 2));
-            const CUtensorMap *mh = hr < mn / 2 ? tmb_last : tmb;
-            const int p0 = rank * (mn / 128), p1 = min(pb, p0 + mn / 128);
-            for (int kt = 0; kt < ktiles; kt++, it++) {
-                const int s = it % stages, k = k_begin + kt * bk;
+               only D's rows and columns past M and N (never stored). Past K, zero fill stays.
+               A cluster's second tile past M (or N) has no rows of that operand: it runs on
+               stale ones and stores nothing. */
+            const int ra_in = max(0, min(ea - ra, mm)), rb_in = max(0, min(eb - rb, mn));
+            const int tx = (ta ? (ra_in + 63) / 64 * 8192 : ra_in * 128) + (tb ? rb_in * 128 : (rb_in + 63) / 64 * 8192);
+            const gk_gemm_wg_part qa = gk_gemm_wg_plan(tma, tma_last, ra, mm, ra_in, ta, cla, cla == 2 ? rank : 0);
+            const gk_gemm_wg_part qb = gk_gemm_wg_plan(tmb, tmb_last, rb, mn, rb_in, !tb, clb, clb == 2 ? rank : 0);
+            for (int k = k_begin, kt = 0; kt < ktiles; kt++, k += bk) {
                 /* in a cluster: both blocks' consumers have freed the stage */
-                if (it >= stages) gk_mbar_wait(empty + s, (it / stages - 1) & 1);
-                char *sa = smem + s * stage_bytes, *sb = sa + a_bytes;
-                gk_mbar_arrive_expect_tx(full + s, tx);
-                if (!ta) {
-                    if (ra_in > 0) gk_tma_load_2d(sa, ma, full + s, k, ra);
-                } else {
-                    for (int i = 0; i < pa; i++) gk_tma_load_2d(sa + i * 8192, tma, full + s, ra + i * 64, k);
-                }
-                if (cl == 2) {
-                    if (tb) {
-                        if (hr > 0) gk_tma_load_2d_multicast(sb + rank * (mn / 2) * 128, mh, full + s, k, rh, 3);
-                    } else {
-                        for (int i = p0; i < p1; i++)
-                            gk_tma_load_2d_multicast(sb + i * 8192, tmb, full + s, rb + i * 64, k, 3);
-                    }
-                } else if (tb) {
-                    gk_tma_load_2d(sb, mb, full + s, k, rb);
-                } else {
-                    for (int i = 0; i < pb; i++) gk_tma_load_2d(sb + i * 8192, tmb, full + s, rb + i * 64, k);
+                gk_mbar_wait_s(empty0 + 8 * s, phase ^ 1);
+                const unsigned st = stage0 + s * stage_bytes, bar = full0 + 8 * s;
+                gk_mbar_arrive_expect_tx_s(bar, tx);
+                gk_gemm_wg_load(st, &qa, bar, k, ta, cla == 2);
+                gk_gemm_wg_load(st + a_bytes, &qb, bar, k, !tb, clb == 2);
+                if (++s == stages) {
+                    s = 0;
+                    phase ^= 1;
                 }
             }
         }
@@ -577,7 +619,7 @@ GK_DEV void gk_gemm_wg_run(const gk_gemm_args *p, const CUtensorMap *tma, const 
     int sc = 0; /* TMA stores issued by this consumer */
     for (int item = first, j = 0, turns = 0; item < items; item += step, j++) {
         int m0, n0, split, k_begin, ktiles;
-        gk_gemm_wg_item(p, item, tiles, cl, bm, bn, bk, &m0, &n0, &split, &k_begin, &ktiles);
+        gk_gemm_wg_item(p, item, tiles, cl, pair_n, bm, bn, bk, &m0, &n0, &split, &k_begin, &ktiles);
         if (pp && (j & 1) != wg - 1) {
             it += ktiles;
             continue;
@@ -592,21 +634,21 @@ GK_DEV void gk_gemm_wg_run(const gk_gemm_args *p, const CUtensorMap *tma, const 
         if (!swap && (bn == 128 || bn == 256) && p->n - n0 <= bn / 2) {
             it = gk_gemm_wg_consume(smem, full, empty, stage_bytes, a_bytes, dt, ta, tb, wr, cb, bn / 2, stages, ktiles,
                                     it, acc, blocks, tmp, p, row0, n0, k_begin / 128, other, cl, -1);
-            if (m0 >= p->m) continue; /* a cluster's tile past M */
+            if (m0 >= p->m || n0 >= p->n) continue; /* a cluster's tile past M or N */
             if (fixup && gk_gemm_wg_split_fixup(p, acc, cb * (bn / 2) / 256, wg - 1, bm * bn, item % tiles, split, splits))
                 continue;
             sc = gk_gemm_wg_out(p, tmd, acc, stg, epi, persistent, dt == GK_E4M3, wg - 1, bm, bn, bn / 2, m0, n0, split, sc);
         } else {
             it = gk_gemm_wg_consume(smem, full, empty, stage_bytes, a_bytes, dt, ta, tb, wr, cb, mn, stages, ktiles, it,
                                     acc, blocks, tmp, p, row0, n0, k_begin / 128, other, cl, kpar);
-            if (m0 >= p->m) continue; /* a cluster's tile past M */
+            if (m0 >= p->m || n0 >= p->n) continue; /* a cluster's tile past M or N */
             if (fixup && gk_gemm_wg_split_fixup(p, acc, cb * mn / 256, wg - 1, bm * bn, item % tiles, split, splits))
                 continue;
             sc = gk_gemm_wg_out(p, tmd, acc, stg, epi, persistent, dt == GK_E4M3, wg - 1, bm, bn, bn, m0, n0, split, sc);
         }
     }
     /* the staging must stay until the last TMA store has read it, and D be written at exit */
-    if (persistent >= 3 && (threadIdx.x & 127) == 0) gk_bulk_wait_0();
+    if (GK_GEMM_WG_TMA_OUT(persistent) && (threadIdx.x & 127) == 0) gk_bulk_wait_0();
     /* no block leaves while the other may still arrive on its barriers */
     if (cl == 2) gk_cluster_sync();
 #endif
@@ -631,10 +673,12 @@ typedef void (*gk_gemm_wg_kernel)(gk_gemm_args, CUtensorMap, CUtensorMap, CUtens
                   #name ": a TMA-store tile (PERSIST 3) is cooperative, BM 128 or 256");                      \
     static_assert((PERSIST) != 5 || ((BM) == 128 && ((BN) == 128 || (BN) == 256)),                            \
                   #name ": a cluster tile (PERSIST 5) is 128 x 128 or 128 x 256 (halves of B in 64-wide panels)"); \
+    static_assert((PERSIST) != 6 || ((BM) == 128 && (BN) <= 128),                                              \
+                  #name ": a cluster tile sharing A (PERSIST 6) is 128 x 64 or 128 x 128 (halves of A in 64-wide panels)"); \
     static_assert((STAGES) >= 2, #name ": at least 2 stages");                                                 \
     static_assert(gk_gemm_wg_smem_bytes_c(BM, BN, STAGES, PERSIST) <= 227 * 1024,                              \
                   #name ": over 227 KB of shared memory");                                                     \
-    static_assert((PERSIST) ||                                                                                \
+    static_assert(((PERSIST) && (PERSIST) != 6) ||                                                            \
                       gk_gemm_wg_epi_bytes_c((BM) * (GK_GEMM_WG_KSPLIT(BM, BN) + 1), BN) <=                  \
                           (STAGES) * ((BM) + (BN)) * GK_GEMM_WG_BK * 2,                                      \
                   #name ": the epilogue's accumulators must fit in the stages");                              \
@@ -977,31 +1021,36 @@ static cudaError_t gk_gemm_wg_launch(const char *fn, int wg, const gk_gemm_confi
     const void *kern = (const void *)gk_gemm_wg_kernel_table[in_dtype == GK_F16][wg][layout];
     GK_TRY(gk_smem_opt_in(fn, kern, cfg->smem_bytes, &gk_gemm_wg_attr_set[in_dtype == GK_F16][wg][layout]));
     CUtensorMap ma, mb, ma_last, mb_last;
-    const int cl = GK_GEMM_CLUSTER(cfg->persistent); /* a block of a 2-block cluster loads half of B's rows */
+    /* a block of a 2-block cluster loads half of B's rows, or of A's where the pair shares A */
+    const int cl = GK_GEMM_CLUSTER(cfg->persistent), pair_n = GK_GEMM_CLUSTER_SHARES_A(cfg->persistent);
     if (cfg->swap) {
         GK_TRY(gk_gemm_tensor_maps(fn, &ma, &ma_last, p.b, in_dtype, rows_b, cols_b, p.ldb, trans_b, cfg->bn));
         GK_TRY(gk_gemm_tensor_maps(fn, &mb, &mb_last, p.a, in_dtype, rows_a, cols_a, p.lda, 1, cfg->bm));
     } else {
-        GK_TRY(gk_gemm_tensor_maps(fn, &ma, &ma_last, p.a, in_dtype, rows_a, cols_a, p.lda, !trans_a, cfg->bm));
-        GK_TRY(gk_gemm_tensor_maps(fn, &mb, &mb_last, p.b, in_dtype, rows_b, cols_b, p.ldb, trans_b, cfg->bn / cl));
+        GK_TRY(gk_gemm_tensor_maps(fn, &ma, &ma_last, p.a, in_dtype, rows_a, cols_a, p.lda, !trans_a,
+                                   cfg->bm / (pair_n ? cl : 1)));
+        GK_TRY(gk_gemm_tensor_maps(fn, &mb, &mb_last, p.b, in_dtype, rows_b, cols_b, p.ldb, trans_b,
+                                   cfg->bn / (pair_n ? 1 : cl)));
     }
     /* PERSIST 3 and 4 store D through TMA where it is 16-bit, 16-byte aligned rows, no C, no split
        and at most ReLU; otherwise in staged passes */
     CUtensorMap md = ma;
     /* (TMA writes whole 16-byte pieces of a row: N a multiple of 8, or the last one would spill) */
-    p.tma_d = cfg->persistent >= 3 && !p.partial && p.beta == 0.0f && (p.d_dtype == GK_BF16 || p.d_dtype == GK_F16) &&
+    p.tma_d = GK_GEMM_WG_TMA_OUT(cfg->persistent) && !p.partial && p.beta == 0.0f && (p.d_dtype == GK_BF16 || p.d_dtype == GK_F16) &&
               p.act <= GK_ACT_RELU && p.ldd % 8 == 0 && p.n % 8 == 0 && gk_is_aligned(p.d, 16);
     if (p.tma_d) GK_TRY(gk_gemm_tensor_map(fn, &md, p.d, p.d_dtype, p.m, p.n, p.ldd, 64));
     if (cl == 2) {
-        /* a cluster a pair of tiles (a split each), at most as many as are resident at once */
+        /* a cluster a pair of tiles (a split each): persistent, at most as many as are resident at
+           once; a block a tile (PERSIST 6), all of them */
         const int fits = gk_gemm_wg_clusters(fn, wg, cfg, in_dtype, layout);
         if (!fits)
             return gk__fail(cudaErrorInvalidConfiguration, fn, "configuration %s: no cluster of 2 of its blocks fits this GPU",
                             cfg->name);
-        const int64_t pairs = gk_ceil_div(p.tiles_m, 2) * p.tiles_n * gk_ceil_div(p.k, p.k_per_split);
+        const int64_t pairs = (pair_n ? p.tiles_m * gk_ceil_div(p.tiles_n, 2) : gk_ceil_div(p.tiles_m, 2) * p.tiles_n) *
+                              gk_ceil_div(p.k, p.k_per_split);
         cudaLaunchAttribute attr;
-        const cudaLaunchConfig_t lc =
-            gk_cluster_launch_config(&attr, 2 * (pairs < fits ? pairs : fits), cfg->threads, cfg->smem_bytes, 2, stream);
+        const cudaLaunchConfig_t lc = gk_cluster_launch_config(
+            &attr, 2 * (pairs < fits || cfg->persistent == 6 ? pairs : fits), cfg->threads, cfg->smem_bytes, 2, stream);
         void *args[6] = {&p, &ma, &mb, &ma_last, &mb_last, &md};
         GK_TRY(cudaLaunchKernelExC(&lc, kern, args));
         return gk_check_launch(fn);

@@ -53,6 +53,10 @@
                                         mbarrier.{init, arrive, arrive.expect_tx, try_wait.parity}
      gk_tma_load_2d(dst, map, bar, c0, c1), gk_tma_load_2d_multicast(dst, map, bar, c0, c1, cta_mask)
                                         cp.async.bulk.tensor.2d ... mbarrier::complete_tx::bytes
+     gk_mbar_arrive_s, gk_mbar_arrive_cluster_s, gk_mbar_arrive_expect_tx_s, gk_mbar_wait_s,
+     gk_tma_load_2d_s, gk_tma_load_2d_multicast_s
+                                        the same on shared-memory addresses (gk_smem_addr), for
+                                        loops that hold them in registers
      gk_named_barrier(id, threads)      bar.sync id, threads (sm_70 and newer)
      gk_named_barrier_arrive(id, threads)
                                         bar.arrive id, threads: signal without waiting
@@ -291,52 +295,62 @@ GK_DEV void gk_mbar_init(void *bar, int count)
 }
 /* makes the initialized barriers visible to the async proxy (TMA) */
 GK_DEV void gk_mbar_init_fence(void) { asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory"); }
-GK_DEV void gk_mbar_arrive(void *bar)
-{
-    asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];" ::"r"(gk_smem_addr(bar)) : "memory");
-}
+GK_DEV void gk_mbar_arrive_s(unsigned bar) { asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];" ::"r"(bar) : "memory"); }
+GK_DEV void gk_mbar_arrive(void *bar) { gk_mbar_arrive_s(gk_smem_addr(bar)); }
 /* an arrival on the barrier at bar's offset in the cluster's block `rank`, with the default
    semantics (release at CTA scope). .release.cluster puts a GPU-wide MEMBAR before each arrival:
    a consumer freeing its stages that way made the 2-block GEMM tile half as fast (H200). */
-GK_DEV void gk_mbar_arrive_cluster(void *bar, int rank)
+GK_DEV void gk_mbar_arrive_cluster_s(unsigned bar, int rank)
 {
-    asm volatile("mbarrier.arrive.shared::cluster.b64 _, [%0];" ::"r"(gk_cluster_map(bar, rank)) : "memory");
+    asm volatile("mbarrier.arrive.shared::cluster.b64 _, [%0];" ::"r"(gk_cluster_map_s(bar, rank)) : "memory");
 }
-/* one arrival that also expects `bytes` more from TMA copies (complete_tx) */
-GK_DEV void gk_mbar_arrive_expect_tx(void *bar, int bytes)
+GK_DEV void gk_mbar_arrive_cluster(void *bar, int rank) { gk_mbar_arrive_cluster_s(gk_smem_addr(bar), rank); }
+/* one arrival that also expects `bytes` more from TMA copies (complete_tx). The *_s forms take
+   shared-memory addresses (gk_smem_addr), for loops that keep them in registers: a generic
+   pointer's conversion re-reads the block's shared window each time. */
+GK_DEV void gk_mbar_arrive_expect_tx_s(unsigned bar, int bytes)
 {
-    asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" ::"r"(gk_smem_addr(bar)), "r"(bytes)
-                 : "memory");
+    asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" ::"r"(bar), "r"(bytes) : "memory");
 }
-GK_DEV void gk_mbar_wait(void *bar, int parity)
+GK_DEV void gk_mbar_arrive_expect_tx(void *bar, int bytes) { gk_mbar_arrive_expect_tx_s(gk_smem_addr(bar), bytes); }
+/* until the phase of `parity` has completed (parity 1 on a fresh barrier: at once, the phase
+   before its first counting as complete) */
+GK_DEV void gk_mbar_wait_s(unsigned bar, int parity)
 {
-    const unsigned a = gk_smem_addr(bar);
     unsigned done = 0;
     while (!done)
         asm volatile("{ .reg .pred p; mbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2; selp.u32 %0, 1, 0, p; }"
                      : "=r"(done)
-                     : "r"(a), "r"(parity)
+                     : "r"(bar), "r"(parity)
                      : "memory");
 }
+GK_DEV void gk_mbar_wait(void *bar, int parity) { gk_mbar_wait_s(gk_smem_addr(bar), parity); }
 
 /* TMA: a 2-D box of a tensor map (c0 the contiguous coordinate) into shared memory; the bytes
    count against bar's transaction. Boxes past the tensor's edge are zero-filled. */
-GK_DEV void gk_tma_load_2d(void *dst, const void *tensor_map, void *bar, int c0, int c1)
+GK_DEV void gk_tma_load_2d_s(unsigned dst, const void *tensor_map, unsigned bar, int c0, int c1)
 {
     asm volatile("cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3}], [%4];"
-                 ::"r"(gk_smem_addr(dst)), "l"(tensor_map), "r"(c0), "r"(c1), "r"(gk_smem_addr(bar))
+                 ::"r"(dst), "l"(tensor_map), "r"(c0), "r"(c1), "r"(bar)
                  : "memory");
+}
+GK_DEV void gk_tma_load_2d(void *dst, const void *tensor_map, void *bar, int c0, int c1)
+{
+    gk_tma_load_2d_s(gk_smem_addr(dst), tensor_map, gk_smem_addr(bar), c0, c1);
 }
 
 /* The same box written to the same offset of dst in the shared memory of every block of the
    cluster in cta_mask (bit r: rank r), each block's bar at bar's offset counting its bytes. */
-GK_DEV void gk_tma_load_2d_multicast(void *dst, const void *tensor_map, void *bar, int c0, int c1, int cta_mask)
+GK_DEV void gk_tma_load_2d_multicast_s(unsigned dst, const void *tensor_map, unsigned bar, int c0, int c1, int cta_mask)
 {
     asm volatile("cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster"
                  " [%0], [%1, {%2, %3}], [%4], %5;"
-                 ::"r"(gk_smem_addr(dst)), "l"(tensor_map), "r"(c0), "r"(c1), "r"(gk_smem_addr(bar)),
-                   "h"((unsigned short)cta_mask)
+                 ::"r"(dst), "l"(tensor_map), "r"(c0), "r"(c1), "r"(bar), "h"((unsigned short)cta_mask)
                  : "memory");
+}
+GK_DEV void gk_tma_load_2d_multicast(void *dst, const void *tensor_map, void *bar, int c0, int c1, int cta_mask)
+{
+    gk_tma_load_2d_multicast_s(gk_smem_addr(dst), tensor_map, gk_smem_addr(bar), c0, c1, cta_mask);
 }
 
 /* The same for a 4-D tensor map (coordinates innermost first). */
@@ -425,6 +439,13 @@ GK_HD unsigned long long gk_wgmma_desc(unsigned smem_addr, int leading_bytes, in
 GK_DEV unsigned long long gk_wgmma_desc_sw128(const void *smem, int leading_bytes)
 {
     return gk_wgmma_desc(gk_smem_addr(smem), leading_bytes, 1024, 1);
+}
+/* The descriptor d moved by `add` in its low word (the start address field, bits 0-13: no carry
+   out for shared addresses under 256 KB): a 32-bit add where the compiler would do 64 bits and
+   move both halves into uniform registers again for every wgmma. */
+GK_DEV unsigned long long gk_wgmma_desc_add(unsigned long long d, unsigned add)
+{
+    return (unsigned long long)(unsigned)(d >> 32) << 32 | (unsigned)((unsigned)d + add);
 }
 
 /* orders this thread's ordinary shared-memory writes before later async-proxy reads (wgmma, TMA) */
