@@ -148,20 +148,15 @@ typedef struct gk_gemm_config {
     int wgmma;      /* 1: sm_90a wgmma fed by TMA (a producer warpgroup and two consumers) */
     int persistent; /* 1: one block per SM walks the tiles (the producer runs ahead into the next); 2:
                        ping-pong consumers; 3, 4: as 1, 2 with D handed to TMA stores; 5: as 3 in
-                       2-block clusters sharing B by multicast; 6: a block a tile (as 0) in 2-block
-                       clusters sharing A (gk_gemm_sm90.cuh) */
+                       2-block clusters sharing B by multicast (gk_gemm_sm90.cuh) */
     int rate;       /* wgmma: TFLOP/s measured at 8192^3 NT on the H200, the dispatcher's time model */
     int swap;       /* wgmma, BM 16 or 64: the MMAs compute D^T = op(B)^T op(A)^T (B's rows fill their M) */
 } gk_gemm_config;
 
 /* persistent 2 and 4: the two consumers take the block's tiles in turn */
 #define GK_GEMM_PINGPONG(persistent) ((persistent) == 2 || (persistent) == 4)
-/* blocks a cluster: persistent 5 pairs vertically adjacent tiles, one B tile loaded for both;
-   persistent 6 horizontally adjacent ones, one A tile loaded for both */
-#define GK_GEMM_CLUSTER(persistent) ((persistent) == 5 || (persistent) == 6 ? 2 : 1)
-#define GK_GEMM_CLUSTER_SHARES_A(persistent) ((persistent) == 6)
-/* persistent 3 to 5: D through TMA stores (their staging after the stages) */
-#define GK_GEMM_WG_TMA_OUT(persistent) ((persistent) >= 3 && (persistent) <= 5)
+/* blocks a cluster: persistent 5 pairs vertically adjacent tiles, one B tile loaded for both */
+#define GK_GEMM_CLUSTER(persistent) ((persistent) == 5 ? 2 : 1)
 /* wgmma tiles of BM 16 or 64 and BN 128 are swapped (the MMAs compute D^T, B's rows in their M);
    64 x 64 is not: its two consumers split its k-tiles (each the whole tile on every other one, the
    two sums added in the epilogue), B K-major only */
@@ -1378,19 +1373,16 @@ static int gk_gemm_tuned_pick(int64_t m, int64_t n, int64_t k, int trans_a, int 
 }
 #endif
 
-/* Configuration c's twin of `cluster` blocks a cluster (the same tile and stages: a persistent 3
-   tile and its persistent 5 twin, a persistent 0 tile and its persistent 6 twin), or c where it
-   has none. */
-#define gk_gemm_cluster_kin(persistent) ((persistent) == 5 ? 3 : (persistent) == 6 ? 0 : (persistent))
+/* Configuration c's twin of `cluster` blocks a cluster (the same tile, stages and TMA stores: a
+   persistent 3 tile and its persistent 5 twin), or c where it has none. */
 static int gk_gemm_cluster_twin(int c, int cluster)
 {
     const gk_gemm_config *f = gk_gemm_config_table[c];
-    const int kin = gk_gemm_cluster_kin(f->persistent);
-    if (!f->wgmma || f->swap || (kin != 3 && kin != 0)) return c;
+    if (!f->wgmma || (f->persistent != 3 && f->persistent != 5)) return c;
     for (int j = 0; j < GK_GEMM_NCONFIG; j++) {
         const gk_gemm_config *t = gk_gemm_config_table[j];
         if (t->wgmma && t->bm == f->bm && t->bn == f->bn && t->stages == f->stages && !t->swap &&
-            gk_gemm_cluster_kin(t->persistent) == kin && GK_GEMM_CLUSTER(t->persistent) == cluster)
+            (t->persistent == 3 || t->persistent == 5) && GK_GEMM_CLUSTER(t->persistent) == cluster)
             return j;
     }
     return c;
@@ -1537,7 +1529,7 @@ static void gk_gemm_plan_impl(int64_t m, int64_t n, int64_t k, int64_t rows_a, i
        256: 1.00-1.02x at 8192^3 and over 3 waves, 0.98-1.00x from 1 to 3 waves, against 0.98-0.99x
        for the tile alone; the twin's K splits would take a second launch, the tile's are summed
        in it. */
-    if (wg && s == 1 && gk_gemm_config_table[pl->config]->persistent == 3) {
+    if (wg && s == 1) {
         const int twin = gk_gemm_cluster_twin(pl->config, 2);
         const gk_gemm_config *t = gk_gemm_config_table[twin];
         if (twin != pl->config && gk_ceil_div(m, t->bm) % 2 == 0 && gk_gemm_tiles(t, m, n) >= 3 * (int64_t)sms)

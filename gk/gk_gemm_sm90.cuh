@@ -61,7 +61,7 @@
 #define gk_gemm_wg_smem_bytes_c(BM, BN, STAGES, PERSIST)                                                       \
     (1024 + (STAGES) * (((BM) + (BN)) * GK_GEMM_WG_BK * 2 + 16) + (GK_GEMM_PINGPONG(PERSIST) ? 16 : 0) +          \
      ((PERSIST) == 1 || (PERSIST) == 2 ? gk_gemm_wg_epi_bytes_c(BM, BN) : 0) +                                     \
-     (GK_GEMM_WG_TMA_OUT(PERSIST) ? GK_GEMM_WG_OUT_BYTES : 0))
+     ((PERSIST) >= 3 ? GK_GEMM_WG_OUT_BYTES : 0))
 
 /* A ping-pong pass in 16-bit outputs, for D of bf16 or f16 rows 16-byte aligned, no C, no split
    and no activation but ReLU (GELU or SiLU inlined for each of 64 pairs would swell the loop
@@ -208,8 +208,8 @@ GK_DEV void gk_gemm_wg_store_staged(const gk_gemm_args *p, const float *acc, cha
    fall in 32 distinct banks), then read back in rows of 8 values: 16-byte global stores, and
    one loop body instead of bn / 4 inlined epilogues, which missed the instruction cache (45% of
    stall cycles at 128 x 256). buf: the stages, free once every consumer is past its last wgmma
-   (barrier 1), or a buffer of its own when the kernel is persistent 1 or 2 (the producer is
-   already filling the stages for the next tile). A cooperative tile (persistent 0, 1, 6) stores bm / 2 x
+   (barrier 1), or a buffer of its own when the kernel is persistent (the producer is already
+   filling the stages for the next tile). A cooperative tile (persistent 0 or 1) stores bm / 2 x
    bn a warpgroup in one pass; a ping-pong one (persistent 2) the whole bm x bn tile, 64 rows a
    pass, while the other warpgroup runs its MMAs.
    scaled (e4m3): the fp8 tensor or row / column scales go in on the way out, here rather than
@@ -233,7 +233,7 @@ GK_DEV void gk_gemm_wg_store(const gk_gemm_args *p, const float *acc, float *buf
                        p->ldd % 8 == 0 && gk_is_aligned(p->d, 16);
 #pragma unroll 1
     for (int pass = 0; pass < rows / pass_rows; pass++) {
-        if (persistent == 1 || pp) gk_named_barrier(2 + wr, 128); /* this warpgroup is done reading the last pass */
+        if (persistent) gk_named_barrier(2 + wr, 128); /* this warpgroup is done reading the last pass */
         else gk_named_barrier(1, 256);
         if (pass16) {
             gk_gemm_wg_pass16(p, acc, (unsigned *)mine, wr, bm, nb, pass, row0 + pass * 64, col0, scaled);
@@ -286,16 +286,12 @@ GK_DEV void gk_gemm_wg_store(const gk_gemm_args *p, const float *acc, float *buf
 
 /* A work item (split-major: item / tiles is its K split): its tile's origin, its first k and
    its k-tiles of bk values. In 2-block clusters (cl 2) an item is a pair of vertically adjacent
-   tiles, or horizontally adjacent ones where the pair shares A (pair_n; tiles counts pairs), the
-   block of rank r takes the pair's tile r. */
-GK_DEV void gk_gemm_wg_item(const gk_gemm_args *p, int item, int tiles, int cl, int pair_n, int bm, int bn, int bk,
-                            int *m0, int *n0, int *split, int *k_begin, int *ktiles)
+   tiles (tiles counts pairs), the block of rank r takes the pair's tile r. */
+GK_DEV void gk_gemm_wg_item(const gk_gemm_args *p, int item, int tiles, int cl, int bm, int bn, int bk, int *m0,
+                            int *n0, int *split, int *k_begin, int *ktiles)
 {
     int tm, tn;
-    if (cl == 2 && pair_n) {
-        gk_gemm_raster(item % tiles, p->tiles_m, (p->tiles_n + 1) / 2, &tm, &tn);
-        tn = 2 * tn + gk_cluster_sreg(0);
-    } else if (cl == 2) {
+    if (cl == 2) {
         gk_gemm_raster(item % tiles, (p->tiles_m + 1) / 2, p->tiles_n, &tm, &tn);
         tm = 2 * tm + gk_cluster_sreg(0);
     } else {
@@ -349,7 +345,7 @@ GK_DEV int gk_gemm_wg_split_fixup(const gk_gemm_args *p, float *acc, int nacc, i
 }
 
 /* A consumer's arrival on a stage's empty barrier (its shared address): in 2-block clusters (cl
-   2) on both blocks' (the stage of each holds half an operand from the other block's copies). */
+   2) on both blocks' (the stage of each holds half its B from the other block's copies). */
 GK_DEV void gk_gemm_wg_release(unsigned empty, int cl)
 {
     if (cl == 1) {
@@ -457,7 +453,7 @@ GK_DEV int gk_gemm_wg_consume(char *smem, unsigned long long *full, unsigned lon
 GK_DEV int gk_gemm_wg_out(const gk_gemm_args *p, const CUtensorMap *tmd, const float *acc, char *stg, float *epi,
                           int persistent, int scaled, int w, int bm, int bn, int nb, int m0, int n0, int split, int sc)
 {
-    if (!GK_GEMM_WG_TMA_OUT(persistent)) {
+    if (persistent < 3) {
         gk_gemm_wg_store(p, acc, epi, persistent, scaled, w, bm, bn, nb, m0, n0, split);
         return sc;
     }
@@ -526,7 +522,7 @@ GK_DEV void gk_gemm_wg_run(const gk_gemm_args *p, const CUtensorMap *tma, const 
     /* PERSIST 3 and 4: the TMA store's staging after the stages (1024-byte aligned, as its swizzle
        needs), the mbarriers after it */
     char *stg = smem + stages * stage_bytes;
-    unsigned long long *full = (unsigned long long *)(stg + (GK_GEMM_WG_TMA_OUT(persistent) ? GK_GEMM_WG_OUT_BYTES : 0)),
+    unsigned long long *full = (unsigned long long *)(stg + (persistent >= 3 ? GK_GEMM_WG_OUT_BYTES : 0)),
                        *empty = full + stages;
     /* ping-pong: consumer w waits on turn[w] before it waits on an item's stages, until the other
        has waited on all of its previous item's (a wait by parity is right only one phase ahead) */
@@ -536,12 +532,9 @@ GK_DEV void gk_gemm_wg_run(const gk_gemm_args *p, const CUtensorMap *tma, const 
        tile order; a block takes items blockIdx .. step gridDim (one each when the grid has one
        block per item, several when it is persistent) */
     /* 2-block clusters (cl 2): a cluster takes pairs of tiles; each block copies half of the
-       pair's B tile (rank r: rows or MN panels r mn / 2 ..) into both blocks' stages, or half of
-       its A tile where the pair is horizontal (pair_n) */
+       pair's B tile (rank r: rows or MN panels r mn / 2 ..) into both blocks' stages */
     const int cl = GK_GEMM_CLUSTER(persistent), rank = cl == 2 ? gk_cluster_sreg(0) : 0;
-    const int pair_n = GK_GEMM_CLUSTER_SHARES_A(persistent), cla = pair_n ? cl : 1, clb = pair_n ? 1 : cl;
-    const int tiles = cl == 2 && pair_n ? p->tiles_m * ((p->tiles_n + 1) / 2)
-                                        : (cl == 2 ? (p->tiles_m + 1) / 2 : p->tiles_m) * p->tiles_n;
+    const int tiles = (cl == 2 ? (p->tiles_m + 1) / 2 : p->tiles_m) * p->tiles_n;
     const int splits = (p->k + p->k_per_split - 1) / p->k_per_split;
     const int ea = swap ? p->n : p->m, eb = swap ? p->m : p->n; /* rows of the MMAs' A and B operands */
     const int first = cl == 2 ? gk_cluster_sreg(2) : blockIdx.y * gridDim.x + blockIdx.x;
@@ -569,15 +562,15 @@ GK_DEV void gk_gemm_wg_run(const gk_gemm_args *p, const CUtensorMap *tma, const 
     if (wg == 0) {
         gk_setmaxnreg_dec_40();
         if (threadIdx.x != 0) return;
-        /* one thread issues every copy, so its instructions a k-tile bound the block's k-tile rate
-           where the MMAs are short (64-wide tiles): shared addresses stay in registers, the stage
-           and its phase step instead of being divided out of `it`, and the first pass waits on
-           no empty barrier by parity (a fresh barrier's phase before its first counts as done) */
+        /* one thread issues every copy: its k-loop kept short (40 instructions a k-tile, was 59):
+           shared addresses stay in registers, the stage and its phase step instead of being
+           divided out of `it`, and the first pass needs no branch, waiting by parity (a fresh
+           barrier's phase before its first counts as done) */
         const unsigned full0 = gk_smem_addr(full), empty0 = gk_smem_addr(empty), stage0 = gk_smem_addr(smem);
         int s = 0, phase = 0;
         for (int item = first; item < items; item += step) {
             int m0, n0, split, k_begin, ktiles;
-            gk_gemm_wg_item(p, item, tiles, cl, pair_n, bm, bn, bk, &m0, &n0, &split, &k_begin, &ktiles);
+            gk_gemm_wg_item(p, item, tiles, cl, bm, bn, bk, &m0, &n0, &split, &k_begin, &ktiles);
             const int ra = swap ? n0 : m0, rb = swap ? m0 : n0; /* the MMAs' A and B tile rows */
             /* only rows inside the operand are loaded: TMA's zero fill of rows past its end is
                slow (H200, x[65, 8192] w[8192, 8192]^T on 128 x 64 tiles: 70.6 us with 63 of
@@ -585,19 +578,19 @@ GK_DEV void gk_gemm_wg_run(const gk_gemm_args *p, const CUtensorMap *tma, const 
                row takes a map whose box is only its rows (*_last), an MN-major one loads only
                its panels that hold rows; the rest of the stage keeps stale values, which reach
                only D's rows and columns past M and N (never stored). Past K, zero fill stays.
-               A cluster's second tile past M (or N) has no rows of that operand: it runs on
-               stale ones and stores nothing. */
+               A cluster's second tile past M has no A rows: it runs on stale ones and stores
+               nothing. */
             const int ra_in = max(0, min(ea - ra, mm)), rb_in = max(0, min(eb - rb, mn));
             const int tx = (ta ? (ra_in + 63) / 64 * 8192 : ra_in * 128) + (tb ? rb_in * 128 : (rb_in + 63) / 64 * 8192);
-            const gk_gemm_wg_part qa = gk_gemm_wg_plan(tma, tma_last, ra, mm, ra_in, ta, cla, cla == 2 ? rank : 0);
-            const gk_gemm_wg_part qb = gk_gemm_wg_plan(tmb, tmb_last, rb, mn, rb_in, !tb, clb, clb == 2 ? rank : 0);
+            const gk_gemm_wg_part qa = gk_gemm_wg_plan(tma, tma_last, ra, mm, ra_in, ta, 1, 0);
+            const gk_gemm_wg_part qb = gk_gemm_wg_plan(tmb, tmb_last, rb, mn, rb_in, !tb, cl, rank);
             for (int k = k_begin, kt = 0; kt < ktiles; kt++, k += bk) {
                 /* in a cluster: both blocks' consumers have freed the stage */
                 gk_mbar_wait_s(empty0 + 8 * s, phase ^ 1);
                 const unsigned st = stage0 + s * stage_bytes, bar = full0 + 8 * s;
                 gk_mbar_arrive_expect_tx_s(bar, tx);
-                gk_gemm_wg_load(st, &qa, bar, k, ta, cla == 2);
-                gk_gemm_wg_load(st + a_bytes, &qb, bar, k, !tb, clb == 2);
+                gk_gemm_wg_load(st, &qa, bar, k, ta, 0);
+                gk_gemm_wg_load(st + a_bytes, &qb, bar, k, !tb, cl == 2);
                 if (++s == stages) {
                     s = 0;
                     phase ^= 1;
@@ -619,7 +612,7 @@ GK_DEV void gk_gemm_wg_run(const gk_gemm_args *p, const CUtensorMap *tma, const 
     int sc = 0; /* TMA stores issued by this consumer */
     for (int item = first, j = 0, turns = 0; item < items; item += step, j++) {
         int m0, n0, split, k_begin, ktiles;
-        gk_gemm_wg_item(p, item, tiles, cl, pair_n, bm, bn, bk, &m0, &n0, &split, &k_begin, &ktiles);
+        gk_gemm_wg_item(p, item, tiles, cl, bm, bn, bk, &m0, &n0, &split, &k_begin, &ktiles);
         if (pp && (j & 1) != wg - 1) {
             it += ktiles;
             continue;
@@ -634,21 +627,21 @@ GK_DEV void gk_gemm_wg_run(const gk_gemm_args *p, const CUtensorMap *tma, const 
         if (!swap && (bn == 128 || bn == 256) && p->n - n0 <= bn / 2) {
             it = gk_gemm_wg_consume(smem, full, empty, stage_bytes, a_bytes, dt, ta, tb, wr, cb, bn / 2, stages, ktiles,
                                     it, acc, blocks, tmp, p, row0, n0, k_begin / 128, other, cl, -1);
-            if (m0 >= p->m || n0 >= p->n) continue; /* a cluster's tile past M or N */
+            if (m0 >= p->m) continue; /* a cluster's tile past M */
             if (fixup && gk_gemm_wg_split_fixup(p, acc, cb * (bn / 2) / 256, wg - 1, bm * bn, item % tiles, split, splits))
                 continue;
             sc = gk_gemm_wg_out(p, tmd, acc, stg, epi, persistent, dt == GK_E4M3, wg - 1, bm, bn, bn / 2, m0, n0, split, sc);
         } else {
             it = gk_gemm_wg_consume(smem, full, empty, stage_bytes, a_bytes, dt, ta, tb, wr, cb, mn, stages, ktiles, it,
                                     acc, blocks, tmp, p, row0, n0, k_begin / 128, other, cl, kpar);
-            if (m0 >= p->m || n0 >= p->n) continue; /* a cluster's tile past M or N */
+            if (m0 >= p->m) continue; /* a cluster's tile past M */
             if (fixup && gk_gemm_wg_split_fixup(p, acc, cb * mn / 256, wg - 1, bm * bn, item % tiles, split, splits))
                 continue;
             sc = gk_gemm_wg_out(p, tmd, acc, stg, epi, persistent, dt == GK_E4M3, wg - 1, bm, bn, bn, m0, n0, split, sc);
         }
     }
     /* the staging must stay until the last TMA store has read it, and D be written at exit */
-    if (GK_GEMM_WG_TMA_OUT(persistent) && (threadIdx.x & 127) == 0) gk_bulk_wait_0();
+    if (persistent >= 3 && (threadIdx.x & 127) == 0) gk_bulk_wait_0();
     /* no block leaves while the other may still arrive on its barriers */
     if (cl == 2) gk_cluster_sync();
 #endif
@@ -673,12 +666,10 @@ typedef void (*gk_gemm_wg_kernel)(gk_gemm_args, CUtensorMap, CUtensorMap, CUtens
                   #name ": a TMA-store tile (PERSIST 3) is cooperative, BM 128 or 256");                      \
     static_assert((PERSIST) != 5 || ((BM) == 128 && ((BN) == 128 || (BN) == 256)),                            \
                   #name ": a cluster tile (PERSIST 5) is 128 x 128 or 128 x 256 (halves of B in 64-wide panels)"); \
-    static_assert((PERSIST) != 6 || ((BM) == 128 && (BN) <= 128),                                              \
-                  #name ": a cluster tile sharing A (PERSIST 6) is 128 x 64 or 128 x 128 (halves of A in 64-wide panels)"); \
     static_assert((STAGES) >= 2, #name ": at least 2 stages");                                                 \
     static_assert(gk_gemm_wg_smem_bytes_c(BM, BN, STAGES, PERSIST) <= 227 * 1024,                              \
                   #name ": over 227 KB of shared memory");                                                     \
-    static_assert(((PERSIST) && (PERSIST) != 6) ||                                                            \
+    static_assert((PERSIST) ||                                                                                \
                       gk_gemm_wg_epi_bytes_c((BM) * (GK_GEMM_WG_KSPLIT(BM, BN) + 1), BN) <=                  \
                           (STAGES) * ((BM) + (BN)) * GK_GEMM_WG_BK * 2,                                      \
                   #name ": the epilogue's accumulators must fit in the stages");                              \
@@ -1021,36 +1012,31 @@ static cudaError_t gk_gemm_wg_launch(const char *fn, int wg, const gk_gemm_confi
     const void *kern = (const void *)gk_gemm_wg_kernel_table[in_dtype == GK_F16][wg][layout];
     GK_TRY(gk_smem_opt_in(fn, kern, cfg->smem_bytes, &gk_gemm_wg_attr_set[in_dtype == GK_F16][wg][layout]));
     CUtensorMap ma, mb, ma_last, mb_last;
-    /* a block of a 2-block cluster loads half of B's rows, or of A's where the pair shares A */
-    const int cl = GK_GEMM_CLUSTER(cfg->persistent), pair_n = GK_GEMM_CLUSTER_SHARES_A(cfg->persistent);
+    const int cl = GK_GEMM_CLUSTER(cfg->persistent); /* a block of a 2-block cluster loads half of B's rows */
     if (cfg->swap) {
         GK_TRY(gk_gemm_tensor_maps(fn, &ma, &ma_last, p.b, in_dtype, rows_b, cols_b, p.ldb, trans_b, cfg->bn));
         GK_TRY(gk_gemm_tensor_maps(fn, &mb, &mb_last, p.a, in_dtype, rows_a, cols_a, p.lda, 1, cfg->bm));
     } else {
-        GK_TRY(gk_gemm_tensor_maps(fn, &ma, &ma_last, p.a, in_dtype, rows_a, cols_a, p.lda, !trans_a,
-                                   cfg->bm / (pair_n ? cl : 1)));
-        GK_TRY(gk_gemm_tensor_maps(fn, &mb, &mb_last, p.b, in_dtype, rows_b, cols_b, p.ldb, trans_b,
-                                   cfg->bn / (pair_n ? 1 : cl)));
+        GK_TRY(gk_gemm_tensor_maps(fn, &ma, &ma_last, p.a, in_dtype, rows_a, cols_a, p.lda, !trans_a, cfg->bm));
+        GK_TRY(gk_gemm_tensor_maps(fn, &mb, &mb_last, p.b, in_dtype, rows_b, cols_b, p.ldb, trans_b, cfg->bn / cl));
     }
     /* PERSIST 3 and 4 store D through TMA where it is 16-bit, 16-byte aligned rows, no C, no split
        and at most ReLU; otherwise in staged passes */
     CUtensorMap md = ma;
     /* (TMA writes whole 16-byte pieces of a row: N a multiple of 8, or the last one would spill) */
-    p.tma_d = GK_GEMM_WG_TMA_OUT(cfg->persistent) && !p.partial && p.beta == 0.0f && (p.d_dtype == GK_BF16 || p.d_dtype == GK_F16) &&
+    p.tma_d = cfg->persistent >= 3 && !p.partial && p.beta == 0.0f && (p.d_dtype == GK_BF16 || p.d_dtype == GK_F16) &&
               p.act <= GK_ACT_RELU && p.ldd % 8 == 0 && p.n % 8 == 0 && gk_is_aligned(p.d, 16);
     if (p.tma_d) GK_TRY(gk_gemm_tensor_map(fn, &md, p.d, p.d_dtype, p.m, p.n, p.ldd, 64));
     if (cl == 2) {
-        /* a cluster a pair of tiles (a split each): persistent, at most as many as are resident at
-           once; a block a tile (PERSIST 6), all of them */
+        /* a cluster a pair of tiles (a split each), at most as many as are resident at once */
         const int fits = gk_gemm_wg_clusters(fn, wg, cfg, in_dtype, layout);
         if (!fits)
             return gk__fail(cudaErrorInvalidConfiguration, fn, "configuration %s: no cluster of 2 of its blocks fits this GPU",
                             cfg->name);
-        const int64_t pairs = (pair_n ? p.tiles_m * gk_ceil_div(p.tiles_n, 2) : gk_ceil_div(p.tiles_m, 2) * p.tiles_n) *
-                              gk_ceil_div(p.k, p.k_per_split);
+        const int64_t pairs = gk_ceil_div(p.tiles_m, 2) * p.tiles_n * gk_ceil_div(p.k, p.k_per_split);
         cudaLaunchAttribute attr;
-        const cudaLaunchConfig_t lc = gk_cluster_launch_config(
-            &attr, 2 * (pairs < fits || cfg->persistent == 6 ? pairs : fits), cfg->threads, cfg->smem_bytes, 2, stream);
+        const cudaLaunchConfig_t lc =
+            gk_cluster_launch_config(&attr, 2 * (pairs < fits ? pairs : fits), cfg->threads, cfg->smem_bytes, 2, stream);
         void *args[6] = {&p, &ma, &mb, &ma_last, &mb_last, &md};
         GK_TRY(cudaLaunchKernelExC(&lc, kern, args));
         return gk_check_launch(fn);
