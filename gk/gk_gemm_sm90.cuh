@@ -58,10 +58,6 @@
    3 and 4 the TMA store's staging: two 64 x 64 16-bit boxes a consumer */
 #define gk_gemm_wg_epi_bytes_c(BM, BN) ((BM) * ((BN) + 8) * 4)
 #define GK_GEMM_WG_OUT_BYTES 32768
-/* blocks an SM a wgmma kernel is built for: two where a block a tile fits twice in shared memory
-   (each then without setmaxnreg: two blocks' consumers cannot both have 232 registers) */
-#define GK_GEMM_WG_MINB(BM, BN, STAGES, PERSIST)                                                                \
-    ((PERSIST) == 0 && gk_gemm_wg_smem_bytes_c(BM, BN, STAGES, PERSIST) <= 113 * 1024 ? 2 : 1)
 #define gk_gemm_wg_smem_bytes_c(BM, BN, STAGES, PERSIST)                                                       \
     (1024 + (STAGES) * (((BM) + (BN)) * GK_GEMM_WG_BK * 2 + 16) + (GK_GEMM_PINGPONG(PERSIST) ? 16 : 0) +          \
      ((PERSIST) == 1 || (PERSIST) == 2 ? gk_gemm_wg_epi_bytes_c(BM, BN) : 0) +                                     \
@@ -563,9 +559,8 @@ GK_DEV void gk_gemm_wg_run(const gk_gemm_args *p, const CUtensorMap *tma, const 
 
     /* it counts k-tiles over all of this block's items: stage it % stages, phase it / stages */
     int it = 0;
-    const int two = dt != GK_E4M3 && GK_GEMM_WG_MINB(bm, bn, stages, persistent) == 2;
     if (wg == 0) {
-        if (!two) gk_setmaxnreg_dec_40();
+        gk_setmaxnreg_dec_40();
         if (threadIdx.x != 0) return;
         /* one thread issues every copy: its k-loop kept short (40 instructions a k-tile, was 59):
            shared addresses stay in registers, the stage and its phase step instead of being
@@ -606,7 +601,7 @@ GK_DEV void gk_gemm_wg_run(const gk_gemm_args *p, const CUtensorMap *tma, const 
         return;
     }
 
-    if (!two) gk_setmaxnreg_inc_232();
+    gk_setmaxnreg_inc_232();
     /* cooperative: both consumers on each item, a half of its rows each; ping-pong: the block's
        items in turn, so that one stores a tile while the other runs MMAs (each skips the other's
        k-tiles in `it`) */
@@ -705,7 +700,7 @@ typedef void (*gk_gemm_wg_kernel)(gk_gemm_args, CUtensorMap, CUtensorMap, CUtens
 #define GK_GEMM_WG_OR_NULL_256(k) k
 
 #define GK_GEMM_WG_KERNEL(kname, dt, TA, TB, BM, BN, STAGES, PERSIST)                                          \
-    static __global__ void __launch_bounds__(GK_GEMM_WG_THREADS, GK_GEMM_WG_MINB(BM, BN, STAGES, PERSIST))   \
+    static __global__ void __launch_bounds__(GK_GEMM_WG_THREADS, 1)                                            \
         kname(const __grid_constant__ gk_gemm_args p, const __grid_constant__ CUtensorMap tma,                  \
               const __grid_constant__ CUtensorMap tmb, const __grid_constant__ CUtensorMap tma_last,           \
               const __grid_constant__ CUtensorMap tmb_last, const __grid_constant__ CUtensorMap tmd)           \
