@@ -63,6 +63,26 @@
      ((PERSIST) == 1 || (PERSIST) == 2 ? gk_gemm_wg_epi_bytes_c(BM, BN) : 0) +                                     \
      ((PERSIST) >= 3 ? GK_GEMM_WG_OUT_BYTES : 0))
 
+/* A fragment's four accumulators a (rows r and r + 8, columns col and col + 1) through the
+   column factors s0, s1 (alpha, times e4m3 column scales), the row factors r0, r1 (e4m3 row
+   scales, else 1), bias and ReLU, packed into two 16-bit pairs of dt: *top row r's, *bottom
+   row r + 8's. Columns past N read the last column's bias (their outputs are not stored). */
+GK_DEV void gk_gemm_wg_pack4(const gk_gemm_args *p, const float *a, int col, float s0, float s1, float r0, float r1,
+                             int dt, unsigned *top, unsigned *bottom)
+{
+    float b0 = 0.0f, b1 = 0.0f;
+    if (p->bias) {
+        b0 = p->bias[min(col, p->n - 1)];
+        b1 = p->bias[min(col + 1, p->n - 1)];
+    }
+    float y[4] = {a[0] * r0 * s0 + b0, a[1] * r0 * s1 + b1, a[2] * r1 * s0 + b0, a[3] * r1 * s1 + b1};
+    if (p->act == GK_ACT_RELU)
+#pragma unroll
+        for (int e = 0; e < 4; e++) y[e] = fmaxf(y[e], 0.0f);
+    *top = gk_pack2_f32(y, dt);
+    *bottom = gk_pack2_f32(y + 2, dt);
+}
+
 /* A ping-pong pass in 16-bit outputs, for D of bf16 or f16 rows 16-byte aligned, no C, no split
    and no activation but ReLU (GELU or SiLU inlined for each of 64 pairs would swell the loop
    past the instruction cache, as the register epilogue once did): slab ms of the accumulators (64 rows of D from row0, nb columns from
@@ -75,7 +95,6 @@ GK_DEV void gk_gemm_wg_pass16(const gk_gemm_args *p, const float *acc, unsigned 
 {
     const int t = threadIdx.x & 127, lane = t & 31, r = (t >> 5) * 16 + (lane >> 2), ldw = nb / 2 + 4;
     const float alpha = p->alpha;
-    const int relu = p->act == GK_ACT_RELU;
     float ra0 = 1.0f, ra1 = 1.0f;
     if (scaled) {
         ra0 = gk_gemm_row_scale(p, row0 + r);
@@ -86,23 +105,14 @@ GK_DEV void gk_gemm_wg_pass16(const gk_gemm_args *p, const float *acc, unsigned 
         if (ms != ms0) continue; /* ms is a constant here: the accumulators stay in registers */
 #pragma unroll
         for (int j = 0; j < nb / 8; j++) {
-            const int c = j * 8 + (lane & 3) * 2, col = min(col0 + c, p->n - 1), col1 = min(col0 + c + 1, p->n - 1);
-            const float *a = acc + ms * (nb / 2) + 4 * j;
-            float s0 = alpha, s1 = alpha, b0 = 0.0f, b1 = 0.0f;
+            const int c = j * 8 + (lane & 3) * 2;
+            float s0 = alpha, s1 = alpha;
             if (scaled) {
-                s0 *= gk_gemm_col_scale(p, col);
-                s1 *= gk_gemm_col_scale(p, col1);
+                s0 *= gk_gemm_col_scale(p, min(col0 + c, p->n - 1));
+                s1 *= gk_gemm_col_scale(p, min(col0 + c + 1, p->n - 1));
             }
-            if (p->bias) {
-                b0 = p->bias[col];
-                b1 = p->bias[col1];
-            }
-            float y[4] = {a[0] * ra0 * s0 + b0, a[1] * ra0 * s1 + b1, a[2] * ra1 * s0 + b0, a[3] * ra1 * s1 + b1};
-            if (relu)
-#pragma unroll
-                for (int e = 0; e < 4; e++) y[e] = fmaxf(y[e], 0.0f);
-            mine[r * ldw + c / 2] = gk_pack2_f32(y, p->d_dtype);
-            mine[(r + 8) * ldw + c / 2] = gk_pack2_f32(y + 2, p->d_dtype);
+            gk_gemm_wg_pack4(p, acc + ms * (nb / 2) + 4 * j, col0 + c, s0, s1, ra0, ra1, p->d_dtype, &mine[r * ldw + c / 2],
+                             &mine[(r + 8) * ldw + c / 2]);
         }
     }
     gk_named_barrier(2 + wr, 128);
@@ -134,7 +144,7 @@ GK_DEV int gk_gemm_wg_store_tma(const gk_gemm_args *p, const CUtensorMap *tmd, c
 {
     const int t = threadIdx.x & 127, lane = t & 31, r = (t >> 5) * 16 + (lane >> 2), cl = (lane & 3) * 2;
     const float alpha = p->alpha;
-    const int relu = p->act == GK_ACT_RELU, dt = p->d_dtype == GK_BF16 ? GK_BF16 : GK_F16;
+    const int dt = p->d_dtype == GK_BF16 ? GK_BF16 : GK_F16;
 #pragma unroll
     for (int ms = 0; ms < rows / 64; ms++) {
         if (row0 + ms * 64 >= p->m) continue;
@@ -145,20 +155,11 @@ GK_DEV int gk_gemm_wg_store_tma(const gk_gemm_args *p, const CUtensorMap *tmd, c
             gk_named_barrier(2 + w, 128);
 #pragma unroll
             for (int jl = 0; jl < 8; jl++) {
-                const int j = q * 8 + jl, col = col0 + j * 8 + cl;
-                const float *a = acc + ms * (nb / 2) + 4 * j;
-                float b0 = 0.0f, b1 = 0.0f;
-                if (p->bias) {
-                    b0 = p->bias[min(col, p->n - 1)];
-                    b1 = p->bias[min(col + 1, p->n - 1)];
-                }
-                float y[4] = {alpha * a[0] + b0, alpha * a[1] + b1, alpha * a[2] + b0, alpha * a[3] + b1};
-                if (relu)
-#pragma unroll
-                    for (int e = 0; e < 4; e++) y[e] = fmaxf(y[e], 0.0f);
+                const int j = q * 8 + jl;
                 char *dst = buf + r * 128 + ((jl ^ (r & 7)) << 4) + (lane & 3) * 4;
-                *(unsigned *)dst = gk_pack2_f32(y, dt);
-                *(unsigned *)(dst + 1024) = gk_pack2_f32(y + 2, dt); /* row r + 8: the same swizzle */
+                /* row r + 8 at dst + 1024: the same swizzle */
+                gk_gemm_wg_pack4(p, acc + ms * (nb / 2) + 4 * j, col0 + j * 8 + cl, alpha, alpha, 1.0f, 1.0f, dt,
+                                 (unsigned *)dst, (unsigned *)(dst + 1024));
             }
             gk_fence_proxy_async();
             gk_named_barrier(2 + w, 128);
@@ -262,17 +263,18 @@ GK_DEV void gk_gemm_wg_store(const gk_gemm_args *p, const float *acc, float *buf
         if (ns) {
             /* a 64 x 64 tile: the consumers' sums over their k-tiles, added in the first's
                buffer, half the rows each (the same order whichever finishes first) */
+            const int half = bm / 2; /* this consumer's rows of the sum */
             gk_named_barrier(1, 256);
-            float4 *sum = (float4 *)(buf + wr * 32 * ld);
-            const float4 *theirs = (const float4 *)(buf + (64 + wr * 32) * ld);
+            float4 *sum = (float4 *)(buf + wr * half * ld);
+            const float4 *theirs = (const float4 *)(buf + (bm + wr * half) * ld); /* the second's buffer */
 #pragma unroll
-            for (int i = 0; i < 4; i++) {
+            for (int i = 0; i < half * bn / 4 / 128; i++) {
                 const int e = (i * 128 + t) / (bn / 4) * (ld / 4) + (i * 128 + t) % (bn / 4);
                 const float4 a = sum[e], b = theirs[e];
                 sum[e] = make_float4(a.x + b.x, a.y + b.y, a.z + b.z, a.w + b.w);
             }
             gk_named_barrier(2 + wr, 128);
-            gk_gemm_store_rows(p, buf + wr * 32 * ld, ld, 32, width, row0 + wr * 32, col0, scaled, split, t, 128);
+            gk_gemm_store_rows(p, buf + wr * half * ld, ld, half, width, row0 + wr * half, col0, scaled, split, t, 128);
             continue;
         }
         gk_named_barrier(2 + wr, 128);
