@@ -406,13 +406,13 @@ GK_DEV int gk_gemm_wg_consume(char *smem, unsigned long long *full, unsigned lon
         }
         gk_mbar_wait_s(full0 + 8 * s, phase);
         const unsigned sa = stage0 + s * stage_bytes;
-        const unsigned long long db = gk_wgmma_desc(sa + a_bytes, tb ? 16 : 8192, 1024, 1);
+        const unsigned long long db = gk_wgmma_desc_sw128_s(sa + a_bytes, tb ? 16 : 8192);
         gk_wgmma_fence();
 #pragma unroll
         for (int ms = 0; ms < bm / 128; ms++) {
             /* rows (wr bm / 128 + ms) 64: 8 KB apart in either layout (64 rows of 128 bytes,
                or a 64-wide MN panel) */
-            const unsigned long long da = gk_wgmma_desc(sa + (wr * bm / 128 + ms) * 8192, ta ? 8192 : 16, 1024, 1);
+            const unsigned long long da = gk_wgmma_desc_sw128_s(sa + (wr * bm / 128 + ms) * 8192, ta ? 8192 : 16);
 #pragma unroll
             for (int kk = 0; kk < 4; kk++) { /* 32 bytes of K a step: k16 of 16-bit values, k32 of e4m3 */
                 const unsigned long long dak = gk_wgmma_desc_add(da, a_step * kk), dbk = gk_wgmma_desc_add(db, b_step * kk);
@@ -470,10 +470,11 @@ GK_DEV int gk_gemm_wg_out(const gk_gemm_args *p, const CUtensorMap *tmd, const f
    the operand's last rows where fewer than the tile's); MN-major: its [64][64] panels that hold
    rows. cl 2: this block (rank) loads half of it (rows or panels) into both blocks' stages (TMA
    multicast), the maps' boxes then half the tile's rows. Out: the byte offset in the stage's
-   part, the map, the first box's row and the count of boxes (K-major 0 or 1). */
+   part, the map, the first box's row, the count of boxes (K-major 0 or 1), the layout and
+   whether the boxes go to both blocks. */
 typedef struct gk_gemm_wg_part {
     const CUtensorMap *map;
-    int off, row, boxes;
+    int off, row, boxes, mn_major, multicast;
 } gk_gemm_wg_part;
 
 GK_DEV gk_gemm_wg_part gk_gemm_wg_plan(const CUtensorMap *map, const CUtensorMap *last, int r0, int rows, int in,
@@ -481,6 +482,8 @@ GK_DEV gk_gemm_wg_part gk_gemm_wg_plan(const CUtensorMap *map, const CUtensorMap
 {
     const int h = rows / cl;
     gk_gemm_wg_part q;
+    q.mn_major = mn_major;
+    q.multicast = cl == 2;
     if (mn_major) {
         const int p0 = rank * (h / 64);
         q.map = map;
@@ -498,13 +501,13 @@ GK_DEV gk_gemm_wg_part gk_gemm_wg_plan(const CUtensorMap *map, const CUtensorMap
 }
 
 /* k-tile k of one operand's part (q) into the stage's part at dst (a shared-memory address),
-   counted on bar; mc: into both blocks' stages of a 2-block cluster */
-GK_DEV void gk_gemm_wg_load(unsigned dst, const gk_gemm_wg_part *q, unsigned bar, int k, int mn_major, int mc)
+   counted on bar */
+GK_DEV void gk_gemm_wg_load(unsigned dst, const gk_gemm_wg_part *q, unsigned bar, int k)
 {
     for (int i = 0; i < q->boxes; i++) {
         const unsigned d = dst + q->off + i * 8192;
-        const int c0 = mn_major ? q->row + i * 64 : k, c1 = mn_major ? k : q->row;
-        if (mc) gk_tma_load_2d_multicast_s(d, q->map, bar, c0, c1, 3);
+        const int c0 = q->mn_major ? q->row + i * 64 : k, c1 = q->mn_major ? k : q->row;
+        if (q->multicast) gk_tma_load_2d_multicast_s(d, q->map, bar, c0, c1, 3);
         else gk_tma_load_2d_s(d, q->map, bar, c0, c1);
     }
 }
@@ -591,8 +594,8 @@ GK_DEV void gk_gemm_wg_run(const gk_gemm_args *p, const CUtensorMap *tma, const 
                 gk_mbar_wait_s(empty0 + 8 * s, phase ^ 1);
                 const unsigned st = stage0 + s * stage_bytes, bar = full0 + 8 * s;
                 gk_mbar_arrive_expect_tx_s(bar, tx);
-                gk_gemm_wg_load(st, &qa, bar, k, ta, 0);
-                gk_gemm_wg_load(st + a_bytes, &qb, bar, k, !tb, cl == 2);
+                gk_gemm_wg_load(st, &qa, bar, k);
+                gk_gemm_wg_load(st + a_bytes, &qb, bar, k);
                 if (++s == stages) {
                     s = 0;
                     phase ^= 1;

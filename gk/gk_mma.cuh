@@ -68,7 +68,7 @@
      gk_smem_align_1024(p)              the first 1024-byte boundary of shared memory from p
      gk_wgmma_desc(addr, leading, stride, swizzle)
                                         a shared-memory matrix descriptor (host and device)
-     gk_wgmma_desc_sw128(smem, leading_bytes)
+     gk_wgmma_desc_sw128(smem, leading_bytes), gk_wgmma_desc_sw128_s(smem_addr, leading_bytes)
                                         the descriptor of a 128-byte-swizzled tile (the layout
                                         TMA's CU_TENSOR_MAP_SWIZZLE_128B writes)
      gk_wgmma_m64k16(d, da, db, dt, n, ta, tb)
@@ -436,9 +436,13 @@ GK_HD unsigned long long gk_wgmma_desc(unsigned smem_addr, int leading_bytes, in
    (16, encoded 1). MN-major: stride 1024 (8 k-rows), leading = bytes between 64-wide MN panels.
    Adding 2 to the descriptor moves its start 32 bytes (16 K values of a K-major tile); 128
    moves it 2048 bytes (16 k-rows of an MN-major panel). */
+GK_DEV unsigned long long gk_wgmma_desc_sw128_s(unsigned smem_addr, int leading_bytes)
+{
+    return gk_wgmma_desc(smem_addr, leading_bytes, 1024, 1);
+}
 GK_DEV unsigned long long gk_wgmma_desc_sw128(const void *smem, int leading_bytes)
 {
-    return gk_wgmma_desc(gk_smem_addr(smem), leading_bytes, 1024, 1);
+    return gk_wgmma_desc_sw128_s(gk_smem_addr(smem), leading_bytes);
 }
 /* The descriptor d moved by `add` in its low word (the start address field, bits 0-13: no carry
    out for shared addresses under 256 KB): a 32-bit add where the compiler would do 64 bits and
