@@ -27,7 +27,7 @@
          too few tiles to fill the GPU, and repack operands whose rows are not 16-byte aligned
          (a leading dimension that is not a multiple of 8) so they take the cp.async / TMA path,
          and on the wgmma kernels large problems' operands whose rows are not 128-byte aligned
-         (not a multiple of 64: TMA boxes straddling L2 lines run up to 1.8x slower):
+         (not a multiple of 64: TMA boxes straddling L2 lines run up to 1.5x slower):
          gk_gemm_workspace_bytes(m, n, k, trans_a, lda, trans_b, ldb) says how much it would use;
          with less it splits only by a second launch if its partials fit, else not at all, and
          unaligned operands take the element-wise-load kernels.
@@ -1536,15 +1536,21 @@ static void gk_gemm_plan_impl(int64_t m, int64_t n, int64_t k, int64_t rows_a, i
             pl->config = twin;
     }
     /* rows 16-byte but not 128-byte aligned (align 1): the wgmma tiles' TMA boxes straddle L2
-       lines, 1.2-1.8x slower where the MMAs are the time (H200: 4096 x 4096 x 4040 357 us, 194
-       with 128-byte rows; 8976 x 1824 x 11240 826 against 572). Repacked where the GEMM at 600
-       TFLOP/s takes at least 3x the repack at 3 TB/s (each byte read and written once) */
+       lines, 1.45-1.55x slower with both operands off where the MMAs are the time (H200:
+       8976 x 1824 x 11240 783 us against 509 with 128-byte rows, 1959 x 10552 x 552 72 against
+       49). Repacked where the GEMM at 600 TFLOP/s takes at least 3x the repack at 3 TB/s (each
+       byte read and written once); not for the 2-block cluster tile, which loads half of B a
+       block (4096 x 4096 x 4040: 1.03x off, and the repack costs 1.2x); and an operand off costs
+       by its share of the tile's rows (8976 x 1824 x 11240 on 128 x 192: A off 1.02x, B off
+       1.21x), so the larger operand, where the tile takes fewer of its rows, stays as it is */
     int pack_a = align_a == 0, pack_b = align_b == 0;
-    if (wg && (align_a == 1 || align_b == 1)) {
-        const double bytes = (align_a == 1 ? 4.0 * rows_a * cols_a : 0.0) + (align_b == 1 ? 4.0 * rows_b * cols_b : 0.0);
+    const gk_gemm_config *pc = gk_gemm_config_table[pl->config];
+    if (wg && (align_a == 1 || align_b == 1) && GK_GEMM_CLUSTER(pc->persistent) == 1) {
+        const double bytes_a = 4.0 * rows_a * cols_a, bytes_b = 4.0 * rows_b * cols_b;
+        const double bytes = (align_a == 1 ? bytes_a : 0.0) + (align_b == 1 ? bytes_b : 0.0);
         if (2.0 * m * n * k / 600e12 >= 3.0 * bytes / 3e12) {
-            pack_a |= align_a == 1;
-            pack_b |= align_b == 1;
+            pack_a |= align_a == 1 && !(bytes_a > bytes_b && pc->bm < pc->bn);
+            pack_b |= align_b == 1 && !(bytes_b > bytes_a && pc->bn < pc->bm);
         }
     }
     pl->pack_a_bytes = gk_gemm_pack_bytes(rows_a, cols_a, !pack_a);

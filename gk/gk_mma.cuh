@@ -654,14 +654,19 @@ GK_HOST cudaError_t gk_tma_encode(const char *fn, CUtensorMap *map, const void *
     GK_TRY(gk_tma_encoder(fn, &encode));
     cuuint64_t d[5], st[4];
     cuuint32_t b[5], one[5];
+    int lines = gk_is_aligned(x, 128); /* every row starts an L2 line */
     for (int i = 0; i < rank; i++) {
         d[i] = (cuuint64_t)dims[i];
         b[i] = (cuuint32_t)box[i];
         one[i] = 1;
         if (i > 0) st[i - 1] = (cuuint64_t)strides[i - 1] * elem;
+        if (i > 0 && st[i - 1] % 128) lines = 0;
     }
+    /* L2 promotion to 256 bytes where rows start lines; none where they straddle them (H200
+       GEMMs of such rows: 1.06-1.16x faster without; with lines, 256 bytes up to 1.06x faster) */
     const CUresult r = encode(map, type, (cuuint32_t)rank, (void *)x, d, st, b, one, CU_TENSOR_MAP_INTERLEAVE_NONE,
-                              swizzle, CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+                              swizzle, lines ? CU_TENSOR_MAP_L2_PROMOTION_L2_256B : CU_TENSOR_MAP_L2_PROMOTION_NONE,
+                              CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
     if (r != CUDA_SUCCESS) return gk__fail(cudaErrorInvalidValue, fn, "cuTensorMapEncodeTiled failed (CUresult %d)", (int)r);
     return cudaSuccess;
 }

@@ -636,6 +636,27 @@ TEST(GemmGpu, StaleSharedMemoryStaysPastTheEdges)
             }
 }
 
+// Rows 16- but not 128-byte aligned on large problems (K = 11240 and 4040, NT): the plan repacks
+// B alone (8976 x 1824 x 11240, the tile's wider side) or nothing (4096 x 4096 x 4040, the
+// cluster tile); A's rows then reach TMA off the L2 line. Every output checked written, 48 rows
+// against the reference, with the plan's workspace, which must be written where it repacks.
+TEST(GemmGpu, RowsOffTheLineOneOperandRepacked)
+{
+    GK_REQUIRE_GPU();
+    if (!gk_gemm_wg_ready()) GTEST_SKIP() << "no sm_90a code or not compute capability 9.0: no wgmma tiles";
+    const int64_t shapes[][3] = {{8976, 1824, 11240}, {4096, 4096, 4040}};
+    for (const auto &sh : shapes) {
+        const gk_gemm_plan pl = gk_gemm_plan_for(sh[0], sh[1], sh[2], 0, sh[2], 1, sh[2]);
+        EXPECT_EQ(pl.pack_a_bytes, 0u);
+        MmaRun p = mma_run(GK_BF16, GK_BF16, sh[0], sh[1], sh[2], 1);
+        p.sample_rows = 48;
+        p.ws_plan = true;
+        p.ws_expect = pl.workspace_bytes > 0;
+        run_mma(p);
+        if (HasFailure()) return;
+    }
+}
+
 // Leading dimensions past the row by 3, 8 and 64 for A, B, C and D at once, every layout.
 TEST(GemmGpu, PaddedLeadingDimensions)
 {

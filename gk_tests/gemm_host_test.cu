@@ -890,8 +890,10 @@ TEST(GemmDispatch, MeasuredTable)
 #endif
 
 // Rows 16-byte but not 128-byte aligned: repacked on the wgmma kernels where the GEMM's time is
-// at least 3x the repack's (4096 x 4096 x 4040: both operands; 7613 x 88 x 3696, where A is read
-// about once: neither); never without the wgmma kernels; never for 128-byte rows.
+// at least 3x the repack's (1959 x 10552 x 552: both operands, B's rows the tile's wider side), the larger
+// operand left as it is where the tile takes fewer of its rows (8976 x 1824 x 11240 on 128 x 192:
+// B alone); not on the 2-block cluster tile (4096 x 4096 x 4040), not where A or B is read about
+// once (7613 x 88 x 3696, 342 x 8480 x 776), never without the wgmma kernels, never for 128-byte rows.
 TEST(GemmDispatch, RepacksRowsOffTheLineWhereItPays)
 {
     auto plan = [](int64_t m, int64_t n, int64_t k, int64_t ld, int wg) {
@@ -900,15 +902,26 @@ TEST(GemmDispatch, RepacksRowsOffTheLineWhereItPays)
                           &pl);
         return pl;
     };
-    gk_gemm_plan pl = plan(4096, 4096, 4040, 4040, 1);
-    EXPECT_EQ(pl.pack_a_bytes, (size_t)4096 * 4096 * 2);
-    EXPECT_EQ(pl.pack_b_bytes, (size_t)4096 * 4096 * 2);
+    gk_gemm_plan pl = plan(8976, 1824, 11240, 11240, 1);
+    ASSERT_LT(gk_gemm_config_table[pl.config]->bm, gk_gemm_config_table[pl.config]->bn);
+    ASSERT_EQ(GK_GEMM_CLUSTER(gk_gemm_config_table[pl.config]->persistent), 1);
+    EXPECT_EQ(pl.pack_a_bytes, 0u);
+    EXPECT_EQ(pl.pack_b_bytes, (size_t)1824 * 11264 * 2);
     EXPECT_EQ(pl.workspace_bytes, pl.split_bytes + pl.pack_a_bytes + pl.pack_b_bytes);
+    pl = plan(1959, 10552, 552, 552, 1);
+    ASSERT_EQ(GK_GEMM_CLUSTER(gk_gemm_config_table[pl.config]->persistent), 1);
+    EXPECT_EQ(pl.pack_a_bytes, (size_t)gk_round_up(1959 * 576 * 2, 256));
+    EXPECT_EQ(pl.pack_b_bytes, (size_t)10552 * 576 * 2);
+    pl = plan(4096, 4096, 4040, 4040, 1);
+    EXPECT_EQ(GK_GEMM_CLUSTER(gk_gemm_config_table[pl.config]->persistent), 2);
+    EXPECT_EQ(pl.pack_a_bytes + pl.pack_b_bytes, 0u);
     pl = plan(4096, 4096, 4040, 4040, 0);
     EXPECT_EQ(pl.pack_a_bytes + pl.pack_b_bytes, 0u);
     pl = plan(4096, 4096, 4040, 4096, 1);
     EXPECT_EQ(pl.pack_a_bytes + pl.pack_b_bytes, 0u);
     pl = plan(7613, 88, 3696, 3696, 1);
+    EXPECT_EQ(pl.pack_a_bytes + pl.pack_b_bytes, 0u);
+    pl = plan(342, 8480, 776, 776, 1);
     EXPECT_EQ(pl.pack_a_bytes + pl.pack_b_bytes, 0u);
     EXPECT_EQ(gk_gemm_row_align(NULL, 4040), 1);
     EXPECT_EQ(gk_gemm_row_align(NULL, 4096), 2);
