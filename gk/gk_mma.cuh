@@ -663,7 +663,7 @@ GK_HOST cudaError_t gk_tma_encode(const char *fn, CUtensorMap *map, const void *
         if (i > 0 && st[i - 1] % 128) lines = 0;
     }
     /* L2 promotion to 256 bytes where rows start lines; none where they straddle them (H200
-       GEMMs of such rows: 1.06-1.16x faster without; with lines, 256 bytes up to 1.06x faster) */
+       GEMMs of such rows: 1.05-1.15x faster without; on lines, 256 bytes up to 1.06x faster) */
     const CUresult r = encode(map, type, (cuuint32_t)rank, (void *)x, d, st, b, one, CU_TENSOR_MAP_INTERLEAVE_NONE,
                               swizzle, lines ? CU_TENSOR_MAP_L2_PROMOTION_L2_256B : CU_TENSOR_MAP_L2_PROMOTION_NONE,
                               CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
