@@ -892,8 +892,9 @@ TEST(GemmDispatch, MeasuredTable)
 // Rows 16-byte but not 128-byte aligned: repacked on the wgmma kernels where the GEMM's time is
 // at least 3x the repack's (1959 x 10552 x 552: both operands, B's rows the tile's wider side), the larger
 // operand left as it is where the tile takes fewer of its rows (8976 x 1824 x 11240 on 128 x 192:
-// B alone); not on the 2-block cluster tile (4096 x 4096 x 4040), not where A or B is read about
-// once (7613 x 88 x 3696, 342 x 8480 x 776), never without the wgmma kernels, never for 128-byte rows.
+// B alone); not on the 2-block cluster tile (4096 x 4096 x 4040), not where the copy would take
+// over a third of the GEMM (7613 x 88 x 3696, 342 x 8480 x 776), never without the wgmma kernels,
+// never for 128-byte rows.
 TEST(GemmDispatch, RepacksRowsOffTheLineWhereItPays)
 {
     auto plan = [](int64_t m, int64_t n, int64_t k, int64_t ld, int wg) {
