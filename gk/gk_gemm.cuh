@@ -836,15 +836,19 @@ GK_DEV void gk_gemm_mma_run(const gk_gemm_args *p, int dt, int ta, int tb, int b
 
 /* Operand value pair (k, k + 1) at row r of a [rows, k_end) view as one mma register, zeros past
    the edges: x is [rows][ld] (kmaj, K contiguous) or [K][ld]. One 32-bit load where `pairs` (K
-   contiguous, ld even, x 4-byte aligned: every pair of an even k is), else two 16-bit loads. */
+   contiguous, ld even, x 4-byte aligned: every pair of an even k is), else two 16-bit loads.
+   Predicated loads, no branch, the halves joined by a byte permute that the scheduler leaves
+   after the round's loads: joined inside a branch, each pair waited on its own loads before the
+   next pair's left (9 x 13 x 3 on the H200: 5.7 us, 4.7 without the wait). */
 GK_DEV unsigned gk_gemm_direct_pair(const unsigned short *x, int64_t ld, int kmaj, int pairs, int r, int rows, int k,
                                     int k_end)
 {
-    if (r >= rows || k >= k_end) return 0u;
+    const int lo_in = r < rows && k < k_end, hi_in = lo_in && k + 1 < k_end, word = pairs && hi_in;
     const unsigned short *q = kmaj ? x + (int64_t)r * ld + k : x + (int64_t)k * ld + r;
-    if (pairs && k + 1 < k_end) return __ldg((const unsigned *)q);
-    const unsigned lo = __ldg(q), hi = k + 1 < k_end ? __ldg(kmaj ? q + 1 : q + ld) : 0u;
-    return lo | hi << 16;
+    const unsigned w = word ? __ldg((const unsigned *)q) : 0u;
+    const unsigned lo = lo_in && !word ? (unsigned)__ldg(q) : 0u;
+    const unsigned hi = hi_in && !word ? (unsigned)__ldg(kmaj ? q + 1 : q + ld) : 0u;
+    return w | __byte_perm(lo, hi, 0x5410);
 }
 
 /* One round of the direct kernel's loads: U k-steps of a warp's A fragment (16 rows) and its NF
@@ -1094,7 +1098,7 @@ static int gk_gemm_wg_clusters(const char *, int, const gk_gemm_config *, int, i
     X(128x256x32_w64x64, 128, 256, 32, 64, 64, 4, 1, 1, 1) \
     X(64x64x64_s4, 64, 64, 64, 32, 32, 4, 3, 1, 1)         \
     X(64x64x64_s4_elem, 64, 64, 64, 32, 32, 4, 3, 1, 0)   \
-    X(64x8x64_direct, 64, 8, 64, 16, 8, 0, 4, 0, 0)
+    X(64x8x64_direct, 64, 8, 64, 16, 8, 0, 2, 0, 0)
 #endif
 #define GK_GEMM_X_DEFINE(tile, BM, BN, BK, WM, WN, STAGES, MINB, DBUF, VEC)                           \
     GK_DEFINE_GEMM_MMA(gk_gemm_bf16_##tile, GK_BF16, BM, BN, BK, WM, WN, STAGES, MINB, DBUF, VEC) \
