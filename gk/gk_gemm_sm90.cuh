@@ -376,11 +376,6 @@ GK_DEV int gk_gemm_wg_consume(char *smem, unsigned long long *full, unsigned lon
                               int kb0, unsigned long long *turn, int cl, int kpar)
 {
     const int nacc = bm * nb / 256;
-    /* n 64 MMAs alternate k16 steps between two accumulator sets, summed at the end: one chain
-       of dependent MMAs waits on their latency (1024^3 on 128 x 64 tiles 2-5% faster on the
-       H200; n 16 in four sets gained nothing measurable) */
-    const int chains = !blocks && bm == 128 && nb == 64 ? 2 : 1;
-    float more[32]; /* the second set (nacc 32 where there is one) */
     /* a K-major tile steps 32 bytes per k16 (descriptor + 2), an MN-major one 16 rows (+ 128) */
     const int a_step = ta ? 128 : 2, b_step = tb ? 2 : 128;
     const float *sa0 = NULL, *sa1 = NULL, *sb = NULL;
@@ -392,9 +387,6 @@ GK_DEV int gk_gemm_wg_consume(char *smem, unsigned long long *full, unsigned lon
 #pragma unroll
     for (int i = 0; i < nacc; i++) acc[i] = 0.0f;
     gk_wgmma_fence_regs(acc, nacc);
-#pragma unroll
-    for (int i = 0; i < (chains - 1) * nacc; i++) more[i] = 0.0f;
-    gk_wgmma_fence_regs(more, (chains - 1) * nacc);
     if (blocks) {
 #pragma unroll
         for (int i = 0; i < nacc; i++) tmp[i] = 0.0f;
@@ -424,12 +416,11 @@ GK_DEV int gk_gemm_wg_consume(char *smem, unsigned long long *full, unsigned lon
 #pragma unroll
             for (int kk = 0; kk < 4; kk++) { /* 32 bytes of K a step: k16 of 16-bit values, k32 of e4m3 */
                 const unsigned long long dak = gk_wgmma_desc_add(da, a_step * kk), dbk = gk_wgmma_desc_add(db, b_step * kk);
-                float *d = kk % chains ? more : acc + ms * (nb / 2);
                 if (dt == GK_E4M3) {
                     if (blocks) gk_wgmma_m64k32_e4m3(tmp, dak, dbk, nb, kk > 0);
-                    else gk_wgmma_m64k32_e4m3(d, dak, dbk, nb, 1);
+                    else gk_wgmma_m64k32_e4m3(acc + ms * (nb / 2), dak, dbk, nb, 1);
                 } else {
-                    gk_wgmma_m64k16(d, dak, dbk, dt, nb, ta, !tb, 1);
+                    gk_wgmma_m64k16(acc + ms * (nb / 2), dak, dbk, dt, nb, ta, !tb, 1);
                 }
             }
         }
@@ -446,7 +437,6 @@ GK_DEV int gk_gemm_wg_consume(char *smem, unsigned long long *full, unsigned lon
         /* the previous k-tile's wgmma has finished: its stage goes back to the producer */
         gk_wgmma_wait_1();
         gk_wgmma_fence_regs(acc, nacc);
-        gk_wgmma_fence_regs(more, (chains - 1) * nacc);
         if (own >= 0 && (threadIdx.x & 127) == 0) gk_gemm_wg_release(empty0 + 8 * own, cl);
         own = s;
     }
@@ -455,10 +445,7 @@ GK_DEV int gk_gemm_wg_consume(char *smem, unsigned long long *full, unsigned lon
     if (blocks) return it;
     gk_wgmma_wait_0();
     gk_wgmma_fence_regs(acc, nacc);
-    gk_wgmma_fence_regs(more, (chains - 1) * nacc);
     if (own >= 0 && (threadIdx.x & 127) == 0) gk_gemm_wg_release(empty0 + 8 * own, cl);
-#pragma unroll
-    for (int i = 0; i < (chains - 1) * nacc; i++) acc[i] += more[i];
     return it;
 }
 
