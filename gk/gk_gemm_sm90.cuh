@@ -283,14 +283,6 @@ GK_DEV void gk_gemm_wg_store(const gk_gemm_args *p, const float *acc, float *buf
     }
 }
 
-/* Accumulator chains of the narrow MMAs (gk_gemm_wg_consume); a build may define them (sweeps). */
-#ifndef GK_GEMM_WG_CHAINS_N16
-#define GK_GEMM_WG_CHAINS_N16 4
-#endif
-#ifndef GK_GEMM_WG_CHAINS_N64
-#define GK_GEMM_WG_CHAINS_N64 2
-#endif
-
 /* K values in a k-tile: 128 bytes of a row, 64 16-bit values or 128 e4m3. */
 #define gk_gemm_wg_bk(dt) ((dt) == GK_E4M3 ? 128 : 64)
 
@@ -384,10 +376,6 @@ GK_DEV int gk_gemm_wg_consume(char *smem, unsigned long long *full, unsigned lon
                               int kb0, unsigned long long *turn, int cl, int kpar)
 {
     const int nacc = bm * nb / 256;
-    /* narrow MMAs (n 16: the swapped tiles' D rows; n 64) wait on each other's latency, not the
-       tensor pipe: their k16 steps go round independent accumulator chains, summed at the end */
-    const int chains = blocks || bm != 128 ? 1 : nb <= 16 ? GK_GEMM_WG_CHAINS_N16 : nb <= 64 ? GK_GEMM_WG_CHAINS_N64 : 1;
-    float more[3 * 32]; /* chains 1 .. 3 (nacc <= 32 where there are more than one) */
     /* a K-major tile steps 32 bytes per k16 (descriptor + 2), an MN-major one 16 rows (+ 128) */
     const int a_step = ta ? 128 : 2, b_step = tb ? 2 : 128;
     const float *sa0 = NULL, *sa1 = NULL, *sb = NULL;
@@ -399,9 +387,6 @@ GK_DEV int gk_gemm_wg_consume(char *smem, unsigned long long *full, unsigned lon
 #pragma unroll
     for (int i = 0; i < nacc; i++) acc[i] = 0.0f;
     gk_wgmma_fence_regs(acc, nacc);
-#pragma unroll
-    for (int i = 0; i < (chains - 1) * nacc; i++) more[i] = 0.0f;
-    gk_wgmma_fence_regs(more, (chains - 1) * nacc);
     if (blocks) {
 #pragma unroll
         for (int i = 0; i < nacc; i++) tmp[i] = 0.0f;
@@ -431,12 +416,11 @@ GK_DEV int gk_gemm_wg_consume(char *smem, unsigned long long *full, unsigned lon
 #pragma unroll
             for (int kk = 0; kk < 4; kk++) { /* 32 bytes of K a step: k16 of 16-bit values, k32 of e4m3 */
                 const unsigned long long dak = gk_wgmma_desc_add(da, a_step * kk), dbk = gk_wgmma_desc_add(db, b_step * kk);
-                float *d = kk % chains ? more + (kk % chains - 1) * nacc : acc + ms * (nb / 2);
                 if (dt == GK_E4M3) {
                     if (blocks) gk_wgmma_m64k32_e4m3(tmp, dak, dbk, nb, kk > 0);
-                    else gk_wgmma_m64k32_e4m3(d, dak, dbk, nb, 1);
+                    else gk_wgmma_m64k32_e4m3(acc + ms * (nb / 2), dak, dbk, nb, 1);
                 } else {
-                    gk_wgmma_m64k16(d, dak, dbk, dt, nb, ta, !tb, 1);
+                    gk_wgmma_m64k16(acc + ms * (nb / 2), dak, dbk, dt, nb, ta, !tb, 1);
                 }
             }
         }
@@ -453,7 +437,6 @@ GK_DEV int gk_gemm_wg_consume(char *smem, unsigned long long *full, unsigned lon
         /* the previous k-tile's wgmma has finished: its stage goes back to the producer */
         gk_wgmma_wait_1();
         gk_wgmma_fence_regs(acc, nacc);
-        gk_wgmma_fence_regs(more, (chains - 1) * nacc);
         if (own >= 0 && (threadIdx.x & 127) == 0) gk_gemm_wg_release(empty0 + 8 * own, cl);
         own = s;
     }
@@ -462,12 +445,7 @@ GK_DEV int gk_gemm_wg_consume(char *smem, unsigned long long *full, unsigned lon
     if (blocks) return it;
     gk_wgmma_wait_0();
     gk_wgmma_fence_regs(acc, nacc);
-    gk_wgmma_fence_regs(more, (chains - 1) * nacc);
     if (own >= 0 && (threadIdx.x & 127) == 0) gk_gemm_wg_release(empty0 + 8 * own, cl);
-#pragma unroll
-    for (int c = 1; c < chains; c++)
-#pragma unroll
-        for (int i = 0; i < nacc; i++) acc[i] += more[(c - 1) * nacc + i];
     return it;
 }
 
