@@ -1092,7 +1092,8 @@ static int gk_gemm_wg_clusters(const char *, int, const gk_gemm_config *, int, i
    - 64 x 64 x 64, 4 warps of 32 x 32, 3 blocks per SM: 4x the blocks for small M x N.
    - the same with element-wise loads; 64 x 8 direct, 64 of K loaded ahead (tiny problems: N of
      one n8 fragment spreads M over the most blocks; 64 x 16 .. 64 x 64 were slower on every
-     tiny shape measured). */
+     tiny shape measured), registers for 2 blocks an SM (its at most 256 tiles): a round's loads
+     all in flight. */
 #ifndef GK_GEMM_CONFIGS
 #define GK_GEMM_CONFIGS(X)                                  \
     X(128x256x32_w64x64, 128, 256, 32, 64, 64, 4, 1, 1, 1) \
