@@ -306,6 +306,25 @@ GK_DEV void gk_gemm_wg_item(const gk_gemm_args *p, int item, int tiles, int cl, 
     *ktiles = (min(p->k, *k_begin + p->k_per_split) - *k_begin + bk - 1) / bk;
 }
 
+/* Counts a split into its tile's counter (word): p->fixup_tag << 16 | the splits counted so far,
+   any other value read as none (nothing clears the workspace before the launch). Returns 1 for
+   the tile's last split, whose block sets the word back to 0 (a CUDA graph replays the tag). */
+GK_DEV int gk_gemm_wg_fixup_count(const gk_gemm_args *p, unsigned long long *word, int splits)
+{
+    const unsigned long long tag = p->fixup_tag;
+    unsigned long long seen = 0;
+    for (;;) {
+        const int counted = seen >> 16 == tag ? (int)(seen & 0xffff) : 0;
+        const unsigned long long was = atomicCAS(word, seen, tag << 16 | (unsigned long long)(counted + 1));
+        if (was == seen) {
+            if (counted + 1 < splits) return 0;
+            *word = 0;
+            return 1;
+        }
+        seen = was;
+    }
+}
+
 /* K splits summed in the kernel (p->fixup): split `split` of tile `tile`, summed by both
    consumers (nacc accumulators a thread; w: the consumer; slot: BM BN floats), goes to its slot
    of the workspace as the registers hold it (coalesced 16-byte stores), and the block counts it
@@ -318,7 +337,7 @@ GK_DEV int gk_gemm_wg_split_fixup(const gk_gemm_args *p, float *acc, int nacc, i
 {
     const int t = threadIdx.x & 127, tiles = p->tiles_m * p->tiles_n;
     const float *first = p->fixup + (size_t)tile * splits * slot;
-    unsigned *count = (unsigned *)(p->fixup + (size_t)tiles * splits * slot) + tile;
+    unsigned long long *count = (unsigned long long *)(p->fixup + (size_t)tiles * splits * slot) + tile;
     float4 *mine = (float4 *)(first + (size_t)split * slot) + (size_t)w * (nacc / 4) * 128 + t;
 #pragma unroll
     for (int i = 0; i < nacc / 4; i++) mine[i * 128] = make_float4(acc[4 * i], acc[4 * i + 1], acc[4 * i + 2], acc[4 * i + 3]);
@@ -326,7 +345,7 @@ GK_DEV int gk_gemm_wg_split_fixup(const gk_gemm_args *p, float *acc, int nacc, i
     gk_named_barrier(1, 256);
     int last = 0;
     if (threadIdx.x == 128) {
-        last = atomicAdd(count, 1u) == (unsigned)splits - 1;
+        last = gk_gemm_wg_fixup_count(p, count, splits);
         __threadfence(); /* the other splits' partials, counted before, are seen after this */
     }
     if (!gk_named_barrier_or(1, 256, last)) return 1;
@@ -765,7 +784,11 @@ typedef void (*gk_gemm_wg_kernel)(gk_gemm_args, CUtensorMap, CUtensorMap, CUtens
      shapes whose 128 x 64 tiles leave SMs idle or hold fewer bytes in flight, Llama-3-8B o at M =
      128 (128 blocks instead of 64) 20.6 us against 22.9 (cuBLAS 18.6); x[16, 4096] w[6144,
      4096]^T 23.2 against 24.7 (12 stages of 16 KB in flight a block, not 8 of the 128 x 64
-     tile's 24, of which 8 KB of A rows past M are not loaded). */
+     tile's 24, of which 8 KB of A rows past M are not loaded).
+   - 16 x 128 x 64 swapped, 8 stages, a block a tile, K splits summed in the kernel: only where
+     the measured table names it, small problems of long K on few tiles, whose blocks each wait
+     on one SM's stream of TMA loads (a k-tile in about 230 ns): more blocks on K, without the
+     second launch. */
 #ifndef GK_GEMM_WG_CONFIGS
 #define GK_GEMM_WG_CONFIGS(X)               \
     X(wg128x256x64_s4_pt, 128, 256, 4, 3, 858)  \
@@ -777,7 +800,8 @@ typedef void (*gk_gemm_wg_kernel)(gk_gemm_args, CUtensorMap, CUtensorMap, CUtens
     X(wg128x128x64_s6_ppt, 128, 128, 6, 4, 779) \
     X(wg128x256x64_s4_ptc, 128, 256, 4, 5, 858) \
     X(wg128x192x64_s4_pt, 128, 192, 4, 3, 840)  \
-    X(wg64x64x64_s12, 64, 64, 12, 0, 299)
+    X(wg64x64x64_s12, 64, 64, 12, 0, 299)      \
+    X(wg16x128x64_s8, 16, 128, 8, 0, 58)
 #endif
 /* GK_GEMM_TUNED begin: written by gk_bench/sweep/gemm_tuned_table.py from gemm_suite_sweep (H200, 2026-12-02);
    X(M, N, K, trans_a, trans_b, tile or model, splits), then the speed against cuBLAS of the

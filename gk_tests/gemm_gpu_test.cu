@@ -223,7 +223,7 @@ static void run_mma(const MmaRun &p, std::vector<unsigned char> *d_bytes = nullp
         ws_bytes += gk_round_up((int64_t)p.ws_splits * m * n * 4, 256) + plan.pack_a_bytes + plan.pack_b_bytes;
     if (p.ws_fixup) {
         const gk_gemm_config f = gk_gemm_config_info(p.config);
-        ws_bytes += gk_round_up(gk_ceil_div(m, f.bm) * gk_ceil_div(n, f.bn) * ((int64_t)p.splits * f.bm * f.bn * 4 + 4), 256) +
+        ws_bytes += gk_round_up(gk_ceil_div(m, f.bm) * gk_ceil_div(n, f.bn) * ((int64_t)p.splits * f.bm * f.bn * 4 + 8), 256) +
                     plan.pack_a_bytes + plan.pack_b_bytes;
     }
     if (ws_bytes < 0) ws_bytes = 0;
@@ -849,6 +849,70 @@ TEST(GemmGpu, SplitsSummedInKernel)
         EXPECT_TRUE(d1 == d2) << describe(same);
     }
     EXPECT_GE(tried, 1) << "no configuration sums its splits in the kernel";
+}
+
+// Splits summed in the kernel need no cleared workspace: each tile's counter holds the launch's
+// tag, and the block that sums the tile sets it back. Each such configuration on a workspace of
+// random bytes, then the same call captured in a CUDA graph and replayed twice on that workspace
+// (the same tag every replay): the same bits each time, every output written (D poisoned before
+// each run). SplitsSummedInKernel checks the values.
+TEST(GemmGpu, SplitsSummedInKernelReplayed)
+{
+    GK_REQUIRE_GPU();
+    if (!gk_gemm_wg_ready()) GTEST_SKIP() << "no sm_90a kernels in this build or on this GPU: nothing sums splits in the kernel";
+    int tried = 0;
+    for (int config = 0; config < gk_gemm_config_count(); config++) {
+        const gk_gemm_config f = gk_gemm_config_info(config);
+        if (!f.wgmma || !GK_GEMM_SPLITS_IN_KERNEL(f.persistent, f.bm)) continue;
+        tried++;
+        const int64_t m = 200, n = 300, k = 2000, splits = f.swap ? 8 : 3;
+        SCOPED_TRACE(f.name);
+        GkRng rng(0x5eed0000 + config);
+        const size_t ws_bytes = gk_round_up(gk_ceil_div(m, f.bm) * gk_ceil_div(n, f.bn) * (splits * f.bm * f.bn * 4 + 8), 256);
+        HostTensor ha(GK_BF16, m * k), hb(GK_BF16, n * k), hw(GK_F32, ws_bytes / 4);
+        ha.fill_uniform(rng, -1.0f, 1.0f);
+        hb.fill_uniform(rng, -1.0f, 1.0f);
+        for (size_t i = 0; i < hw.bytes.size(); i++) hw.bytes[i] = (unsigned char)rng.next();
+        DeviceTensor da(GK_BF16, m * k), db(GK_BF16, n * k), dd(GK_BF16, m * n), dws(GK_F32, ws_bytes / 4);
+        ASSERT_TRUE(da.ok() && db.ok() && dd.ok() && dws.ok());
+        GK_CUDA_OK(da.upload(ha));
+        GK_CUDA_OK(db.upload(hb));
+        GK_CUDA_OK(dws.upload(hw));
+        cudaStream_t st;
+        GK_CUDA_OK(cudaStreamCreateWithFlags(&st, cudaStreamNonBlocking));
+        auto call = [&] {
+            return gk_gemm_ex(config, (int)splits, GK_BF16, dd.ptr(), GK_BF16, n, da.ptr(), k, 0, db.ptr(), k, 1, NULL, 0,
+                              NULL, m, n, k, 1.0f, 0.0f, GK_ACT_NONE, dws.ptr(), ws_bytes, st);
+        };
+        std::vector<HostTensor> got;
+        GK_CUDA_OK(dd.poison());
+        GK_CUDA_OK(call());
+        GK_CUDA_OK(cudaStreamSynchronize(st));
+        got.emplace_back(GK_BF16, m * n);
+        GK_CUDA_OK(dd.download(&got.back()));
+        cudaGraph_t graph;
+        cudaGraphExec_t exec;
+        GK_CUDA_OK(cudaStreamBeginCapture(st, cudaStreamCaptureModeThreadLocal));
+        const cudaError_t captured = call();
+        GK_CUDA_OK(cudaStreamEndCapture(st, &graph));
+        GK_CUDA_OK(captured);
+        GK_CUDA_OK(cudaGraphInstantiate(&exec, graph, 0));
+        for (int r = 0; r < 2; r++) {
+            GK_CUDA_OK(dd.poison());
+            GK_CUDA_OK(cudaGraphLaunch(exec, st));
+            GK_CUDA_OK(cudaStreamSynchronize(st));
+            got.emplace_back(GK_BF16, m * n);
+            GK_CUDA_OK(dd.download(&got.back()));
+        }
+        GK_CUDA_OK(cudaGraphExecDestroy(exec));
+        GK_CUDA_OK(cudaGraphDestroy(graph));
+        GK_CUDA_OK(cudaStreamDestroy(st));
+        EXPECT_EQ(gk_test_count_poison(got[0]), 0u) << "outputs not written by the first call";
+        EXPECT_TRUE(got[1].bytes == got[0].bytes) << "the first replay differs from the call";
+        EXPECT_TRUE(got[2].bytes == got[0].bytes) << "the second replay differs from the call";
+        if (HasFailure()) return;
+    }
+    EXPECT_GE(tried, 2) << "the 128-row TMA-store tiles and the swapped 16 x 128 twin sum splits in the kernel";
 }
 
 // Same inputs, same bits: with K split (partials summed in a fixed order) and without.
