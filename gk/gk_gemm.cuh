@@ -38,12 +38,11 @@
          runs one configuration (0 .. gk_gemm_config_count() - 1, or -1: the dispatcher's pick)
          with a given number of K splits (0: the dispatcher's), for tuning and benchmarks.
      2 to 4 K splits on the cooperative TMA-store wgmma tiles of BM 128 (tiles at least half
-         inside D), and up to 16 on the swapped 16 x 128 tile's block-a-tile twin (where the
-         measured table names it), are summed in the kernel: each split writes its fp32 partial
-         tile to the workspace and counts itself in the tile's counter; the block that counts
-         last adds the tile's partials in split order, stores it and sets the counter back (no
-         second launch, no wait, nothing cleared before: a counter holds a tag of the launch,
-         so the workspace may hold anything, and a CUDA graph may replay the launch).
+         inside D) are summed in the kernel: each split writes its fp32 partial tile to the
+         workspace and counts itself in the tile's counter; the block that counts last adds the
+         tile's partials in split order, stores it and sets the counter back (no second launch,
+         no wait, nothing cleared before: a counter holds a tag of the launch, so the workspace
+         may hold anything, and a CUDA graph may replay the launch).
          Elsewhere, or with a workspace short of tiles x splits x (BM x BN x 4 + 8) bytes,
          a second launch sums splits x M x N fp32 partials
          (on compute capability 9.0 launched dependent on the GEMM: its blocks start while the
@@ -167,12 +166,12 @@ typedef struct gk_gemm_config {
 #define GK_GEMM_WG_KSPLIT(bm, bn) ((bm) == 64 && (bn) == 64)
 /* The wgmma tiles whose K splits are summed in the kernel: the cooperative TMA-store tiles
    (PERSIST 3), not BM 256 (its consumers' two m64 slices leave no registers for the sum: it
-   spilled), and the swapped 16 x 128 tile's block-a-tile twin (PERSIST 0), for small problems
-   of long K on few tiles. Not the persistent swapped tiles (PERSIST 1) nor 128 x 64: the code
-   alone made them 4-10% slower unsplit on the H200, and split they were no faster than the
-   sum's dependent second launch (gk_bench/RESULTS.md). A build may define it (tuning sweeps). */
+   spilled). Not the swapped decode tiles (PERSIST 1) nor 128 x 64 (PERSIST 0): the code alone
+   made them 4-10% slower unsplit on the H200, and split they were no faster than the sum's
+   dependent second launch; a block-a-tile swapped 16 x 128 tile with it ran slower split than
+   whole on small long-K problems (gk_bench/RESULTS.md). A build may define it (tuning sweeps). */
 #ifndef GK_GEMM_SPLITS_IN_KERNEL
-#define GK_GEMM_SPLITS_IN_KERNEL(persistent, bm) (((persistent) == 3 && (bm) != 256) || ((persistent) == 0 && (bm) == 16))
+#define GK_GEMM_SPLITS_IN_KERNEL(persistent, bm) ((persistent) == 3 && (bm) != 256)
 #endif
 
 /* ---------------------------------------------------------------- public API */
@@ -1238,16 +1237,14 @@ static size_t gk_gemm_fixup_bytes(int64_t tiles, int64_t splits, int64_t bm, int
 }
 
 /* 1 where configuration cfg sums `splits` K splits of an m x n problem in the kernel: a tile
-   that has it, and the block that sums a tile reads every split's whole tile alone, so on the
-   128-row tiles 2 to 4 splits and tiles at least half inside D (against a second launch on the
-   H200 suite, 2 splits took 1 / 1.21 of the time, 4 1 / 1.04, 8 1 / 0.91, 16 1 / 0.76; 1 x 184
-   x 2264 on 128 x 256 in 4 splits 19.3 us against 15.3), on the swapped 16 x 128 tile (8 KB a
-   partial tile) up to 128 KB of them. */
+   that has it, 2 to 4 splits, its tiles at least half inside D. The block that sums a tile reads
+   every split's whole tile alone: against a second launch on the H200 suite, 2 splits took
+   1 / 1.21 of the time, 4 1 / 1.04, 8 1 / 0.91, 16 1 / 0.76; 1 x 184 x 2264 on 128 x 256 in 4
+   splits 19.3 us against 15.3. */
 static int gk_gemm_splits_in_kernel(const gk_gemm_config *cfg, int64_t splits, int64_t m, int64_t n)
 {
-    if (splits < 2 || !cfg->wgmma || !GK_GEMM_SPLITS_IN_KERNEL(cfg->persistent, cfg->bm)) return 0;
-    if (cfg->swap) return splits * cfg->bm * cfg->bn * 4 <= 128 * 1024;
-    return splits <= 4 && 2 * m * n >= gk_gemm_tiles(cfg, m, n) * cfg->bm * cfg->bn;
+    return splits > 1 && splits <= 4 && cfg->wgmma && GK_GEMM_SPLITS_IN_KERNEL(cfg->persistent, cfg->bm) &&
+           2 * m * n >= gk_gemm_tiles(cfg, m, n) * cfg->bm * cfg->bn;
 }
 
 /* A launch's tag in the counters of splits summed in the kernel: 48 bits of a hash of the calls

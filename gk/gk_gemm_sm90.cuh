@@ -784,11 +784,7 @@ typedef void (*gk_gemm_wg_kernel)(gk_gemm_args, CUtensorMap, CUtensorMap, CUtens
      shapes whose 128 x 64 tiles leave SMs idle or hold fewer bytes in flight, Llama-3-8B o at M =
      128 (128 blocks instead of 64) 20.6 us against 22.9 (cuBLAS 18.6); x[16, 4096] w[6144,
      4096]^T 23.2 against 24.7 (12 stages of 16 KB in flight a block, not 8 of the 128 x 64
-     tile's 24, of which 8 KB of A rows past M are not loaded).
-   - 16 x 128 x 64 swapped, 8 stages, a block a tile, K splits summed in the kernel: only where
-     the measured table names it, small problems of long K on few tiles, whose blocks each wait
-     on one SM's stream of TMA loads (a k-tile in about 230 ns): more blocks on K, without the
-     second launch. */
+     tile's 24, of which 8 KB of A rows past M are not loaded). */
 #ifndef GK_GEMM_WG_CONFIGS
 #define GK_GEMM_WG_CONFIGS(X)               \
     X(wg128x256x64_s4_pt, 128, 256, 4, 3, 858)  \
@@ -800,8 +796,7 @@ typedef void (*gk_gemm_wg_kernel)(gk_gemm_args, CUtensorMap, CUtensorMap, CUtens
     X(wg128x128x64_s6_ppt, 128, 128, 6, 4, 779) \
     X(wg128x256x64_s4_ptc, 128, 256, 4, 5, 858) \
     X(wg128x192x64_s4_pt, 128, 192, 4, 3, 840)  \
-    X(wg64x64x64_s12, 64, 64, 12, 0, 299)      \
-    X(wg16x128x64_s8, 16, 128, 8, 0, 58)
+    X(wg64x64x64_s12, 64, 64, 12, 0, 299)
 #endif
 /* GK_GEMM_TUNED begin: written by gk_bench/sweep/gemm_tuned_table.py from gemm_suite_sweep (H200, 2026-12-02);
    X(M, N, K, trans_a, trans_b, tile or model, splits), then the speed against cuBLAS of the

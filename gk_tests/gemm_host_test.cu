@@ -934,44 +934,34 @@ TEST(GemmDispatch, RepacksRowsOffTheLineWhereItPays)
 }
 
 // Where K splits are summed in the kernel (one launch) rather than by a second launch: the
-// 128-row TMA-store tiles, 2 to 4 splits, tiles at least half inside D; the swapped 16 x 128
-// tile's block-a-tile twin, up to 128 KB of partial tiles (16 splits), wherever its tiles lie.
-// The workspace it asks for then holds a partial tile a split and a 64-bit counter a tile.
+// 128-row TMA-store tiles, 2 to 4 splits, tiles at least half inside D; the workspace it asks
+// for then holds a partial tile a split and a 64-bit counter a tile.
 TEST(GemmDispatch, SplitsSummedInKernelWhereTheyPay)
 {
-    int tiles_seen = 0, swapped_seen = 0;
+    int tiles_seen = 0;
     for (int c = 0; c < gk_gemm_config_count(); c++) {
         const gk_gemm_config f = gk_gemm_config_info(c);
-        const bool tma_tile = f.wgmma && f.persistent == 3 && f.bm == 128;
-        const bool swapped = f.wgmma && f.persistent == 0 && f.swap && f.bm == 16;
-        EXPECT_EQ(GK_GEMM_SPLITS_IN_KERNEL(f.persistent, f.bm) != 0, tma_tile || swapped) << f.name;
-        if (!tma_tile && !swapped) {
+        const bool has = f.wgmma && f.persistent == 3 && f.bm == 128;
+        EXPECT_EQ(GK_GEMM_SPLITS_IN_KERNEL(f.persistent, f.bm) != 0, has) << f.name;
+        if (!has) {
             EXPECT_EQ(gk_gemm_splits_in_kernel(gk_gemm_config_table[c], 2, 4096, 4096), 0) << f.name;
             continue;
         }
+        tiles_seen++;
         const int64_t m = 2 * f.bm, n = 3 * f.bn, tiles = 6; // whole tiles
-        for (int s = 1; s <= 20; s++) {
+        for (int s = 1; s <= 6; s++) {
             const int in = gk_gemm_splits_in_kernel(gk_gemm_config_table[c], s, m, n);
-            EXPECT_EQ(in, s >= 2 && s <= (swapped ? 16 : 4)) << f.name << " " << s << " splits";
+            EXPECT_EQ(in, s >= 2 && s <= 4) << f.name << " " << s << " splits";
             EXPECT_EQ(gk_gemm_splits_bytes(gk_gemm_config_table[c], s, m, n),
                       in ? (size_t)gk_round_up(tiles * (s * f.bm * f.bn * 4 + 8), 256) : gk_gemm_split_bytes(s, m, n))
                 << f.name << " " << s << " splits";
         }
-        if (swapped) { // 8 KB partial tiles: mostly outside D too
-            swapped_seen++;
-            EXPECT_EQ(gk_gemm_splits_in_kernel(gk_gemm_config_table[c], 16, 1, 4096), 1) << f.name;
-            continue;
-        }
-        tiles_seen++;
         // half inside D sums in the kernel, less than half by a second launch
         EXPECT_EQ(gk_gemm_splits_in_kernel(gk_gemm_config_table[c], 2, f.bm / 2, f.bn), 1) << f.name;
         EXPECT_EQ(gk_gemm_splits_in_kernel(gk_gemm_config_table[c], 2, f.bm / 2 - 1, f.bn), 0) << f.name;
         EXPECT_EQ(gk_gemm_splits_in_kernel(gk_gemm_config_table[c], 2, 1, 4096), 0) << f.name;
     }
-    if (GK_GEMM_NCONFIG > GK_GEMM_NMMA) {
-        EXPECT_GE(tiles_seen, 1) << "no 128-row tile sums its splits in the kernel";
-        EXPECT_EQ(swapped_seen, 1) << "the swapped 16 x 128 tile's block-a-tile twin";
-    }
+    if (GK_GEMM_NCONFIG > GK_GEMM_NMMA) EXPECT_GE(tiles_seen, 1) << "no tile sums its splits in the kernel";
 }
 
 TEST(GemmDispatch, SplitsLongKOfFewTilesOnly)
