@@ -567,12 +567,6 @@ GK_DEV void gk_gemm_wg_run(const gk_gemm_args *p, const CUtensorMap *tma, const 
     const int fixup = GK_GEMM_SPLITS_IN_KERNEL(persistent, bm) && p->fixup != NULL;
 
     if (threadIdx.x == 0) {
-        /* the maps' fetches run under the set-up, not before the first copies and stores */
-        gk_tma_prefetch(tma);
-        gk_tma_prefetch(tmb);
-        gk_tma_prefetch(tma_last);
-        gk_tma_prefetch(tmb_last);
-        if (tmd && persistent >= 3 && p->tma_d) gk_tma_prefetch(tmd);
         for (int s = 0; s < stages; s++) {
             gk_mbar_init(full + s, 1);
             /* an arrival from each consumer that reads the stage, of each block */

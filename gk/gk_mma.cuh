@@ -57,7 +57,6 @@
      gk_tma_load_2d_s, gk_tma_load_2d_multicast_s
                                         the same on shared-memory addresses (gk_smem_addr), for
                                         loops that hold them in registers
-     gk_tma_prefetch(map)               prefetch.tensormap: a map fetched ahead of its first copy
      gk_named_barrier(id, threads)      bar.sync id, threads (sm_70 and newer)
      gk_named_barrier_arrive(id, threads)
                                         bar.arrive id, threads: signal without waiting
@@ -326,10 +325,6 @@ GK_DEV void gk_mbar_wait_s(unsigned bar, int parity)
                      : "memory");
 }
 GK_DEV void gk_mbar_wait(void *bar, int parity) { gk_mbar_wait_s(gk_smem_addr(bar), parity); }
-
-/* A tensor map (a __grid_constant__ parameter's address, or global memory) brought into the
-   TMA unit's cache ahead of its first copy, which otherwise waits for the map's fetch. */
-GK_DEV void gk_tma_prefetch(const void *tensor_map) { asm volatile("prefetch.tensormap [%0];" ::"l"(tensor_map) : "memory"); }
 
 /* TMA: a 2-D box of a tensor map (c0 the contiguous coordinate) into shared memory; the bytes
    count against bar's transaction. Boxes past the tensor's edge are zero-filled. */
