@@ -1134,6 +1134,45 @@ TEST(GemmGpu, EveryConfigSmall)
     }
 }
 
+// Swapped tiles on D of at most 64 columns (both consumers on the same MMA rows, each on every
+// other k-tile, the sums added before the store), beside 65 columns (each consumer its own 64):
+// N = 1, 8, 56, 64, 65; K of 1, 2, 3 and 16 k-tiles, a partial last one (K = 24, 100, 150, 1000);
+// M inside one tile and over several; A row-major, B either way; whole and in 3 splits (a second
+// launch sums them); every D dtype and epilogue in turn; persistent walks of several tiles a
+// block (M = 4000 at N = 56: more tiles than SMs). Leading dimensions past the rows, 16-byte aligned.
+TEST(GemmGpu, SwappedTilesOnNarrowD)
+{
+    GK_REQUIRE_GPU();
+    int v = 0, tried = 0;
+    for (int config = 0; config < gk_gemm_config_count(); config++) {
+        const gk_gemm_config f = gk_gemm_config_info(config);
+        if (!f.swap) continue;
+        tried++;
+        for (int64_t n : {1, 8, 56, 64, 65})
+            for (int64_t k : {24, 100, 150, 1000})
+                for (int64_t m : {(int64_t)f.bm - 3, (int64_t)3 * f.bm + 5}) {
+                    MmaRun p = mma_run(v % 2 ? GK_F16 : GK_BF16, kDDtypes[v % 3], m, n, k, v % 2); // NN / NT: A row-major
+                    p.config = config;
+                    p.splits = k >= 1000 && v % 2 ? 3 : 1;
+                    if (p.splits > 1) {
+                        p.ws_splits = p.splits;
+                        p.ws_expect = 1;
+                    }
+                    gk_test_set_epilogue(&p, v);
+                    set_padding(&p, 1); // rows 16-byte aligned: TMA reads them in place
+                    v++;
+                    run_mma(p);
+                    if (HasFailure()) return;
+                }
+        MmaRun walk = mma_run(GK_BF16, GK_BF16, 4000, 56, 200, 1);
+        walk.config = config;
+        walk.sample_rows = 300;
+        run_mma(walk);
+        if (HasFailure()) return;
+    }
+    EXPECT_GE(tried, 1) << "no swapped tile in this build";
+}
+
 // K = 0: D = act(beta C + bias), A and B never read (NULL here); for every D dtype, in place and
 // not, through gk_gemm_bf16 and gk_gemm_f16; the fp32 ladder gives C = beta C. D is NaN before.
 TEST(GemmGpu, KZeroIsTheEpilogue)
