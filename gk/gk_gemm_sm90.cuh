@@ -215,12 +215,6 @@ GK_DEV void gk_gemm_wg_store_staged(const gk_gemm_args *p, const float *acc, cha
    pass, while the other warpgroup runs its MMAs.
    scaled (e4m3): the fp8 tensor or row / column scales go in on the way out, here rather than
    on the accumulators, where 128 more live values would spill. */
-/* A swapped tile whose D has at most 64 columns (N <= 64: the MMA rows of one consumer) runs as
-   the 64 x 64 tile does: both consumers on those rows, each on every other k-tile, their two sums
-   added before the store, rather than one consumer on all k-tiles and the other on padding (a
-   consumer's k-tiles follow one another at about 230 ns on the few blocks such problems have). */
-GK_DEV int gk_gemm_wg_narrow(const gk_gemm_args *p, int bm, int bn) { return GK_GEMM_WG_SWAP(bm, bn) && p->n <= 64; }
-
 GK_DEV void gk_gemm_wg_store(const gk_gemm_args *p, const float *acc, float *buf, int persistent, int scaled,
                              int wr, int bm, int bn, int nb, int m0, int n0, int split)
 {
@@ -228,22 +222,19 @@ GK_DEV void gk_gemm_wg_store(const gk_gemm_args *p, const float *acc, float *buf
        D, written transposed into [bm][68] (each write of a warp in 32 distinct banks). Otherwise
        nb columns (bn, or bn / 2 for a half-width tile) in rows of the tile's bn + 8: a ping-pong
        consumer stores a half-width tile while the other may store a whole one; a 64 x 64 tile's
-       consumers (and a narrow swapped tile's) their sums of the whole tile, added before the
-       stores. */
+       consumers their sums of the whole tile, added before the stores. */
     const int swap = GK_GEMM_WG_SWAP(bm, bn), ns = GK_GEMM_WG_KSPLIT(bm, bn), pp = persistent == 2;
-    const int narrow = gk_gemm_wg_narrow(p, bm, bn);
     const int t = threadIdx.x & 127, lane = t & 31;
     const int width = swap ? bn / 2 : nb, ld = swap ? width + 4 : bn + 8;
     const int rows = swap || pp || ns ? bm : bm / 2, pass_rows = pp ? 64 : rows;
-    const int row0 = swap || pp || ns ? m0 : m0 + wr * rows, col0 = swap && !narrow ? n0 + wr * width : n0;
+    const int row0 = swap || pp || ns ? m0 : m0 + wr * rows, col0 = swap ? n0 + wr * width : n0;
     float *mine = buf + wr * pass_rows * ld;
     const int r = (t >> 5) * 16 + (lane >> 2);
     const int pass16 = pp && !p->partial && p->beta == 0.0f && p->d_dtype != GK_F32 && p->act <= GK_ACT_RELU &&
                        p->ldd % 8 == 0 && gk_is_aligned(p->d, 16);
 #pragma unroll 1
     for (int pass = 0; pass < rows / pass_rows; pass++) {
-        /* this warpgroup is done reading the last pass (both, where they add their sums) */
-        if (persistent && !narrow) gk_named_barrier(2 + wr, 128);
+        if (persistent) gk_named_barrier(2 + wr, 128); /* this warpgroup is done reading the last pass */
         else gk_named_barrier(1, 256);
         if (pass16) {
             gk_gemm_wg_pass16(p, acc, (unsigned *)mine, wr, bm, nb, pass, row0 + pass * 64, col0, scaled);
@@ -269,16 +260,16 @@ GK_DEV void gk_gemm_wg_store(const gk_gemm_args *p, const float *acc, float *buf
                 }
             }
         }
-        if (ns || narrow) {
-            /* a 64 x 64 or narrow swapped tile: the consumers' sums over their k-tiles, added in
-               the first's buffer, half the rows each (the same order whichever finishes first) */
+        if (ns) {
+            /* a 64 x 64 tile: the consumers' sums over their k-tiles, added in the first's
+               buffer, half the rows each (the same order whichever finishes first) */
             const int half = bm / 2; /* this consumer's rows of the sum */
             gk_named_barrier(1, 256);
             float4 *sum = (float4 *)(buf + wr * half * ld);
             const float4 *theirs = (const float4 *)(buf + (bm + wr * half) * ld); /* the second's buffer */
 #pragma unroll
-            for (int i = 0; i < half * width / 4 / 128; i++) {
-                const int e = (i * 128 + t) / (width / 4) * (ld / 4) + (i * 128 + t) % (width / 4);
+            for (int i = 0; i < half * bn / 4 / 128; i++) {
+                const int e = (i * 128 + t) / (bn / 4) * (ld / 4) + (i * 128 + t) % (bn / 4);
                 const float4 a = sum[e], b = theirs[e];
                 sum[e] = make_float4(a.x + b.x, a.y + b.y, a.z + b.z, a.w + b.w);
             }
@@ -579,7 +570,7 @@ GK_DEV void gk_gemm_wg_run(const gk_gemm_args *p, const CUtensorMap *tma, const 
         for (int s = 0; s < stages; s++) {
             gk_mbar_init(full + s, 1);
             /* an arrival from each consumer that reads the stage, of each block */
-            gk_mbar_init(empty + s, (pp || GK_GEMM_WG_KSPLIT(bm, bn) || gk_gemm_wg_narrow(p, bm, bn) ? 1 : 2) * cl);
+            gk_mbar_init(empty + s, (pp || GK_GEMM_WG_KSPLIT(bm, bn) ? 1 : 2) * cl);
         }
         if (pp) {
             gk_mbar_init(turn, 4); /* an arrival from each warp of the other consumer */
@@ -638,11 +629,9 @@ GK_DEV void gk_gemm_wg_run(const gk_gemm_args *p, const CUtensorMap *tma, const 
     /* cooperative: both consumers on each item, a half of its rows each; ping-pong: the block's
        items in turn, so that one stores a tile while the other runs MMAs (each skips the other's
        k-tiles in `it`) */
-    /* a 64 x 64 tile's consumer: the whole tile on every other k-tile (kpar: its parity); a
-       narrow swapped tile's: the first 64 MMA rows (D's columns) on every other k-tile */
-    const int ns = GK_GEMM_WG_KSPLIT(bm, bn), narrow = gk_gemm_wg_narrow(p, bm, bn);
-    const int wr = pp || ns || narrow ? 0 : wg - 1, cb = pp || ns ? 2 * mm : mm;
-    const int kpar = ns || narrow ? wg - 1 : -1;
+    /* a 64 x 64 tile's consumer: the whole tile on every other k-tile (kpar: its parity) */
+    const int ns = GK_GEMM_WG_KSPLIT(bm, bn), wr = pp || ns ? 0 : wg - 1, cb = pp || ns ? 2 * mm : mm;
+    const int kpar = ns ? wg - 1 : -1;
     unsigned long long *other = pp ? turn + (2 - wg) : NULL;
     int sc = 0; /* TMA stores issued by this consumer */
     for (int item = first, j = 0, turns = 0; item < items; item += step, j++) {

@@ -1134,9 +1134,8 @@ TEST(GemmGpu, EveryConfigSmall)
     }
 }
 
-// Swapped tiles on D of at most 64 columns (both consumers on the same MMA rows, each on every
-// other k-tile, the sums added before the store), beside 65 columns (each consumer its own 64):
-// N = 1, 8, 56, 64, 65; K of 1, 2, 3 and 16 k-tiles, a partial last one (K = 24, 100, 150, 1000);
+// Swapped tiles on D of few columns (the second consumer's MMA rows all past N at N <= 64, its
+// loads skipped), beside 65 columns (one row of it inside): N = 1, 8, 56, 64, 65; K of 1, 2, 3 and 16 k-tiles, a partial last one (K = 24, 100, 150, 1000);
 // M inside one tile and over several; A row-major, B either way; whole and in 3 splits (a second
 // launch sums them); every D dtype and epilogue in turn; persistent walks of several tiles a
 // block (M = 4000 at N = 56: more tiles than SMs). Leading dimensions past the rows, 16-byte aligned.
