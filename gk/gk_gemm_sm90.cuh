@@ -568,7 +568,7 @@ GK_DEV void gk_gemm_wg_run(const gk_gemm_args *p, const CUtensorMap *tma, const 
 
     if (threadIdx.x == 0) {
         for (int s = 0; s < stages; s++) {
-            gk_mbar_init(full + s, 2); /* the two producer threads' arrivals, each with its bytes */
+            gk_mbar_init(full + s, 1);
             /* an arrival from each consumer that reads the stage, of each block */
             gk_mbar_init(empty + s, (pp || GK_GEMM_WG_KSPLIT(bm, bn) ? 1 : 2) * cl);
         }
@@ -585,15 +585,11 @@ GK_DEV void gk_gemm_wg_run(const gk_gemm_args *p, const CUtensorMap *tma, const 
     int it = 0;
     if (wg == 0) {
         gk_setmaxnreg_dec_40();
-        if (threadIdx.x != 0 && threadIdx.x != 32) return;
-        /* two threads in two warps issue the copies, thread 0 the MMAs' A part of each stage,
-           thread 32 their B part, each arriving on the stage's full barrier with its bytes: a
-           small tile's k-tiles follow one another as fast as one thread issues its copies. The
-           k-loop is kept short (40 instructions a k-tile, was 59): shared addresses stay in
-           registers, the stage and its phase step instead of being divided out of `it`, and the
-           first pass needs no branch, waiting by parity (a fresh barrier's phase before its
-           first counts as done) */
-        const int pb = threadIdx.x == 32;
+        if (threadIdx.x != 0) return;
+        /* one thread issues every copy: its k-loop kept short (40 instructions a k-tile, was 59):
+           shared addresses stay in registers, the stage and its phase step instead of being
+           divided out of `it`, and the first pass needs no branch, waiting by parity (a fresh
+           barrier's phase before its first counts as done) */
         const unsigned full0 = gk_smem_addr(full), empty0 = gk_smem_addr(empty), stage0 = gk_smem_addr(smem);
         int s = 0, phase = 0;
         for (int item = first; item < items; item += step) {
@@ -609,16 +605,16 @@ GK_DEV void gk_gemm_wg_run(const gk_gemm_args *p, const CUtensorMap *tma, const 
                A cluster's second tile past M has no A rows: it runs on stale ones and stores
                nothing. */
             const int ra_in = max(0, min(ea - ra, mm)), rb_in = max(0, min(eb - rb, mn));
-            const int tx = pb ? (tb ? rb_in * 128 : (rb_in + 63) / 64 * 8192) : (ta ? (ra_in + 63) / 64 * 8192 : ra_in * 128);
-            const gk_gemm_wg_part q = pb ? gk_gemm_wg_plan(tmb, tmb_last, rb, mn, rb_in, !tb, cl, rank)
-                                         : gk_gemm_wg_plan(tma, tma_last, ra, mm, ra_in, ta, 1, 0);
-            const unsigned part = stage0 + (pb ? a_bytes : 0);
+            const int tx = (ta ? (ra_in + 63) / 64 * 8192 : ra_in * 128) + (tb ? rb_in * 128 : (rb_in + 63) / 64 * 8192);
+            const gk_gemm_wg_part qa = gk_gemm_wg_plan(tma, tma_last, ra, mm, ra_in, ta, 1, 0);
+            const gk_gemm_wg_part qb = gk_gemm_wg_plan(tmb, tmb_last, rb, mn, rb_in, !tb, cl, rank);
             for (int k = k_begin, kt = 0; kt < ktiles; kt++, k += bk) {
                 /* in a cluster: both blocks' consumers have freed the stage */
                 gk_mbar_wait_s(empty0 + 8 * s, phase ^ 1);
-                const unsigned bar = full0 + 8 * s;
+                const unsigned st = stage0 + s * stage_bytes, bar = full0 + 8 * s;
                 gk_mbar_arrive_expect_tx_s(bar, tx);
-                gk_gemm_wg_load(part + s * stage_bytes, &q, bar, k);
+                gk_gemm_wg_load(st, &qa, bar, k);
+                gk_gemm_wg_load(st + a_bytes, &qb, bar, k);
                 if (++s == stages) {
                     s = 0;
                     phase ^= 1;
