@@ -1559,8 +1559,11 @@ static void gk_gemm_plan_impl(int64_t m, int64_t n, int64_t k, int64_t rows_a, i
     /* rows 16-byte but not 128-byte aligned (align 1): the wgmma tiles' TMA boxes straddle L2
        lines, 1.45-1.55x slower with both operands off where the MMAs are the time (H200:
        8976 x 1824 x 11240 783 us against 509 with 128-byte rows, 1959 x 10552 x 552 72 against
-       49). Repacked where the GEMM at 600 TFLOP/s takes at least 3x the repack at 3 TB/s (each
-       byte read and written once); not for the 2-block cluster tile, which loads half of B a
+       49). Repacked where the GEMM at 600 TFLOP/s takes at least 3x the repack: its bytes at
+       3 TB/s (each read and written once) and 2 us for its launch, which stands in line before
+       the GEMM whatever its size (5181 x 304 x 24 with B's 15 KB repacked: 10.3 us, in place
+       7.9; 15055 x 1360 x 96 with both repacked 27.3, in place 22.7); not for the 2-block
+       cluster tile, which loads half of B a
        block (4096 x 4096 x 4040: 1.03x off, and the repack costs 1.2x); and an operand off costs
        by its share of the tile's rows (8976 x 1824 x 11240 on 128 x 192: A off 1.02x, B off
        1.21x), so the larger operand, where the tile takes fewer of its rows, stays as it is */
@@ -1569,7 +1572,7 @@ static void gk_gemm_plan_impl(int64_t m, int64_t n, int64_t k, int64_t rows_a, i
     if (wg && (align_a == 1 || align_b == 1) && GK_GEMM_CLUSTER(pc->persistent) == 1) {
         const double bytes_a = 4.0 * rows_a * cols_a, bytes_b = 4.0 * rows_b * cols_b;
         const double bytes = (align_a == 1 ? bytes_a : 0.0) + (align_b == 1 ? bytes_b : 0.0);
-        if (2.0 * m * n * k / 600e12 >= 3.0 * bytes / 3e12) {
+        if (2.0 * m * n * k / 600e12 >= 3.0 * (bytes / 3e12 + 2e-6)) {
             pack_a |= align_a == 1 && !(bytes_a > bytes_b && pc->bm < pc->bn);
             pack_b |= align_b == 1 && !(bytes_b > bytes_a && pc->bn < pc->bm);
         }

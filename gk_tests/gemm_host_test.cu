@@ -890,7 +890,8 @@ TEST(GemmDispatch, MeasuredTable)
 #endif
 
 // Rows 16-byte but not 128-byte aligned: repacked on the wgmma kernels where the GEMM's time is
-// at least 3x the repack's (1959 x 10552 x 552: both operands, B's rows the tile's wider side), the larger
+// at least 3x the repack's, its bytes and its launch (1959 x 10552 x 552: both operands, B's rows
+// the tile's wider side; not 15055 x 1360 x 96 nor 5181 x 304 x 24, a few microseconds), the larger
 // operand left as it is where the tile takes fewer of its rows (8976 x 1824 x 11240 on 128 x 192:
 // B alone); not on the 2-block cluster tile (4096 x 4096 x 4040), not where the copy would take
 // over a third of the GEMM (7613 x 88 x 3696, 342 x 8480 x 776), never without the wgmma kernels,
@@ -923,6 +924,12 @@ TEST(GemmDispatch, RepacksRowsOffTheLineWhereItPays)
     pl = plan(7613, 88, 3696, 3696, 1);
     EXPECT_EQ(pl.pack_a_bytes + pl.pack_b_bytes, 0u);
     pl = plan(342, 8480, 776, 776, 1);
+    EXPECT_EQ(pl.pack_a_bytes + pl.pack_b_bytes, 0u);
+    // a GEMM of a few microseconds: the repack's launch alone would cost more than the rows off
+    // the line (15055 x 1360 x 96: 27.3 us repacked, 22.7 in place)
+    pl = plan(15055, 1360, 96, 96, 1);
+    EXPECT_EQ(pl.pack_a_bytes + pl.pack_b_bytes, 0u);
+    pl = plan(5181, 304, 24, 24, 1);
     EXPECT_EQ(pl.pack_a_bytes + pl.pack_b_bytes, 0u);
     EXPECT_EQ(gk_gemm_row_align(NULL, 4040), 1);
     EXPECT_EQ(gk_gemm_row_align(NULL, 4096), 2);
