@@ -1563,10 +1563,10 @@ static void gk_gemm_plan_impl(int64_t m, int64_t n, int64_t k, int64_t rows_a, i
        3 TB/s (each read and written once) and 2 us for its launch, which stands in line before
        the GEMM whatever its size (5181 x 304 x 24 with B's 15 KB repacked: 10.3 us, in place
        7.9; 15055 x 1360 x 96 with both repacked 27.3, in place 22.7); not for the 2-block
-       cluster tile, which loads half of B a
-       block (4096 x 4096 x 4040: 1.03x off, and the repack costs 1.2x); and an operand off costs
-       by its share of the tile's rows (8976 x 1824 x 11240 on 128 x 192: A off 1.02x, B off
-       1.21x), so the larger operand, where the tile takes fewer of its rows, stays as it is */
+       cluster tile, which loads half of B a block (4096 x 4096 x 4040: 1.03x off, and the
+       repack costs 1.2x); and an operand off costs by its share of the tile's rows (8976 x 1824
+       x 11240 on 128 x 192: A off 1.02x, B off 1.21x), so the larger operand, where the tile
+       takes fewer of its rows, stays as it is */
     int pack_a = align_a == 0, pack_b = align_b == 0;
     const gk_gemm_config *pc = gk_gemm_config_table[pl->config];
     if (wg && (align_a == 1 || align_b == 1) && GK_GEMM_CLUSTER(pc->persistent) == 1) {
