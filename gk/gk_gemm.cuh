@@ -54,7 +54,8 @@
                                              D written once
      The dispatcher takes the wgmma kernels (any layout) when the build has sm_90a code, the GPU
      is compute capability 9.0 and operand rows are 16-byte aligned (or repacked); otherwise
-     the mma.sync kernels. Tiny problems (at most 256 tiles of 64 x 8, K <= 128 or 16:
+     the mma.sync kernels. Tiny problems (at most 256 tiles of 64 x 8, K <= 128 with both operands
+     K-contiguous, else K <= 16:
      gk_gemm_direct_fits) in any build take the direct tile: mma.sync fragments loaded straight
      from global memory, no shared memory, one launch. Whether the build has sm_90a code is read
      from the device once per device (a synchronous cudaMemcpyFromSymbol): make the first gk_gemm call (or
@@ -1426,17 +1427,19 @@ static int gk_gemm_direct_config(void)
 }
 
 /* Tiny problems for the direct tile t: at most 256 of its tiles (two blocks an SM of an H200),
-   K <= 128 with both operands K-contiguous in rows of 16-byte multiples (a 32-bit load a value
-   pair), K <= 16 otherwise (two 16-bit loads). One launch with no pipeline to fill, but each
-   round of 64 of K is a trip to memory. H200, NT, against the dispatcher's pick before it: 3 x 8
-   x 8 4.6 us against 6.1, 16168 x 8 x 8 (253 tiles) 5.7 against 6.7, 1063 x 91 x 11 6.4 against
-   10.4, 9398 x 8 x 128 7.1 against 7.3; past the bounds slower: 6 x 8 x 176 7.0 against 5.1,
-   3277 x 1 x 39 (rows of 78 bytes) 7.5 against 6.7, 12 x 10768 x 24 (1346 tiles, M filling a
-   quarter of the warps) 7.6 against 5.9. NN, TN and TT (16-bit loads, K <= 16), 6 shapes each:
-   the fastest tile on all 18, 0.85-1.30x cuBLAS (472 x 24 x 8 TT 5.4 us, the next tile 5.8). */
-static int gk_gemm_direct_fits(const gk_gemm_config *t, int64_t m, int64_t n, int64_t k, int pairs)
+   K <= 128 with both operands K-contiguous (kc: a value pair a 32-bit load in rows of 16-byte
+   multiples, else two 16-bit loads in flight together), K <= 16 otherwise. One launch with no
+   pipeline to fill, but each round of 64 of K is a trip to memory. H200, NT, against the
+   dispatcher's pick before it: 3 x 8 x 8 4.6 us against 6.1, 16168 x 8 x 8 (253 tiles) 5.7
+   against 6.7, 1063 x 91 x 11 6.4 against 10.4, 9398 x 8 x 128 7.1 against 7.3; rows off 16
+   bytes against the element-wise kernel: 3277 x 1 x 39 4.9-5.1 against 6.7-7.0, 528 x 3 x 127
+   6.8-6.9 against 8.9, 350 x 3 x 113 6.3-6.5 against 8.5-8.9; past the bounds slower: 6 x 8 x
+   176 7.0 against 5.1, 12 x 10768 x 24 (1346 tiles, M filling a quarter of the warps) 7.6
+   against 5.9. NN, TN and TT (MN-contiguous, K <= 16), 6 shapes each: the fastest tile on all
+   18, 0.85-1.30x cuBLAS (472 x 24 x 8 TT 5.4 us, the next tile 5.8). */
+static int gk_gemm_direct_fits(const gk_gemm_config *t, int64_t m, int64_t n, int64_t k, int kc)
 {
-    return gk_gemm_tiles(t, m, n) <= 256 && k <= (pairs ? 128 : 16);
+    return gk_gemm_tiles(t, m, n) <= 256 && k <= (kc ? 128 : 16);
 }
 
 /* The dispatcher.
@@ -1469,8 +1472,7 @@ static void gk_gemm_plan_impl(int64_t m, int64_t n, int64_t k, int64_t rows_a, i
                               int trans_b, int tuned, gk_gemm_plan *pl)
 {
     const int direct = gk_gemm_direct_config();
-    if (direct >= 0 && gk_gemm_direct_fits(gk_gemm_config_table[direct], m, n, k,
-                                           a_row_major && trans_b && align_a > 0 && align_b > 0)) {
+    if (direct >= 0 && gk_gemm_direct_fits(gk_gemm_config_table[direct], m, n, k, a_row_major && trans_b)) {
         memset(pl, 0, sizeof *pl); /* any alignment: nothing to repack, and no splits */
         pl->config = direct;
         pl->splits = 1;

@@ -591,8 +591,9 @@ TEST(GemmConfig, DerivedSizesAndRules)
 // value pairs), K <= 16 otherwise.
 static bool direct_tiny(int64_t m, int64_t n, int64_t k, int ta, int64_t lda, int tb, int64_t ldb)
 {
-    const bool pairs = !ta && tb && lda % 8 == 0 && ldb % 8 == 0;
-    return ((m + 63) / 64) * ((n + 7) / 8) <= 256 && k <= (pairs ? 128 : 16);
+    (void)lda;
+    (void)ldb;
+    return ((m + 63) / 64) * ((n + 7) / 8) <= 256 && k <= (!ta && tb ? 128 : 16);
 }
 
 static const char *direct_name() { return "gk_gemm_bf16_64x8x64_direct"; }
@@ -775,10 +776,13 @@ TEST(GemmDispatch, WgmmaTilesByWaves)
         {300, 40, 200, 1, 1, "wg16x128x64_s8_p", 1},
         {300, 40, 2000, 1, 1, "wg128x64x64_s8", 3},
         {2000, 1000, 200, 1, 1, "wg128x128x64_s6_pt", 1},
-        // a tiny problem with rows off 16 bytes (K = 65): the element-wise kernel, one launch
-        {17, 33, 65, 1, 1, "64x64x64_s4_elem", 1},
-        // tinier (256 tiles of 64 x 8 at most, K <= 128 with 16-byte rows, K <= 16 otherwise): the direct
-        // tile, with or without the wgmma kernels, A transposed or not
+        // a tiny problem with rows off 16 bytes past the direct tile (K = 201; 37 x 33 x 65 with A
+        // transposed): the element-wise kernel, one launch
+        {17, 33, 201, 1, 1, "64x64x64_s4_elem", 1},
+        {37, 33, 65, 0, 1, "64x64x64_s4_elem", 1},
+        // tinier (256 tiles of 64 x 8 at most, K <= 128 with both operands K-contiguous, rows of
+        // 16-byte multiples or not, K <= 16 otherwise): the direct tile, with or without the wgmma
+        // kernels, A transposed or not
         {17, 33, 72, 1, 1, "64x8x64_direct", 1},
         {16168, 8, 8, 1, 1, "64x8x64_direct", 1},
         {9398, 8, 128, 1, 1, "64x8x64_direct", 1},
@@ -787,7 +791,8 @@ TEST(GemmDispatch, WgmmaTilesByWaves)
         {24, 32, 16, 0, 1, "64x8x64_direct", 1},
         {6, 8, 176, 1, 1, "wg16x128x64_s8_p", 1},
         {24, 32, 24, 0, 1, "wg128x64x64_s8", 1},
-        {3277, 1, 39, 1, 1, "64x64x64_s4_elem", 1},
+        {3277, 1, 39, 1, 1, "64x8x64_direct", 1},
+        {528, 3, 127, 1, 1, "64x8x64_direct", 1},
         {16168, 16, 8, 1, 1, "wg128x64x64_s8", 1},
         {9, 11056, 24, 1, 1, "wg16x128x64_s8_p", 1},
     };
