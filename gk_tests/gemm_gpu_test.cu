@@ -1135,13 +1135,15 @@ TEST(GemmGpu, EveryConfigSmall)
 }
 
 // Swapped tiles on D of few columns (the second consumer's MMA rows all past N at N <= 64, its
-// loads skipped), beside 65 columns (one row of it inside): N = 1, 8, 56, 64, 65; K of 1, 2, 3 and 16 k-tiles, a partial last one (K = 24, 100, 150, 1000);
-// M inside one tile and over several; A row-major, B either way; whole and in 3 splits (a second
-// launch sums them); every D dtype and epilogue in turn; persistent walks of several tiles a
-// block (M = 4000 at N = 56: more tiles than SMs). Leading dimensions past the rows, 16-byte aligned.
+// loads skipped), beside 65 columns (one row of it inside): N = 1, 8, 56, 64, 65; K of 1, 2, 3
+// and 16 k-tiles, a partial last one (K = 24, 100, 150, 1000); M inside one tile and over
+// several; A row-major, B either way; whole and in 3 splits (a second launch sums them); every D
+// dtype and epilogue in turn; persistent walks of several tiles a block (M = 4000 at N = 56:
+// more tiles than SMs). Leading dimensions past the rows, 16-byte aligned.
 TEST(GemmGpu, SwappedTilesOnNarrowD)
 {
     GK_REQUIRE_GPU();
+    if (!gk_gemm_wg_ready()) GTEST_SKIP() << "no sm_90a kernels in this build or on this GPU: no swapped tile";
     int v = 0, tried = 0;
     for (int config = 0; config < gk_gemm_config_count(); config++) {
         const gk_gemm_config f = gk_gemm_config_info(config);
