@@ -165,6 +165,9 @@ typedef struct gk_gemm_config {
    two sums added in the epilogue), B K-major only */
 #define GK_GEMM_WG_SWAP(bm, bn) ((bm) < 128 && (bn) == 128)
 #define GK_GEMM_WG_KSPLIT(bm, bn) ((bm) == 64 && (bn) == 64)
+/* unswapped wgmma tiles built for B K-major only (NT, TT): 64 x 64, and BN 160 (B's MN-major
+   panels are 64 wide) */
+#define GK_GEMM_WG_B_K_MAJOR(bm, bn) (GK_GEMM_WG_KSPLIT(bm, bn) || (bn) == 160)
 /* The wgmma tiles whose K splits are summed in the kernel: the cooperative TMA-store tiles
    (PERSIST 3), not BM 256 (its consumers' two m64 slices leave no registers for the sum: it
    spilled). Not the swapped decode tiles (PERSIST 1) nor 128 x 64 (PERSIST 0): the code alone
@@ -1320,11 +1323,12 @@ static int gk_gemm_row_align(const void *x, int64_t ld)
    took 0.985x the time model's time on average (geometric mean of the sweep's times; 0.947x on
    the suite itself). A trailing empty entry lets a build define GK_GEMM_TUNED(X) empty. */
 /* 1 where configuration cfg has kernels for the layout: a swapped tile needs A row-major, the
-   64 x 64 wgmma tile B K-major (built for F.linear's weights only, as the swapped tiles) */
+   64 x 64 and BN 160 wgmma tiles B K-major (built for F.linear's weights only, as the swapped
+   tiles) */
 static int gk_gemm_config_takes(const gk_gemm_config *cfg, int trans_a, int trans_b)
 {
     if (cfg->swap) return !trans_a;
-    return !(cfg->wgmma && GK_GEMM_WG_KSPLIT(cfg->bm, cfg->bn)) || trans_b;
+    return !(cfg->wgmma && GK_GEMM_WG_B_K_MAJOR(cfg->bm, cfg->bn)) || trans_b;
 }
 
 #ifdef GK_GEMM_TUNED
@@ -1514,8 +1518,9 @@ static void gk_gemm_plan_impl(int64_t m, int64_t n, int64_t k, int64_t rows_a, i
         pl->config = -1;
         for (int c = GK_GEMM_NMMA; c < GK_GEMM_NCONFIG; c++) {
             const gk_gemm_config *w = gk_gemm_config_table[c];
-            /* a cluster tile: as its twin, below; 64 x 64: where the measured table names it */
-            if (w->swap || GK_GEMM_CLUSTER(w->persistent) > 1 || GK_GEMM_WG_KSPLIT(w->bm, w->bn)) continue;
+            /* a cluster tile: as its twin, below; 64 x 64 and BN 160: where the measured table
+               names them */
+            if (w->swap || GK_GEMM_CLUSTER(w->persistent) > 1 || GK_GEMM_WG_B_K_MAJOR(w->bm, w->bn)) continue;
             const int64_t t = gk_gemm_tiles(w, m, n);
             if (GK_GEMM_PINGPONG(w->persistent) && t <= sms) continue; /* ping-pong overlaps only a block's second tile */
             const double cost = (double)gk_ceil_div(t, sms) * w->bm * w->bn / w->rate;

@@ -23,8 +23,9 @@
    GENERATOR
      GK_DEFINE_GEMM_WGMMA(name, dt, BM, BN, STAGES, PERSIST, RATE) writes the kernels (per
      layout) and the config of a BM x BN x 64 tile (BM 128 or 256, BN 64, 128 or 256, not both
-     256, or 128 x 192; or BM 16 or 64, BN 128: a swapped tile, for A row-major only; or 64 x 64,
-     PERSIST 0: its consumers split the k-tiles, for B K-major only) with STAGES TMA stages.
+     256, or 128 x 192; or 128 x 160, PERSIST 3, for B K-major only, D stored in staged passes;
+     or BM 16 or 64, BN 128: a swapped tile, for A row-major only; or 64 x 64, PERSIST 0: its
+     consumers split the k-tiles, for B K-major only) with STAGES TMA stages.
      PERSIST 0: a block a tile; 1: a persistent grid (a block per SM walks the tiles) with an
      epilogue buffer; 2: persistent ping-pong (BM 128, BN 64 or 128, a consumer holds a whole
      tile) with the buffer; 3 (BM 128 or 256) and 4 (ping-pong): persistent, D stored by TMA
@@ -680,8 +681,10 @@ typedef void (*gk_gemm_wg_kernel)(gk_gemm_args, CUtensorMap, CUtensorMap, CUtens
                       ((BM) == 64 && (BN) == 64),                                                              \
                   #name ": BM is 128 or 256 (one or two m64 slices a consumer), or 16 or 64 with BN 128 (swapped), " \
                   "or 64 x 64 (the consumers split the k-tiles)");                                              \
-    static_assert((BN) == 64 || (BN) == 128 || (BN) == 256 || ((BN) == 192 && (BM) == 128),                   \
-                  #name ": BN is 64, 128 or 256, or 192 with BM 128 (wgmma n; 16 rows of a swapped tile)");   \
+    static_assert((BN) == 64 || (BN) == 128 || (BN) == 256 || ((BN) == 192 && (BM) == 128) ||                 \
+                      ((BN) == 160 && (BM) == 128 && (PERSIST) == 3),                                          \
+                  #name ": BN is 64, 128 or 256, 192 with BM 128, or 160 with BM 128 and PERSIST 3 (wgmma n; "   \
+                  "16 rows of a swapped tile)");                                                               \
     static_assert(!GK_GEMM_WG_KSPLIT(BM, BN) || (PERSIST) == 0, #name ": a 64 x 64 tile is a block a tile");  \
     static_assert((BM) * (BN) <= 128 * 256, #name ": at most 128 accumulators a consumer thread");           \
     static_assert(!GK_GEMM_PINGPONG(PERSIST) || ((BM) == 128 && (BN) <= 128),                                  \
@@ -697,12 +700,15 @@ typedef void (*gk_gemm_wg_kernel)(gk_gemm_args, CUtensorMap, CUtensorMap, CUtens
                       gk_gemm_wg_epi_bytes_c((BM) * (GK_GEMM_WG_KSPLIT(BM, BN) + 1), BN) <=                  \
                           (STAGES) * ((BM) + (BN)) * GK_GEMM_WG_BK * 2,                                      \
                   #name ": the epilogue's accumulators must fit in the stages");                              \
-    GK_GEMM_WG_ALL_LAYOUTS_##BM(GK_GEMM_WG_KERNEL(name##_nn, dt, 0, 0, BM, BN, STAGES, PERSIST))              \
+    GK_GEMM_WG_ALL_LAYOUTS_##BM(GK_GEMM_WG_ALL_LAYOUTS_N##BN(                                                 \
+        GK_GEMM_WG_KERNEL(name##_nn, dt, 0, 0, BM, BN, STAGES, PERSIST)))                                      \
     GK_GEMM_WG_KERNEL(name##_nt, dt, 0, 1, BM, BN, STAGES, PERSIST)                                            \
-    GK_GEMM_WG_ALL_LAYOUTS_##BM(GK_GEMM_WG_KERNEL(name##_tn, dt, 1, 0, BM, BN, STAGES, PERSIST))              \
+    GK_GEMM_WG_ALL_LAYOUTS_##BM(GK_GEMM_WG_ALL_LAYOUTS_N##BN(                                                 \
+        GK_GEMM_WG_KERNEL(name##_tn, dt, 1, 0, BM, BN, STAGES, PERSIST)))                                      \
     GK_GEMM_WG_KERNEL(name##_tt, dt, 1, 1, BM, BN, STAGES, PERSIST)                                            \
-    static const gk_gemm_wg_kernel name##_kernels[4] = {GK_GEMM_WG_OR_NULL_##BM(name##_nn), name##_nt,        \
-                                                        GK_GEMM_WG_OR_NULL_##BM(name##_tn), name##_tt};       \
+    static const gk_gemm_wg_kernel name##_kernels[4] = {                                                       \
+        GK_GEMM_WG_OR_NULL_##BM(GK_GEMM_WG_OR_NULL_N##BN(name##_nn)), name##_nt,                               \
+        GK_GEMM_WG_OR_NULL_##BM(GK_GEMM_WG_OR_NULL_N##BN(name##_tn)), name##_tt};                              \
     static const gk_gemm_config name##_config = {#name, BM, BN, GK_GEMM_WG_BK,                                 \
                                                  (BM) < 128 || GK_GEMM_PINGPONG(PERSIST) ? (BM) : (BM) / 2,          \
                                                  (BM) < 128 && !GK_GEMM_WG_KSPLIT(BM, BN) ? (BN) / 2 : (BN), STAGES, 1, 0, \
@@ -713,15 +719,26 @@ typedef void (*gk_gemm_wg_kernel)(gk_gemm_args, CUtensorMap, CUtensorMap, CUtens
 /* A swapped tile (BM 16 or 64 x 128) reads A K-major only: its MMAs' B operand is A, so it has no
    kernels for the layouts whose B operand would be MN-major (nn, tn; the dispatcher never picks
    them); a 64 x 64 tile is built for B K-major only (F.linear's weights; no suite shape with B
-   MN-major is B-bound where it would win), the same kernels. BM is a literal here. */
+   MN-major is B-bound where it would win), the same kernels, and so is a tile of BN 160 (B's
+   MN-major panels are 64 wide). BM and BN are literals here. */
 #define GK_GEMM_WG_ALL_LAYOUTS_16(...)
 #define GK_GEMM_WG_ALL_LAYOUTS_64(...)
 #define GK_GEMM_WG_ALL_LAYOUTS_128(...) __VA_ARGS__
 #define GK_GEMM_WG_ALL_LAYOUTS_256(...) __VA_ARGS__
+#define GK_GEMM_WG_ALL_LAYOUTS_N64(...) __VA_ARGS__
+#define GK_GEMM_WG_ALL_LAYOUTS_N128(...) __VA_ARGS__
+#define GK_GEMM_WG_ALL_LAYOUTS_N160(...)
+#define GK_GEMM_WG_ALL_LAYOUTS_N192(...) __VA_ARGS__
+#define GK_GEMM_WG_ALL_LAYOUTS_N256(...) __VA_ARGS__
 #define GK_GEMM_WG_OR_NULL_16(k) NULL
 #define GK_GEMM_WG_OR_NULL_64(k) NULL
 #define GK_GEMM_WG_OR_NULL_128(k) k
 #define GK_GEMM_WG_OR_NULL_256(k) k
+#define GK_GEMM_WG_OR_NULL_N64(k) k
+#define GK_GEMM_WG_OR_NULL_N128(k) k
+#define GK_GEMM_WG_OR_NULL_N160(k) NULL
+#define GK_GEMM_WG_OR_NULL_N192(k) k
+#define GK_GEMM_WG_OR_NULL_N256(k) k
 
 #define GK_GEMM_WG_KERNEL(kname, dt, TA, TB, BM, BN, STAGES, PERSIST)                                          \
     static __global__ void __launch_bounds__(GK_GEMM_WG_THREADS, 1)                                            \
@@ -784,7 +801,13 @@ typedef void (*gk_gemm_wg_kernel)(gk_gemm_args, CUtensorMap, CUtensorMap, CUtens
      shapes whose 128 x 64 tiles leave SMs idle or hold fewer bytes in flight, Llama-3-8B o at M =
      128 (128 blocks instead of 64) 20.6 us against 22.9 (cuBLAS 18.6); x[16, 4096] w[6144,
      4096]^T 23.2 against 24.7 (12 stages of 16 KB in flight a block, not 8 of the 128 x 64
-     tile's 24, of which 8 KB of A rows past M are not loaded). */
+     tile's 24, of which 8 KB of A rows past M are not loaded).
+   - 128 x 160 x 64, 5 stages, as the first, B K-major only (B's MN-major panels are 64 wide),
+     D in staged passes (TMA's boxes here are 64 columns): five eighths of its work a tile, for
+     N = 10240 (64 columns of tiles) where 128 x 192 leaves a wave part full. Only where the
+     measured table names it (766 TFLOP/s at 8192^3): Llama-3-70B qkv M = 256, 128 tiles in one
+     wave, 64.4-65.5 us against 70.5-71.0 on 128 x 192 (cuBLAS 62.8-63.8); M = 512, 256 tiles in
+     two, 115.0-115.9 against 129.2 (cuBLAS 109.6-110.0). */
 #ifndef GK_GEMM_WG_CONFIGS
 #define GK_GEMM_WG_CONFIGS(X)               \
     X(wg128x256x64_s4_pt, 128, 256, 4, 3, 858)  \
@@ -796,7 +819,8 @@ typedef void (*gk_gemm_wg_kernel)(gk_gemm_args, CUtensorMap, CUtensorMap, CUtens
     X(wg128x128x64_s6_ppt, 128, 128, 6, 4, 779) \
     X(wg128x256x64_s4_ptc, 128, 256, 4, 5, 858) \
     X(wg128x192x64_s4_pt, 128, 192, 4, 3, 840)  \
-    X(wg64x64x64_s12, 64, 64, 12, 0, 299)
+    X(wg64x64x64_s12, 64, 64, 12, 0, 299)       \
+    X(wg128x160x64_s5_pt, 128, 160, 5, 3, 766)
 #endif
 /* GK_GEMM_TUNED begin: written by gk_bench/sweep/gemm_tuned_table.py from gemm_suite_sweep (H200, 2026-12-02);
    X(M, N, K, trans_a, trans_b, tile or model, splits), then the speed against cuBLAS of the
@@ -808,7 +832,8 @@ typedef void (*gk_gemm_wg_kernel)(gk_gemm_args, CUtensorMap, CUtensorMap, CUtens
    decode-sized and small rows after the split-K sum became a dependent launch (2026-12-03),
    the old pick's speed -> this entry's. Three (16 x 6144 x 4096, 128 x 4096 x 4096, odd 6)
    from its run of the 64 x 64 tile (SWEEP_CONFIGS=8,9 and three stage counts of it,
-   2026-12-03), the old pick's time -> this entry's. */
+   2026-12-03), the old pick's time -> this entry's. Two (Llama-3-70B qkv M = 256, 512) from its
+   runs of the 128 x 160 tile (SWEEP_CONFIGS=14, 2026-12-04). */
 #ifndef GK_GEMM_TUNED
 #define GK_GEMM_TUNED(X) \
     X(1, 6144, 4096, 0, 1, model, 0) /* llama3-8b qkv NT: 0.922x -> 0.922x cuBLAS */ \
@@ -855,8 +880,8 @@ typedef void (*gk_gemm_wg_kernel)(gk_gemm_args, CUtensorMap, CUtensorMap, CUtens
     X(16, 10240, 8192, 0, 1, model, 0) /* llama3-70b qkv NT: 1.070x -> 1.070x cuBLAS */ \
     X(64, 10240, 8192, 0, 1, model, 0) /* llama3-70b qkv NT: 0.918x -> 0.918x cuBLAS */ \
     X(128, 10240, 8192, 0, 1, model, 0) /* llama3-70b qkv NT: 0.925x -> 0.925x cuBLAS */ \
-    X(256, 10240, 8192, 0, 1, model, 0) /* llama3-70b qkv NT: 0.738x -> 0.738x cuBLAS */ \
-    X(512, 10240, 8192, 0, 1, model, 0) /* llama3-70b qkv NT: 0.799x -> 0.799x cuBLAS */ \
+    X(256, 10240, 8192, 0, 1, wg128x160x64_s5_pt, 1) /* llama3-70b qkv NT: the model's 128 x 192 tile 70.5-71.0 us, this 64.4-65.5 (2026-12-04) */ \
+    X(512, 10240, 8192, 0, 1, wg128x160x64_s5_pt, 1) /* llama3-70b qkv NT: the model's 128 x 192 tile 129.2 us, this 115.0-115.9 (2026-12-04) */ \
     X(1024, 10240, 8192, 0, 1, model, 0) /* llama3-70b qkv NT: 0.939x -> 0.939x cuBLAS */ \
     X(2048, 10240, 8192, 0, 1, model, 0) /* llama3-70b qkv NT: 1.000x -> 1.000x cuBLAS */ \
     X(4096, 10240, 8192, 0, 1, model, 0) /* llama3-70b qkv NT: 0.994x -> 0.994x cuBLAS */ \
@@ -1047,8 +1072,9 @@ static cudaError_t gk_gemm_wg_launch(const char *fn, int wg, const gk_gemm_confi
     /* PERSIST 3 and 4 store D through TMA where it is 16-bit, 16-byte aligned rows, no C, no split
        and at most ReLU; otherwise in staged passes */
     CUtensorMap md = ma;
-    /* (TMA writes whole 16-byte pieces of a row: N a multiple of 8, or the last one would spill) */
-    p.tma_d = cfg->persistent >= 3 && !p.partial && p.beta == 0.0f && (p.d_dtype == GK_BF16 || p.d_dtype == GK_F16) &&
+    /* (TMA writes whole 16-byte pieces of a row: N a multiple of 8, or the last one would spill;
+       its boxes are 64 columns: BN 160 stores in staged passes) */
+    p.tma_d = cfg->persistent >= 3 && cfg->bn % 64 == 0 && !p.partial && p.beta == 0.0f && (p.d_dtype == GK_BF16 || p.d_dtype == GK_F16) &&
               p.act <= GK_ACT_RELU && p.ldd % 8 == 0 && p.n % 8 == 0 && gk_is_aligned(p.d, 16);
     if (p.tma_d) GK_TRY(gk_gemm_tensor_map(fn, &md, p.d, p.d_dtype, p.m, p.n, p.ldd, 64));
     if (cl == 2) {

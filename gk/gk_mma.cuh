@@ -72,7 +72,7 @@
                                         the descriptor of a 128-byte-swizzled tile (the layout
                                         TMA's CU_TENSOR_MAP_SWIZZLE_128B writes)
      gk_wgmma_m64k16(d, da, db, dt, n, ta, tb)
-                                        wgmma.mma_async.sync.aligned.m64n{16,64,128,192,256}k16.f32.{bf16,f16}
+                                        wgmma.mma_async.sync.aligned.m64n{16,64,128,160,192,256}k16.f32.{bf16,f16}
      gk_wgmma_m64k32_e4m3(d, da, db, n, acc)
                                         wgmma.mma_async.sync.aligned.m64n{16,64,128,256}k32.f32.e4m3.e4m3
                                         (K-major operands; a k32 step is 32 bytes, as a 16-bit k16)
@@ -482,6 +482,7 @@ GK_DEV void gk_wgmma_fence_uregs(unsigned *a, int n)
 #define GK_WG_D128 GK_WG_D64, GK_WG_D8(64), GK_WG_D8(72), GK_WG_D8(80), GK_WG_D8(88), GK_WG_D8(96), GK_WG_D8(104), \
                    GK_WG_D8(112), GK_WG_D8(120)
 #define GK_WG_D96 GK_WG_D64, GK_WG_D8(64), GK_WG_D8(72), GK_WG_D8(80), GK_WG_D8(88)
+#define GK_WG_D80 GK_WG_D64, GK_WG_D8(64), GK_WG_D8(72)
 /* one wgmma, D += A B: SHAPE the k, types part ("k16.f32.bf16.bf16"), TAIL the imm-trans operands of
    16-bit types (", 0, 1": B MN-major), "" for fp8 (K-major only) */
 #define GK_WGMMA_N256(SHAPE, TAIL)                                                                             \
@@ -493,6 +494,11 @@ GK_DEV void gk_wgmma_fence_uregs(unsigned *a, int n)
     asm volatile("{ .reg .pred p; setp.ne.b32 p, %98, 0;\n"                                                     \
                  "wgmma.mma_async.sync.aligned.m64n192" SHAPE " {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, %48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63, %64, %65, %66, %67, %68, %69, %70, %71, %72, %73, %74, %75, %76, %77, %78, %79, %80, %81, %82, %83, %84, %85, %86, %87, %88, %89, %90, %91, %92, %93, %94, %95}, %96, %97, p, 1, 1" TAIL "; }" \
                  : GK_WG_D96                                                                                    \
+                 : "l"(da), "l"(db), "r"(acc))
+#define GK_WGMMA_N160(SHAPE, TAIL)                                                                             \
+    asm volatile("{ .reg .pred p; setp.ne.b32 p, %82, 0;\n"                                                     \
+                 "wgmma.mma_async.sync.aligned.m64n160" SHAPE " {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, %48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63, %64, %65, %66, %67, %68, %69, %70, %71, %72, %73, %74, %75, %76, %77, %78, %79}, %80, %81, p, 1, 1" TAIL "; }" \
+                 : GK_WG_D80                                                                                    \
                  : "l"(da), "l"(db), "r"(acc))
 #define GK_WGMMA_N128(SHAPE, TAIL)                                                                             \
     asm volatile("{ .reg .pred p; setp.ne.b32 p, %66, 0;\n"                                                     \
@@ -517,7 +523,7 @@ GK_DEV void gk_wgmma_fence_uregs(unsigned *a, int n)
         else GK_WGMMA_##N("k16.f32." TYPE "." TYPE, ", 1, 1");                     \
     } while (0)
 
-/* wgmma.mma_async.sync.aligned.m64nNk16.f32.{bf16,f16}, N 256, 192, 128, 64 or 16: a warpgroup's D
+/* wgmma.mma_async.sync.aligned.m64nNk16.f32.{bf16,f16}, N 256, 192, 160, 128, 64 or 16: a warpgroup's D
    (64 x N fp32, N / 2 registers a thread: value 4 j + i at row 16 (warp % 4) + lane / 4 +
    8 (i / 2), column 8 j + 2 (lane % 4) + i % 2) = A (64 x 16, descriptor da) B (16 x N,
    descriptor db) + (acc ? D : 0), both from shared memory; ta / tb: the operand is MN-major.
@@ -532,6 +538,9 @@ GK_DEV void gk_wgmma_m64k16(float *d, unsigned long long da, unsigned long long 
     } else if (n == 192) {
         if (dt == GK_BF16) GK_WGMMA_LAYOUTS(N192, "bf16");
         else GK_WGMMA_LAYOUTS(N192, "f16");
+    } else if (n == 160) {
+        if (dt == GK_BF16) GK_WGMMA_LAYOUTS(N160, "bf16");
+        else GK_WGMMA_LAYOUTS(N160, "f16");
     } else if (n == 128) {
         if (dt == GK_BF16) GK_WGMMA_LAYOUTS(N128, "bf16");
         else GK_WGMMA_LAYOUTS(N128, "f16");

@@ -490,7 +490,9 @@ TEST(GemmConfig, DerivedSizesAndRules)
             EXPECT_TRUE(g.bm == 128 || g.bm == 256 || ((g.bm == 16 || g.bm == 64) && g.bn == 128) ||
                         (g.bm == 64 && g.bn == 64 && g.persistent == 0))
                 << g.bm;
-            EXPECT_TRUE(g.bn == 64 || g.bn == 128 || g.bn == 256 || (g.bn == 192 && g.bm == 128)) << g.bn;
+            EXPECT_TRUE(g.bn == 64 || g.bn == 128 || g.bn == 256 || (g.bn == 192 && g.bm == 128) ||
+                        (g.bn == 160 && g.bm == 128 && g.persistent == 3))
+                << g.bn;
             // ping-pong (persistent 2, or 4 with TMA stores): each consumer a whole tile of 128 x 64 or
             // 128 x 128, two more mbarriers (the consumers' turns); persistent 3 and 4 stage their
             // TMA stores in two 64 x 64 16-bit boxes a consumer (32 KB) instead of the buffer
@@ -861,9 +863,9 @@ TEST(GemmDispatch, MeasuredTable)
         measured++;
         ASSERT_GE(c, 0) << "the table names a configuration this build lacks";
         EXPECT_GE(e.splits, 1);
-        if ((gk_gemm_config_info(c).swap && e.trans_a) || (GK_GEMM_WG_KSPLIT(gk_gemm_config_info(c).bm,
-                                                                              gk_gemm_config_info(c).bn) && !e.trans_b)) {
-            EXPECT_EQ(got.config, model.config) << "a swapped tile never takes A transposed, 64 x 64 B MN-major";
+        if ((gk_gemm_config_info(c).swap && e.trans_a) || (GK_GEMM_WG_B_K_MAJOR(gk_gemm_config_info(c).bm,
+                                                                                 gk_gemm_config_info(c).bn) && !e.trans_b)) {
+            EXPECT_EQ(got.config, model.config) << "a swapped tile never takes A transposed, 64 x 64 or BN 160 B MN-major";
             continue;
         }
         // splits of 128 of K at least; whole K on a tile with a twin in clusters takes the twin
