@@ -682,11 +682,11 @@ typedef void (*gk_gemm_wg_kernel)(gk_gemm_args, CUtensorMap, CUtensorMap, CUtens
                   #name ": BM is 128 or 256 (one or two m64 slices a consumer), or 16 or 64 with BN 128 (swapped), " \
                   "or 64 x 64 (the consumers split the k-tiles)");                                              \
     static_assert((BN) == 64 || (BN) == 128 || (BN) == 256 || ((BN) == 192 && (BM) == 128) ||                 \
-                      ((BN) == 160 && (BM) >= 128 && (PERSIST) == 3),                                          \
-                  #name ": BN is 64, 128 or 256, 192 with BM 128, or 160 with BM 128 or 256 and PERSIST 3 (wgmma n; "   \
+                      ((BN) == 160 && (BM) == 128 && (PERSIST) == 3),                                          \
+                  #name ": BN is 64, 128 or 256, 192 with BM 128, or 160 with BM 128 and PERSIST 3 (wgmma n; "   \
                   "16 rows of a swapped tile)");                                                               \
     static_assert(!GK_GEMM_WG_KSPLIT(BM, BN) || (PERSIST) == 0, #name ": a 64 x 64 tile is a block a tile");  \
-    static_assert((BM) * (BN) <= 256 * 160, #name ": at most 160 accumulators a consumer thread");           \
+    static_assert((BM) * (BN) <= 128 * 256, #name ": at most 128 accumulators a consumer thread");           \
     static_assert(!GK_GEMM_PINGPONG(PERSIST) || ((BM) == 128 && (BN) <= 128),                                  \
                   #name ": a ping-pong tile is 128 x 64 or 128 x 128 (a consumer holds all of it)");         \
     static_assert((PERSIST) != 3 || (BM) >= 128,                                                               \
@@ -820,8 +820,7 @@ typedef void (*gk_gemm_wg_kernel)(gk_gemm_args, CUtensorMap, CUtensorMap, CUtens
     X(wg128x256x64_s4_ptc, 128, 256, 4, 5, 858) \
     X(wg128x192x64_s4_pt, 128, 192, 4, 3, 840)  \
     X(wg64x64x64_s12, 64, 64, 12, 0, 299)       \
-    X(wg128x160x64_s5_pt, 128, 160, 5, 3, 766)   \
-    X(wg256x160x64_s3_pt, 256, 160, 3, 3, 800)
+    X(wg128x160x64_s5_pt, 128, 160, 5, 3, 766)
 #endif
 /* GK_GEMM_TUNED begin: written by gk_bench/sweep/gemm_tuned_table.py from gemm_suite_sweep (H200, 2026-12-02);
    X(M, N, K, trans_a, trans_b, tile or model, splits), then the speed against cuBLAS of the
