@@ -682,8 +682,8 @@ typedef void (*gk_gemm_wg_kernel)(gk_gemm_args, CUtensorMap, CUtensorMap, CUtens
                   #name ": BM is 128 or 256 (one or two m64 slices a consumer), or 16 or 64 with BN 128 (swapped), " \
                   "or 64 x 64 (the consumers split the k-tiles)");                                              \
     static_assert((BN) == 64 || (BN) == 128 || (BN) == 256 || ((BN) == 192 && (BM) == 128) ||                 \
-                      (((BN) == 96 || (BN) == 160) && (BM) == 128 && (PERSIST) == 3),                         \
-                  #name ": BN is 64, 128 or 256, 192 with BM 128, or 96 or 160 with BM 128 and PERSIST 3 (wgmma n; " \
+                      ((BN) == 160 && (BM) == 128 && (PERSIST) == 3),                                          \
+                  #name ": BN is 64, 128 or 256, 192 with BM 128, or 160 with BM 128 and PERSIST 3 (wgmma n; "   \
                   "16 rows of a swapped tile)");                                                               \
     static_assert(!GK_GEMM_WG_KSPLIT(BM, BN) || (PERSIST) == 0, #name ": a 64 x 64 tile is a block a tile");  \
     static_assert((BM) * (BN) <= 128 * 256, #name ": at most 128 accumulators a consumer thread");           \
@@ -726,7 +726,6 @@ typedef void (*gk_gemm_wg_kernel)(gk_gemm_args, CUtensorMap, CUtensorMap, CUtens
 #define GK_GEMM_WG_ALL_LAYOUTS_128(...) __VA_ARGS__
 #define GK_GEMM_WG_ALL_LAYOUTS_256(...) __VA_ARGS__
 #define GK_GEMM_WG_ALL_LAYOUTS_N64(...) __VA_ARGS__
-#define GK_GEMM_WG_ALL_LAYOUTS_N96(...)
 #define GK_GEMM_WG_ALL_LAYOUTS_N128(...) __VA_ARGS__
 #define GK_GEMM_WG_ALL_LAYOUTS_N160(...)
 #define GK_GEMM_WG_ALL_LAYOUTS_N192(...) __VA_ARGS__
@@ -736,7 +735,6 @@ typedef void (*gk_gemm_wg_kernel)(gk_gemm_args, CUtensorMap, CUtensorMap, CUtens
 #define GK_GEMM_WG_OR_NULL_128(k) k
 #define GK_GEMM_WG_OR_NULL_256(k) k
 #define GK_GEMM_WG_OR_NULL_N64(k) k
-#define GK_GEMM_WG_OR_NULL_N96(k) NULL
 #define GK_GEMM_WG_OR_NULL_N128(k) k
 #define GK_GEMM_WG_OR_NULL_N160(k) NULL
 #define GK_GEMM_WG_OR_NULL_N192(k) k
@@ -822,8 +820,7 @@ typedef void (*gk_gemm_wg_kernel)(gk_gemm_args, CUtensorMap, CUtensorMap, CUtens
     X(wg128x256x64_s4_ptc, 128, 256, 4, 5, 858) \
     X(wg128x192x64_s4_pt, 128, 192, 4, 3, 840)  \
     X(wg64x64x64_s12, 64, 64, 12, 0, 299)       \
-    X(wg128x160x64_s5_pt, 128, 160, 5, 3, 766)  \
-    X(wg128x96x64_s6_pt, 128, 96, 6, 3, 600)
+    X(wg128x160x64_s5_pt, 128, 160, 5, 3, 766)
 #endif
 /* GK_GEMM_TUNED begin: written by gk_bench/sweep/gemm_tuned_table.py from gemm_suite_sweep (H200, 2026-12-02);
    X(M, N, K, trans_a, trans_b, tile or model, splits), then the speed against cuBLAS of the
