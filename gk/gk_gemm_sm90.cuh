@@ -59,9 +59,6 @@
    3 and 4 the TMA store's staging: two 64 x 64 16-bit boxes a consumer */
 #define gk_gemm_wg_epi_bytes_c(BM, BN) ((BM) * ((BN) + 8) * 4)
 #define GK_GEMM_WG_OUT_BYTES 32768
-#ifndef GK_GEMM_WG_SKEW
-#define GK_GEMM_WG_SKEW 2
-#endif
 #define gk_gemm_wg_smem_bytes_c(BM, BN, STAGES, PERSIST)                                                       \
     (1024 + (STAGES) * (((BM) + (BN)) * GK_GEMM_WG_BK * 2 + 16) + (GK_GEMM_PINGPONG(PERSIST) ? 16 : 0) +          \
      ((PERSIST) == 1 || (PERSIST) == 2 ? gk_gemm_wg_epi_bytes_c(BM, BN) : 0) +                                     \
@@ -396,7 +393,7 @@ GK_DEV void gk_gemm_wg_release(unsigned empty, int cl)
 GK_DEV int gk_gemm_wg_consume(char *smem, unsigned long long *full, unsigned long long *empty, int stage_bytes,
                               int a_bytes, int dt, int ta, int tb, int wr, int bm, int nb, int stages, int ktiles,
                               int it, float *acc, int blocks, float *tmp, const gk_gemm_args *p, int row0, int n0,
-                              int kb0, unsigned long long *turn, int cl, int kpar, int lead)
+                              int kb0, unsigned long long *turn, int cl, int kpar)
 {
     const int nacc = bm * nb / 256;
     /* a K-major tile steps 32 bytes per k16 (descriptor + 2), an MN-major one 16 rows (+ 128) */
@@ -448,7 +445,6 @@ GK_DEV int gk_gemm_wg_consume(char *smem, unsigned long long *full, unsigned lon
             }
         }
         gk_wgmma_commit();
-        if (kt == lead) gk_named_barrier_arrive(4, 256); /* the other consumer may start */
         if (blocks) {
             /* this k-tile's sums are needed now: its stage goes back at once */
             gk_wgmma_wait_0();
@@ -464,7 +460,6 @@ GK_DEV int gk_gemm_wg_consume(char *smem, unsigned long long *full, unsigned lon
         if (own >= 0 && (threadIdx.x & 127) == 0) gk_gemm_wg_release(empty0 + 8 * own, cl);
         own = s;
     }
-    if (lead >= ktiles) gk_named_barrier_arrive(4, 256);
     /* ping-pong: every wait on this item's stages is past, the other consumer's turn */
     if (turn && (threadIdx.x & 31) == 0) gk_mbar_arrive(turn);
     if (blocks) return it;
@@ -640,10 +635,6 @@ GK_DEV void gk_gemm_wg_run(const gk_gemm_args *p, const CUtensorMap *tma, const 
     const int kpar = ns ? wg - 1 : -1;
     unsigned long long *other = pp ? turn + (2 - wg) : NULL;
     int sc = 0; /* TMA stores issued by this consumer */
-    /* cooperative TMA-store tiles of 16-bit operands: the second consumer starts GK_GEMM_WG_SKEW
-       k-tiles behind the first, so that their epilogues come apart and each runs under the
-       other's MMAs (the stages hold the lag) */
-    const int skew = (persistent == 3 || persistent == 5) && dt != GK_E4M3 ? min(GK_GEMM_WG_SKEW, stages) : 0;
     for (int item = first, j = 0, turns = 0; item < items; item += step, j++) {
         int m0, n0, split, k_begin, ktiles;
         gk_gemm_wg_item(p, item, tiles, cl, bm, bn, bk, &m0, &n0, &split, &k_begin, &ktiles);
@@ -652,8 +643,6 @@ GK_DEV void gk_gemm_wg_run(const gk_gemm_args *p, const CUtensorMap *tma, const 
             continue;
         }
         if (pp && j > 0) gk_mbar_wait(turn + (wg - 1), turns++ & 1);
-        if (skew && j == 0 && wg == 2) gk_named_barrier(4, 256);
-        const int lead = skew && j == 0 && wg == 1 ? skew - 1 : -1;
         /* the row of this thread's first accumulator (unswapped tiles; block scales only) */
         const int row0 = m0 + (wg - 1) * 64 + (threadIdx.x >> 5 & 3) * 16 + (threadIdx.x & 31) / 4;
         /* a last tile column at most half full (N % BN in 1 .. BN / 2) runs the half-width
@@ -662,14 +651,14 @@ GK_DEV void gk_gemm_wg_run(const gk_gemm_args *p, const CUtensorMap *tma, const 
            wgmma here). */
         if (!swap && (bn == 128 || bn == 256) && p->n - n0 <= bn / 2) {
             it = gk_gemm_wg_consume(smem, full, empty, stage_bytes, a_bytes, dt, ta, tb, wr, cb, bn / 2, stages, ktiles,
-                                    it, acc, blocks, tmp, p, row0, n0, k_begin / 128, other, cl, -1, lead);
+                                    it, acc, blocks, tmp, p, row0, n0, k_begin / 128, other, cl, -1);
             if (m0 >= p->m) continue; /* a cluster's tile past M */
             if (fixup && gk_gemm_wg_split_fixup(p, acc, cb * (bn / 2) / 256, wg - 1, bm * bn, item % tiles, split, splits))
                 continue;
             sc = gk_gemm_wg_out(p, tmd, acc, stg, epi, persistent, dt == GK_E4M3, wg - 1, bm, bn, bn / 2, m0, n0, split, sc);
         } else {
             it = gk_gemm_wg_consume(smem, full, empty, stage_bytes, a_bytes, dt, ta, tb, wr, cb, mn, stages, ktiles, it,
-                                    acc, blocks, tmp, p, row0, n0, k_begin / 128, other, cl, kpar, lead);
+                                    acc, blocks, tmp, p, row0, n0, k_begin / 128, other, cl, kpar);
             if (m0 >= p->m) continue; /* a cluster's tile past M */
             if (fixup && gk_gemm_wg_split_fixup(p, acc, cb * mn / 256, wg - 1, bm * bn, item % tiles, split, splits))
                 continue;
