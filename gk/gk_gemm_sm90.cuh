@@ -139,9 +139,10 @@ GK_DEV void gk_gemm_wg_pass16(const gk_gemm_args *p, const float *acc, unsigned 
    map: a warp's writes in 32 distinct banks), alpha, bias and ReLU applied in registers. The
    store drains while the warpgroup goes on to its next tile; a buffer is written again once
    the group that read it is past (sc: this consumer's stores so far, returned updated). Rows
-   and columns past D are not written by TMA. */
-GK_DEV int gk_gemm_wg_store_tma(const gk_gemm_args *p, const CUtensorMap *tmd, const float *acc, char *stg, int w,
-                                int rows, int nb, int row0, int col0, int sc)
+   and columns past D are not written by TMA. plain (a constant): bf16 D, no bias, no
+   activation, alpha alone applied. */
+GK_DEV int gk_gemm_wg_store_tma_pass(const gk_gemm_args *p, const CUtensorMap *tmd, const float *acc, char *stg, int w,
+                                     int rows, int nb, int row0, int col0, int sc, int plain)
 {
     const int t = threadIdx.x & 127, lane = t & 31, r = (t >> 5) * 16 + (lane >> 2), cl = (lane & 3) * 2;
     const float alpha = p->alpha;
@@ -159,8 +160,15 @@ GK_DEV int gk_gemm_wg_store_tma(const gk_gemm_args *p, const CUtensorMap *tmd, c
                 const int j = q * 8 + jl;
                 char *dst = buf + r * 128 + ((jl ^ (r & 7)) << 4) + (lane & 3) * 4;
                 /* row r + 8 at dst + 1024: the same swizzle */
-                gk_gemm_wg_pack4(p, acc + ms * (nb / 2) + 4 * j, col0 + j * 8 + cl, alpha, alpha, 1.0f, 1.0f, dt,
-                                 (unsigned *)dst, (unsigned *)(dst + 1024));
+                const float *a = acc + ms * (nb / 2) + 4 * j;
+                if (plain) {
+                    const float y[4] = {a[0] * alpha, a[1] * alpha, a[2] * alpha, a[3] * alpha};
+                    *(unsigned *)dst = gk_pack2_f32(y, GK_BF16);
+                    *(unsigned *)(dst + 1024) = gk_pack2_f32(y + 2, GK_BF16);
+                } else {
+                    gk_gemm_wg_pack4(p, a, col0 + j * 8 + cl, alpha, alpha, 1.0f, 1.0f, dt, (unsigned *)dst,
+                                     (unsigned *)(dst + 1024));
+                }
             }
             gk_fence_proxy_async();
             gk_named_barrier(2 + w, 128);
@@ -171,6 +179,17 @@ GK_DEV int gk_gemm_wg_store_tma(const gk_gemm_args *p, const CUtensorMap *tmd, c
         }
     }
     return sc;
+}
+
+/* The common epilogue (bf16 D, no bias, no activation) in its own copy of the loop: the general
+   one issues the bias loads, ReLU and both conversions, predicated, at every value pair (4096^3:
+   about 900 instructions a consumer warp a tile, issue-bound while no MMA runs). */
+GK_DEV int gk_gemm_wg_store_tma(const gk_gemm_args *p, const CUtensorMap *tmd, const float *acc, char *stg, int w,
+                                int rows, int nb, int row0, int col0, int sc)
+{
+    if (p->d_dtype == GK_BF16 && !p->bias && p->act == GK_ACT_NONE)
+        return gk_gemm_wg_store_tma_pass(p, tmd, acc, stg, w, rows, nb, row0, col0, sc, 1);
+    return gk_gemm_wg_store_tma_pass(p, tmd, acc, stg, w, rows, nb, row0, col0, sc, 0);
 }
 
 /* The same consumer's accumulators where TMA cannot store them (fp32 D, C, GELU / SiLU, a split's
