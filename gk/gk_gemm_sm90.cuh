@@ -134,55 +134,47 @@ GK_DEV void gk_gemm_wg_pass16(const gk_gemm_args *p, const float *acc, unsigned 
 }
 
 /* A consumer's accumulators (rows from row0, rows of them, nb columns from col0) out through
-   TMA stores (PERSIST 3 and 4, p->tma_d: 16-bit D, no C, no split, at most ReLU), each warp its
-   own 16 x 64 boxes (its 16 rows of the accumulators): stmatrix into its 2 KB of the consumer's
-   two staging buffers (stg, 8 KB each, the 128-byte swizzle of D's map: 16-byte rows in 8
-   distinct bank groups), then the warp's own TMA store, no barrier among the warps. alpha, bias
-   and ReLU applied in registers. The store drains while the warpgroup goes on to its next tile;
-   a buffer is written again once the warp's store that read it is past (sc: this consumer's
-   boxes so far, the same count in every warp; returned updated). Rows and columns past D are not
-   written. plain (a constant): bf16 D, no bias, no activation, alpha alone applied. */
+   TMA stores (PERSIST 3 and 4, p->tma_d: 16-bit D, no C, no split, at most ReLU): 64 x 64 boxes
+   through two staging buffers of the consumer's (stg, 8 KB each, the 128-byte swizzle of D's
+   map: a warp's writes in 32 distinct banks), alpha, bias and ReLU applied in registers. The
+   store drains while the warpgroup goes on to its next tile; a buffer is written again once
+   the group that read it is past (sc: this consumer's stores so far, returned updated). Rows
+   and columns past D are not written by TMA. plain (a constant): bf16 D, no bias, no
+   activation, alpha alone applied. */
 GK_DEV int gk_gemm_wg_store_tma_pass(const gk_gemm_args *p, const CUtensorMap *tmd, const float *acc, char *stg, int w,
                                      int rows, int nb, int row0, int col0, int sc, int plain)
 {
-    const int t = threadIdx.x & 127, lane = t & 31, wp = t >> 5, cl = (lane & 3) * 2;
-    /* this lane's stmatrix row (of the warp's 16) and chunk (of a pair of 8-column chunks) */
-    const int sr = (lane >> 3 & 1) * 8 + (lane & 7), sj = lane >> 4;
+    const int t = threadIdx.x & 127, lane = t & 31, r = (t >> 5) * 16 + (lane >> 2), cl = (lane & 3) * 2;
     const float alpha = p->alpha;
     const int dt = p->d_dtype == GK_BF16 ? GK_BF16 : GK_F16;
 #pragma unroll
     for (int ms = 0; ms < rows / 64; ms++) {
         if (row0 + ms * 64 >= p->m) continue;
-        const int wrow = row0 + ms * 64 + wp * 16, live = wrow < p->m; /* the warp's rows inside D */
 #pragma unroll
         for (int q = 0; q < nb / 64; q++, sc++) {
-            char *buf = stg + (w * 2 + (sc & 1)) * 8192 + wp * 2048;
-            if (lane == 0) gk_bulk_wait_read_1();
-            __syncwarp();
-            if (live) {
+            char *buf = stg + (w * 2 + (sc & 1)) * 8192;
+            if (t == 0) gk_bulk_wait_read_1();
+            gk_named_barrier(2 + w, 128);
 #pragma unroll
-                for (int jp = 0; jp < 4; jp++) { /* 8-column chunks 2 jp, 2 jp + 1 of the box */
-                    const float *a = acc + ms * (nb / 2) + 4 * (q * 8 + 2 * jp);
-                    unsigned v[4];
-                    if (plain) {
-                        float y[8];
-#pragma unroll
-                        for (int e = 0; e < 8; e++) y[e] = a[e] * alpha;
-#pragma unroll
-                        for (int e = 0; e < 4; e++) v[e] = gk_pack2_f32(y + 2 * e, GK_BF16);
-                    } else {
-                        const int c = col0 + (q * 8 + 2 * jp) * 8 + cl;
-                        gk_gemm_wg_pack4(p, a, c, alpha, alpha, 1.0f, 1.0f, dt, v, v + 1);
-                        gk_gemm_wg_pack4(p, a + 4, c + 8, alpha, alpha, 1.0f, 1.0f, dt, v + 2, v + 3);
-                    }
-                    gk_stmatrix_x4(buf + sr * 128 + (((2 * jp + sj) ^ (sr & 7)) << 4), v);
+            for (int jl = 0; jl < 8; jl++) {
+                const int j = q * 8 + jl;
+                char *dst = buf + r * 128 + ((jl ^ (r & 7)) << 4) + (lane & 3) * 4;
+                /* row r + 8 at dst + 1024: the same swizzle */
+                const float *a = acc + ms * (nb / 2) + 4 * j;
+                if (plain) {
+                    const float y[4] = {a[0] * alpha, a[1] * alpha, a[2] * alpha, a[3] * alpha};
+                    *(unsigned *)dst = gk_pack2_f32(y, GK_BF16);
+                    *(unsigned *)(dst + 1024) = gk_pack2_f32(y + 2, GK_BF16);
+                } else {
+                    gk_gemm_wg_pack4(p, a, col0 + j * 8 + cl, alpha, alpha, 1.0f, 1.0f, dt, (unsigned *)dst,
+                                     (unsigned *)(dst + 1024));
                 }
-                gk_fence_proxy_async();
             }
-            __syncwarp();
-            if (lane == 0) {
-                if (live) gk_tma_store_2d(tmd, buf, col0 + q * 64, wrow);
-                gk_bulk_commit(); /* empty where the warp's rows are past D: the count stays in step */
+            gk_fence_proxy_async();
+            gk_named_barrier(2 + w, 128);
+            if (t == 0) {
+                gk_tma_store_2d(tmd, buf, col0 + q * 64, row0 + ms * 64);
+                gk_bulk_commit();
             }
         }
     }
@@ -693,7 +685,7 @@ GK_DEV void gk_gemm_wg_run(const gk_gemm_args *p, const CUtensorMap *tma, const 
         }
     }
     /* the staging must stay until the last TMA store has read it, and D be written at exit */
-    if (persistent >= 3 && (threadIdx.x & 31) == 0) gk_bulk_wait_0();
+    if (persistent >= 3 && (threadIdx.x & 127) == 0) gk_bulk_wait_0();
     /* no block leaves while the other may still arrive on its barriers */
     if (cl == 2) gk_cluster_sync();
 #endif
@@ -1103,7 +1095,7 @@ static cudaError_t gk_gemm_wg_launch(const char *fn, int wg, const gk_gemm_confi
        its boxes are 64 columns: BN 160 stores in staged passes) */
     p.tma_d = cfg->persistent >= 3 && cfg->bn % 64 == 0 && !p.partial && p.beta == 0.0f && (p.d_dtype == GK_BF16 || p.d_dtype == GK_F16) &&
               p.act <= GK_ACT_RELU && p.ldd % 8 == 0 && p.n % 8 == 0 && gk_is_aligned(p.d, 16);
-    if (p.tma_d) GK_TRY(gk_gemm_tensor_map(fn, &md, p.d, p.d_dtype, p.m, p.n, p.ldd, 16)); /* a warp's box */
+    if (p.tma_d) GK_TRY(gk_gemm_tensor_map(fn, &md, p.d, p.d_dtype, p.m, p.n, p.ldd, 64));
     if (cl == 2) {
         /* a cluster a pair of tiles (a split each), at most as many as are resident at once */
         const int fits = gk_gemm_wg_clusters(fn, wg, cfg, in_dtype, layout);

@@ -84,8 +84,6 @@
      gk_tma_load_4d(dst, map, bar, c0, c1, c2, c3)
                                         cp.async.bulk.tensor.4d (a box of a strided 4-D tensor)
      gk_bulk_load(dst, src, bytes, bar) cp.async.bulk (contiguous bytes, no tensor map)
-     gk_stmatrix_x4(p, r)               stmatrix.sync.aligned.m8n8.x4 (accumulator pairs to shared
-                                        memory, 16-byte rows)
      gk_fence_proxy_async()             fence.proxy.async.shared::cta (st.shared before wgmma reads
                                         or a TMA store)
      gk_tma_store_2d(map, src, c0, c1)  cp.async.bulk.tensor.2d.global.shared::cta.bulk_group (a box
@@ -452,16 +450,6 @@ GK_DEV unsigned long long gk_wgmma_desc_sw128(const void *smem, int leading_byte
 GK_DEV unsigned long long gk_wgmma_desc_add(unsigned long long d, unsigned add)
 {
     return (unsigned long long)(unsigned)(d >> 32) << 32 | (unsigned)((unsigned)d + add);
-}
-
-/* stmatrix x4: four 8 x 8 matrices of 16-bit pairs out of a warp's registers, r[i] to matrix i
-   (a lane's pair: row lane / 4, columns 2 (lane % 4), + 1: the m16n8 accumulator's layout); lanes
-   8 i .. 8 i + 7 give the addresses of matrix i's rows (16 bytes each). */
-GK_DEV void gk_stmatrix_x4(void *p, const unsigned *r)
-{
-    asm volatile("stmatrix.sync.aligned.m8n8.x4.shared.b16 [%0], {%1, %2, %3, %4};"
-                 ::"r"(gk_smem_addr(p)), "r"(r[0]), "r"(r[1]), "r"(r[2]), "r"(r[3])
-                 : "memory");
 }
 
 /* orders this thread's ordinary shared-memory writes before later async-proxy reads (wgmma, TMA) */
