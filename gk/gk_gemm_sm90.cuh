@@ -432,8 +432,7 @@ GK_DEV int gk_gemm_wg_consume(char *smem, unsigned long long *full, unsigned lon
         gk_wgmma_fence_regs(tmp, nacc);
     }
     /* shared addresses in registers, the stage and phase stepped (as the producer's) */
-    const unsigned stage0 = gk_smem_addr_kept(smem), full0 = gk_smem_addr_kept(full);
-    const unsigned empty0 = gk_smem_addr_kept(empty);
+    const unsigned stage0 = gk_smem_addr(smem), full0 = gk_smem_addr(full), empty0 = gk_smem_addr(empty);
     int own = -1; /* the stage of this consumer's last k-tile, whose wgmmas may still run */
     for (int kt = 0, s = it % stages, phase = (it / stages) & 1; kt < ktiles;
          kt++, it++, s = s + 1 == stages ? 0 : s + 1, phase ^= s == 0) {
@@ -611,8 +610,7 @@ GK_DEV void gk_gemm_wg_run(const gk_gemm_args *p, const CUtensorMap *tma, const 
            shared addresses stay in registers, the stage and its phase step instead of being
            divided out of `it`, and the first pass needs no branch, waiting by parity (a fresh
            barrier's phase before its first counts as done) */
-        const unsigned full0 = gk_smem_addr_kept(full), empty0 = gk_smem_addr_kept(empty);
-        const unsigned stage0 = gk_smem_addr_kept(smem);
+        const unsigned full0 = gk_smem_addr(full), empty0 = gk_smem_addr(empty), stage0 = gk_smem_addr(smem);
         int s = 0, phase = 0;
         for (int item = first; item < items; item += step) {
             int m0, n0, split, k_begin, ktiles;

@@ -66,7 +66,6 @@
      gk_setmaxnreg_dec_40(), gk_setmaxnreg_inc_232()
                                         setmaxnreg: a producer warpgroup's registers to consumers
      gk_smem_align_1024(p)              the first 1024-byte boundary of shared memory from p
-     gk_smem_addr_kept(p)               p's shared address, kept in a register across a loop
      gk_wgmma_desc(addr, leading, stride, swizzle)
                                         a shared-memory matrix descriptor (host and device)
      gk_wgmma_desc_sw128(smem, leading_bytes), gk_wgmma_desc_sw128_s(smem_addr, leading_bytes)
@@ -420,16 +419,6 @@ GK_DEV void gk_setmaxnreg_inc_232(void) { asm volatile("setmaxnreg.inc.sync.alig
 /* The first 1024-byte boundary of shared memory at or after p: the 128-byte swizzle repeats
    every 1024 bytes, so tiles in that layout (TMA writes, wgmma reads) start on one. */
 GK_DEV char *gk_smem_align_1024(void *p) { return (char *)p + ((1024 - (gk_smem_addr(p) & 1023)) & 1023); }
-
-/* p's shared address through an opaque copy, so that a loop keeps it in a register: otherwise the
-   compiler recomputes it from the block's shared window every iteration (the wgmma consumers'
-   k-loop: S2UR SR_CgaCtaId and eight dependent uniform instructions before each stage's wait). */
-GK_DEV unsigned gk_smem_addr_kept(const void *p)
-{
-    unsigned a;
-    asm volatile("mov.b32 %0, %1;" : "=r"(a) : "r"(gk_smem_addr(p)));
-    return a;
-}
 
 /* A wgmma shared-memory matrix descriptor (PTX ISA, "Matrix Descriptor Format"): start
    address >> 4 in bits 0-13, leading dimension byte offset >> 4 in 16-29, stride dimension
