@@ -5,17 +5,7 @@
 #define GK_IMPLEMENTATION
 #include "gk/gk_gemm.cuh"
 
-#include <cstring>
-
 #include "gk_bench/sweep/sweep_util.h"
-
-static int config_named(const char *tile)
-{
-    for (int c = 0; c < gk_gemm_config_count(); c++)
-        if (strcmp(gk_gemm_config_info(c).name + strlen("gk_gemm_bf16_"), tile) == 0) return c;
-    printf("no configuration %s\n", tile);
-    exit(1);
-}
 
 int main()
 {

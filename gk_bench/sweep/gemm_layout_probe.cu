@@ -12,7 +12,6 @@
 #include "gk/gk_gemm.cuh"
 
 #include <chrono>
-#include <cstring>
 #include <thread>
 
 #include "gk_bench/sweep/sweep_util.h"
@@ -36,15 +35,7 @@ int main()
     SweepGemmBuffers buf = sweep_gemm_buffers(bytes);
     static const char *tiles[] = {"wg128x256x64_s4_ptc", "wg128x256x64_s4_pt"};
     static const char *layouts[] = {"NN", "NT", "TN", "TT"};
-    const int ntiles = 2;
-    int configs[2];
-    for (int t = 0; t < ntiles; t++) {
-        configs[t] = -2;
-        for (int c = 0; c < gk_gemm_config_count(); c++)
-            if (strstr(gk_gemm_config_info(c).name, tiles[t]) && !strstr(gk_gemm_config_info(c).name, "_ptc") ==
-                                                                    !strstr(tiles[t], "_ptc"))
-                configs[t] = c;
-    }
+    const int ntiles = 2, configs[2] = {config_named(tiles[0]), config_named(tiles[1])};
     auto rested = [&](auto f) {
         std::this_thread::sleep_for(std::chrono::milliseconds(150));
         return median_s(f);
@@ -59,26 +50,27 @@ int main()
                 fill<<<2048, 256>>>((unsigned *)buf.b, bytes / 4, 12);
             }
             CK(cudaDeviceSynchronize());
-        for (int64_t s : {4096, 8192})
-            for (int pad = 0; pad <= 64; pad += 64)
-                for (int layout = 0; layout < 4; layout++) {
-                    const int ta = layout >> 1, tb = layout & 1;
-                    const int64_t m = s, n = s, k = s, lda = (ta ? m : k) + pad, ldb = (tb ? k : n) + pad;
-                    const double tc = rested([&] { return cublas_bf16(buf.d, buf.a, lda, ta, buf.b, ldb, tb, (int)m, (int)n, (int)k); });
-                    printf("%s %s %lld^3 %s pad %d: cuBLAS %.1f us", PROBE_NAME, data ? "uniform" : "sweep fill",
-                           (long long)s, layouts[layout], pad, tc * 1e6);
-                    for (int t = -1; t < ntiles; t++) {
-                        const int c = t < 0 ? -1 : configs[t];
-                        if (c == -2) continue;
-                        const double tg = rested([&] {
-                            return gk_gemm_ex(c, c < 0 ? 0 : 1, GK_BF16, buf.d, GK_BF16, n, buf.a, lda, ta, buf.b, ldb, tb,
-                                              NULL, 0, NULL, m, n, k, 1.0f, 0.0f, GK_ACT_NONE, buf.ws, bytes, 0);
-                        });
-                        printf(", %s %.1f (%.3fx)", t < 0 ? "dispatcher" : tiles[t], tg * 1e6, tc / tg);
+            for (int64_t s : {4096, 8192})
+                for (int pad = 0; pad <= 64; pad += 64)
+                    for (int layout = 0; layout < 4; layout++) {
+                        const int ta = layout >> 1, tb = layout & 1;
+                        const int64_t m = s, n = s, k = s, lda = (ta ? m : k) + pad, ldb = (tb ? k : n) + pad;
+                        const double tc = rested(
+                            [&] { return cublas_bf16(buf.d, buf.a, lda, ta, buf.b, ldb, tb, (int)m, (int)n, (int)k); });
+                        printf("%s %s %lld^3 %s pad %d: cuBLAS %.1f us", PROBE_NAME, data ? "uniform" : "sweep fill",
+                               (long long)s, layouts[layout], pad, tc * 1e6);
+                        for (int t = -1; t < ntiles; t++) { /* -1: the dispatcher */
+                            const int c = t < 0 ? -1 : configs[t];
+                            const double tg = rested([&] {
+                                return gk_gemm_ex(c, c < 0 ? 0 : 1, GK_BF16, buf.d, GK_BF16, n, buf.a, lda, ta, buf.b,
+                                                  ldb, tb, NULL, 0, NULL, m, n, k, 1.0f, 0.0f, GK_ACT_NONE, buf.ws,
+                                                  bytes, 0);
+                            });
+                            printf(", %s %.1f (%.3fx)", t < 0 ? "dispatcher" : tiles[t], tg * 1e6, tc / tg);
+                        }
+                        printf("\n");
+                        fflush(stdout);
                     }
-                    printf("\n");
-                    fflush(stdout);
-                }
         }
     return 0;
 }

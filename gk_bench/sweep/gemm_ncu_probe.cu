@@ -21,7 +21,7 @@ int main(int argc, char **argv)
     const int64_t m = atoll(argv[2]), n = atoll(argv[3]), k = atoll(argv[4]);
     const int ta = atoi(argv[5]), tb = atoi(argv[6]), config = argc > 7 ? atoi(argv[7]) : -1;
     const int64_t lda = ta ? m : k, ldb = tb ? k : n;
-    const size_t bytes = (size_t)2 * (size_t)(m * k > n * k ? (m * k > m * n ? m * k : m * n) : (n * k > m * n ? n * k : m * n));
+    const size_t bytes = (size_t)2 * std::max({m * k, n * k, m * n}); /* the largest operand's */
     SweepGemmBuffers buf = sweep_gemm_buffers(bytes);
     for (int i = 0; i < 3; i++) {
         if (gk)

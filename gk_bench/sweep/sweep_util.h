@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <vector>
 
 #define CK(x) do { cudaError_t e_ = (x); if (e_ != cudaSuccess) { printf("%s: %s %s\n", #x, cudaGetErrorString(e_), gk_failure_reason()); exit(1); } } while (0)
@@ -104,5 +105,16 @@ static SweepGemmBuffers sweep_gemm_buffers(size_t bytes)
     CK(cudaDeviceSynchronize());
     return m;
 }
+
+#ifdef GK_GEMM_CUH
+// A GEMM configuration's index by its tile's name ("wg128x256x64_s4_pt"); exits where none has it.
+static int config_named(const char *tile)
+{
+    for (int c = 0; c < gk_gemm_config_count(); c++)
+        if (strcmp(gk_gemm_config_info(c).name + strlen("gk_gemm_bf16_"), tile) == 0) return c;
+    printf("no configuration %s\n", tile);
+    exit(1);
+}
+#endif
 
 #endif // GK_SWEEP_UTIL_H
