@@ -1414,6 +1414,20 @@ static int gk_gemm_cluster_twin(int c, int cluster)
     return c;
 }
 
+/* Configuration c's ping-pong twin with TMA stores (a block-a-tile tile and its PERSIST 4 twin:
+   the same tile and stages), or c where it has none. */
+static int gk_gemm_pingpong_twin(int c)
+{
+    const gk_gemm_config *f = gk_gemm_config_table[c];
+    if (!f->wgmma || f->persistent != 0 || f->swap) return c;
+    for (int j = 0; j < GK_GEMM_NCONFIG; j++) {
+        const gk_gemm_config *t = gk_gemm_config_table[j];
+        if (t->wgmma && t->bm == f->bm && t->bn == f->bn && t->stages == f->stages && !t->swap && t->persistent == 4)
+            return j;
+    }
+    return c;
+}
+
 /* Tiny problems with an operand's rows off 16 bytes (M N <= 65536, K <= 256): the element-wise
    load kernel in one launch, not a repack launch and a TMA kernel (H200: 3783 x 1 x 7 6.6 us
    against 10.2, 528 x 3 x 127 8.4 against 9.3; 1063 x 91 x 11, past the bound, 11.6 against 10.0). */
@@ -1462,7 +1476,7 @@ static int gk_gemm_direct_fits(const gk_gemm_config *t, int64_t m, int64_t n, in
      thirds of the SMs idle, into as many splits as one wave holds. A tiny problem (K < 1024,
      its tiles under a quarter of the SMs) with A row-major takes the swapped 16-row tile whole.
      Whole K on the 128 x 256 tile over an even count of tile rows and three waves or more takes
-     its twin in 2-block clusters.
+     its twin in 2-block clusters; whole K on the 128 x 64 tile in one wave its ping-pong twin.
    - Otherwise (mma.sync): the large tile when its tiles fill every SM at least once, else the
      small tile (4x the blocks), splitting K (same bounds) until 3 blocks per SM are resident:
      the resident blocks' cp.async stages are the bytes in flight.
@@ -1562,6 +1576,15 @@ static void gk_gemm_plan_impl(int64_t m, int64_t n, int64_t k, int64_t rows_a, i
         const gk_gemm_config *t = gk_gemm_config_table[twin];
         if (twin != pl->config && gk_ceil_div(m, t->bm) % 2 == 0 && gk_gemm_tiles(t, m, n) >= 3 * (int64_t)sms)
             pl->config = twin;
+    }
+    /* whole K on a block-a-tile tile in one wave: its ping-pong twin, one consumer running the
+       whole tile (the 128 x 64 tile: 8 HGMMAs a k-tile, as cuBLAS's 128 x 64 kernels), the other
+       idle. H200 gemm_bench, the cooperative 128 x 64 -> the twin: 1024^3 NT 10.3 -> 9.7 us, TT
+       10.8 -> 9.7, Llama-3-8B qkv M = 128 24.7 -> 23.9, o M = 256 23.1 -> 22.3, 70B o M = 128
+       47.0 -> 46.4; in 10 and 16 K splits 2-3% slower, so not there. */
+    if (wg && s == 1) {
+        const int twin = gk_gemm_pingpong_twin(pl->config);
+        if (twin != pl->config && gk_gemm_tiles(gk_gemm_config_table[twin], m, n) <= sms) pl->config = twin;
     }
     /* rows 16-byte but not 128-byte aligned (align 1): the wgmma tiles' TMA boxes straddle L2
        lines, 1.45-1.55x slower with both operands off where the MMAs are the time (H200:

@@ -831,11 +831,12 @@ typedef void (*gk_gemm_wg_kernel)(gk_gemm_args, CUtensorMap, CUtensorMap, CUtens
      wave, 64.4-65.5 us against 70.5-71.0 on 128 x 192 (cuBLAS 62.8-63.8); M = 512, 256 tiles in
      two, 115.0-115.9 against 129.2 (cuBLAS 109.6-110.0).
    - 128 x 64 x 64 ping-pong with TMA stores (PERSIST 4), 8 stages: one consumer runs a whole tile
-     (8 HGMMAs a k-tile, as cuBLAS's 128 x 64 kernels do). Only where the measured table names it
-     (418 TFLOP/s at 8192^3; with a tile a block the other consumer idles): 1024^3 TN 10.0 us
-     against 11.5 on the cooperative 128 x 64 (cuBLAS 8.9), NN 10.8 against 12.0 on the swapped
-     64 x 128, 1161 x 512 x 32 5.6-5.9 against 6.1-6.3; in gemm_bench NT 9.7 against 10.3 and TT
-     9.7 against 10.8. */
+     (8 HGMMAs a k-tile, as cuBLAS's 128 x 64 kernels do); with a tile a block the other consumer
+     idles. The dispatcher's twin of the 128 x 64 tile for whole K in one wave (gk_gemm_plan_impl;
+     in gemm_bench 1024^3 NT 9.7 us against 10.3, TT 9.7 against 10.8), and where the measured
+     table names it: 1024^3 TN 10.0 against 11.5 on the 128 x 64 (cuBLAS 8.9), NN 10.8 against
+     12.0 on the swapped 64 x 128, 1161 x 512 x 32 5.6-5.9 against 6.1-6.3. 418 TFLOP/s at
+     8192^3, so the time model, which leaves ping-pong tiles out of one wave, never takes it. */
 #ifndef GK_GEMM_WG_CONFIGS
 #define GK_GEMM_WG_CONFIGS(X)               \
     X(wg128x256x64_s4_pt, 128, 256, 4, 3, 858)  \
@@ -864,8 +865,7 @@ typedef void (*gk_gemm_wg_kernel)(gk_gemm_args, CUtensorMap, CUtensorMap, CUtens
    2026-12-03), the old pick's time -> this entry's. Two (Llama-3-70B qkv M = 256, 512) from its
    runs of the 128 x 160 tile (SWEEP_CONFIGS=14, 2026-12-04). Three (1024^3 NN and TN, random
    31) from its run of the 128 x 64 ping-pong tile (SWEEP_CONFIGS=8,9,15, 2026-12-04), the old
-   pick's time -> this entry's (best of two); two (1024^3 NT and TT) from gemm_bench's suite rows,
-   the model's pick against this entry in three alternating runs (median of the three). */
+   pick's time -> this entry's (best of two). */
 #ifndef GK_GEMM_TUNED
 #define GK_GEMM_TUNED(X) \
     X(1, 6144, 4096, 0, 1, model, 0) /* llama3-8b qkv NT: 0.922x -> 0.922x cuBLAS */ \
@@ -949,9 +949,9 @@ typedef void (*gk_gemm_wg_kernel)(gk_gemm_args, CUtensorMap, CUtensorMap, CUtens
     X(4096, 8192, 28672, 0, 1, wg128x256x64_s4_pt, 1) /* llama3-70b down NT: 0.944x -> 0.995x cuBLAS */ \
     X(8192, 8192, 28672, 0, 1, wg128x256x64_s4_pt, 1) /* llama3-70b down NT: 0.971x -> 1.099x cuBLAS */ \
     X(1024, 1024, 1024, 0, 0, wg128x64x64_s8_ppt, 1) /* square nn NN: the swapped 64 x 128 tile 11.8 us, this 10.8 (2026-12-04) */ \
-    X(1024, 1024, 1024, 0, 1, wg128x64x64_s8_ppt, 1) /* square nt NT: the model's 128 x 64 tile 10.3 us, this 9.7 (2026-12-04, bench) */ \
+    X(1024, 1024, 1024, 0, 1, model, 0) /* square nt NT: 0.679x -> 0.679x cuBLAS */ \
     X(1024, 1024, 1024, 1, 0, wg128x64x64_s8_ppt, 1) /* square tn TN: the model's 128 x 64 tile 11.5 us, this 10.0 (2026-12-04) */ \
-    X(1024, 1024, 1024, 1, 1, wg128x64x64_s8_ppt, 1) /* square tt TT: the model's 128 x 64 tile 10.8 us, this 9.7 (2026-12-04, bench) */ \
+    X(1024, 1024, 1024, 1, 1, model, 0) /* square tt TT: 0.745x -> 0.745x cuBLAS */ \
     X(2048, 2048, 2048, 0, 0, model, 0) /* square nn NN: 0.980x -> 0.980x cuBLAS */ \
     X(2048, 2048, 2048, 0, 1, model, 0) /* square nt NT: 0.995x -> 0.995x cuBLAS */ \
     X(2048, 2048, 2048, 1, 0, model, 0) /* square tn TN: 0.989x -> 0.989x cuBLAS */ \

@@ -718,6 +718,28 @@ TEST(GemmDispatch, ClusterTwins)
     if (GK_GEMM_NCONFIG > GK_GEMM_NMMA) EXPECT_GE(pairs, 2) << "the 128 x 256 tile and its cluster twin";
 }
 
+// A block-a-tile tile's ping-pong twin (PERSIST 4, the same tile and stages); every other
+// configuration, and a tile without one, is its own.
+TEST(GemmDispatch, PingPongTwins)
+{
+    int pairs = 0;
+    for (int c = 0; c < gk_gemm_config_count(); c++) {
+        const gk_gemm_config f = gk_gemm_config_info(c);
+        SCOPED_TRACE(f.name);
+        const int twin = gk_gemm_pingpong_twin(c);
+        if (twin == c) continue;
+        const gk_gemm_config t = gk_gemm_config_info(twin);
+        EXPECT_TRUE(f.wgmma && f.persistent == 0 && !f.swap);
+        EXPECT_EQ(t.bm, f.bm);
+        EXPECT_EQ(t.bn, f.bn);
+        EXPECT_EQ(t.stages, f.stages);
+        EXPECT_EQ(t.persistent, 4);
+        EXPECT_EQ(gk_gemm_pingpong_twin(twin), twin);
+        pairs++;
+    }
+    if (GK_GEMM_NCONFIG > GK_GEMM_NMMA) EXPECT_GE(pairs, 1) << "the 128 x 64 tile and its ping-pong twin";
+}
+
 TEST(GemmDispatch, WgmmaTilesByWaves)
 {
     const struct {
@@ -738,8 +760,11 @@ TEST(GemmDispatch, WgmmaTilesByWaves)
         {8192, 4096, 4096, 1, 1, "wg128x256x64_s4_ptc", 1},
         {1152, 32768, 4096, 1, 1, "wg128x256x64_s4_pt", 1},
         // M = 128, N = 8192: 128 tiles of 128 x 64 (one wave, at 426 against 64 of 128 x 128 at
-        // 653 and 32 of 128 x 256 at 858): not split
-        {128, 8192, 8192, 1, 1, "wg128x64x64_s8", 1},
+        // 653 and 32 of 128 x 256 at 858): not split, so its ping-pong twin (one consumer a tile)
+        {128, 8192, 8192, 1, 1, "wg128x64x64_s8_ppt", 1},
+        // 1024^3 NT and TT, 128 tiles of 128 x 64: the twin by the same rule (NN and TN by the table)
+        {1024, 1024, 1024, 1, 1, "wg128x64x64_s8_ppt", 1},
+        {1024, 1024, 1024, 0, 1, "wg128x64x64_s8_ppt", 1},
         // M = 256, N = 1024: 32 tiles of 128 x 64, K split into one wave of 4 x 32 blocks
         {256, 1024, 8192, 1, 1, "wg128x64x64_s8", 4},
         // M = 256, N = 8192: 128 tiles of 128 x 128 in one wave beat 256 of 128 x 64 in two (not
@@ -790,10 +815,10 @@ TEST(GemmDispatch, WgmmaTilesByWaves)
         {1063, 91, 11, 1, 1, "64x8x64_direct", 1},
         {24, 32, 16, 0, 1, "64x8x64_direct", 1},
         {6, 8, 176, 1, 1, "wg16x128x64_s8_p", 1},
-        {24, 32, 24, 0, 1, "wg128x64x64_s8", 1},
+        {24, 32, 24, 0, 1, "wg128x64x64_s8_ppt", 1},
         {3277, 1, 39, 1, 1, "64x8x64_direct", 1},
         {528, 3, 127, 1, 1, "64x8x64_direct", 1},
-        {16168, 16, 8, 1, 1, "wg128x64x64_s8", 1},
+        {16168, 16, 8, 1, 1, "wg128x64x64_s8_ppt", 1},
         {9, 11056, 24, 1, 1, "wg16x128x64_s8_p", 1},
     };
     for (const auto &c : picks) expect_pick(c.m, c.n, c.k, c.a_row_major, c.wg, c.tile, c.splits);
@@ -869,11 +894,14 @@ TEST(GemmDispatch, MeasuredTable)
             continue;
         }
         // splits of 128 of K at least; whole K on a tile with a twin in clusters takes the twin
-        // where the tile rows pair up and fill three waves of the 132 SMs
+        // where the tile rows pair up and fill three waves of the 132 SMs, on a block-a-tile tile
+        // with a ping-pong twin that twin where the tiles fit one wave
         const int64_t s = std::min<int64_t>(std::min<int64_t>(e.splits, GK_GEMM_MAX_SPLITS), std::max<int64_t>(e.k / 128, 1));
         const gk_gemm_config f = gk_gemm_config_info(c);
         const int64_t tiles_m = (e.m + f.bm - 1) / f.bm, tiles = tiles_m * ((e.n + f.bn - 1) / f.bn);
-        EXPECT_EQ(got.config, s == 1 && tiles_m % 2 == 0 && tiles >= 3 * 132 ? gk_gemm_cluster_twin(c, 2) : c);
+        int want = s == 1 && tiles_m % 2 == 0 && tiles >= 3 * 132 ? gk_gemm_cluster_twin(c, 2) : c;
+        if (s == 1 && tiles <= 132) want = gk_gemm_pingpong_twin(want);
+        EXPECT_EQ(got.config, want);
         EXPECT_EQ(got.splits, s);
         // a shape 10% off in each dimension is still this entry's, unless another is nearer
         const gk_gemm_plan near = tuned_plan(e.m + e.m / 10, e.n + e.n / 10, e.k + e.k / 10, e.trans_a, e.trans_b);
