@@ -833,10 +833,10 @@ typedef void (*gk_gemm_wg_kernel)(gk_gemm_args, CUtensorMap, CUtensorMap, CUtens
    - 128 x 64 x 64 ping-pong with TMA stores (PERSIST 4), 8 stages: one consumer runs a whole tile
      (8 HGMMAs a k-tile, as cuBLAS's 128 x 64 kernels do); with a tile a block the other consumer
      idles. The dispatcher's twin of the 128 x 64 tile for whole K in one wave (gk_gemm_plan_impl;
-     in gemm_bench 1024^3 NT 9.7 us against 10.3, TT 9.7 against 10.8), and where the measured
-     table names it: 1024^3 TN 10.0 against 11.5 on the 128 x 64 (cuBLAS 8.9), NN 10.8 against
-     12.0 on the swapped 64 x 128, 1161 x 512 x 32 5.6-5.9 against 6.1-6.3. 418 TFLOP/s at
-     8192^3, so the time model, which leaves ping-pong tiles out of one wave, never takes it. */
+     in gemm_bench 1024^3 NT 9.7 us against 10.3, TT 9.7 against 10.8; in the sweep TN 10.0
+     against 11.5 (cuBLAS 8.9), NN 10.8 against 12.0 on the swapped 64 x 128 the table named,
+     1161 x 512 x 32 5.6-5.9 against 6.1-6.3). 418 TFLOP/s at 8192^3, so the time model, which
+     leaves ping-pong tiles out of one wave, takes it only as that twin. */
 #ifndef GK_GEMM_WG_CONFIGS
 #define GK_GEMM_WG_CONFIGS(X)               \
     X(wg128x256x64_s4_pt, 128, 256, 4, 3, 858)  \
@@ -863,9 +863,9 @@ typedef void (*gk_gemm_wg_kernel)(gk_gemm_args, CUtensorMap, CUtensorMap, CUtens
    the old pick's speed -> this entry's. Three (16 x 6144 x 4096, 128 x 4096 x 4096, odd 6)
    from its run of the 64 x 64 tile (SWEEP_CONFIGS=8,9 and three stage counts of it,
    2026-12-03), the old pick's time -> this entry's. Two (Llama-3-70B qkv M = 256, 512) from its
-   runs of the 128 x 160 tile (SWEEP_CONFIGS=14, 2026-12-04). Three (1024^3 NN and TN, random
-   31) from its run of the 128 x 64 ping-pong tile (SWEEP_CONFIGS=8,9,15, 2026-12-04), the old
-   pick's time -> this entry's (best of two). */
+   runs of the 128 x 160 tile (SWEEP_CONFIGS=14, 2026-12-04). Two (1024^3 NN, random 31) went
+   back to the model once it took the 128 x 64 ping-pong tile as its 128 x 64 tile's twin (its
+   sweep, SWEEP_CONFIGS=8,9,15, 2026-12-04: the old entry's time -> the model's). */
 #ifndef GK_GEMM_TUNED
 #define GK_GEMM_TUNED(X) \
     X(1, 6144, 4096, 0, 1, model, 0) /* llama3-8b qkv NT: 0.922x -> 0.922x cuBLAS */ \
@@ -948,9 +948,9 @@ typedef void (*gk_gemm_wg_kernel)(gk_gemm_args, CUtensorMap, CUtensorMap, CUtens
     X(2048, 8192, 28672, 0, 1, model, 0) /* llama3-70b down NT: 1.007x -> 1.007x cuBLAS */ \
     X(4096, 8192, 28672, 0, 1, wg128x256x64_s4_pt, 1) /* llama3-70b down NT: 0.944x -> 0.995x cuBLAS */ \
     X(8192, 8192, 28672, 0, 1, wg128x256x64_s4_pt, 1) /* llama3-70b down NT: 0.971x -> 1.099x cuBLAS */ \
-    X(1024, 1024, 1024, 0, 0, wg128x64x64_s8_ppt, 1) /* square nn NN: the swapped 64 x 128 tile 11.8 us, this 10.8 (2026-12-04) */ \
+    X(1024, 1024, 1024, 0, 0, model, 0) /* square nn NN: the swapped 64 x 128 tile 11.8 us, the model's 10.8 (2026-12-04) */ \
     X(1024, 1024, 1024, 0, 1, model, 0) /* square nt NT: 0.679x -> 0.679x cuBLAS */ \
-    X(1024, 1024, 1024, 1, 0, wg128x64x64_s8_ppt, 1) /* square tn TN: the model's 128 x 64 tile 11.5 us, this 10.0 (2026-12-04) */ \
+    X(1024, 1024, 1024, 1, 0, model, 0) /* square tn TN: 0.686x -> 0.686x cuBLAS */ \
     X(1024, 1024, 1024, 1, 1, model, 0) /* square tt TT: 0.745x -> 0.745x cuBLAS */ \
     X(2048, 2048, 2048, 0, 0, model, 0) /* square nn NN: 0.980x -> 0.980x cuBLAS */ \
     X(2048, 2048, 2048, 0, 1, model, 0) /* square nt NT: 0.995x -> 0.995x cuBLAS */ \
@@ -999,7 +999,7 @@ typedef void (*gk_gemm_wg_kernel)(gk_gemm_args, CUtensorMap, CUtensorMap, CUtens
     X(7613, 88, 3696, 0, 1, wg64x128x64_s7_p, 1) /* random 28 NT: 0.808x -> 0.861x cuBLAS */ \
     X(126, 160, 288, 0, 1, wg16x128x64_s8_p, 1) /* random 29 NT: 0.681x -> 0.898x cuBLAS */ \
     X(15055, 1360, 96, 0, 1, model, 0) /* random 30 NT: 0.884x -> 0.884x cuBLAS */ \
-    X(1161, 512, 32, 0, 1, wg128x64x64_s8_ppt, 1) /* random 31 NT: the swapped 64 x 128 tile 6.3 us, this 5.6 (2026-12-04) */ \
+    X(1161, 512, 32, 0, 1, model, 0) /* random 31 NT: the swapped 64 x 128 tile 6.3 us, the model's 5.6 (2026-12-04) */ \
     X(2018, 2848, 368, 0, 1, model, 0) /* random 32 NT: 0.910x -> 0.910x cuBLAS */ \
     X(9398, 8, 128, 0, 1, wg128x128x64_s6_pt, 1) /* random 33 NT: 0.705x -> 0.995x cuBLAS */ \
     X(472, 24, 8, 0, 1, wg128x128x64_s6_pt, 1) /* random 34 NT: 0.623x -> 0.826x cuBLAS */ \

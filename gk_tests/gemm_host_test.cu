@@ -860,6 +860,27 @@ static gk_gemm_plan tuned_plan(int64_t m, int64_t n, int64_t k, int ta, int tb, 
     return pl;
 }
 
+// Whole K on the 128 x 64 tile in one wave: the model's pick goes to its ping-pong twin, the
+// fastest there in the sweep and the bench (1024^3 in every layout, 1161 x 512 x 32), table or not.
+TEST(GemmDispatch, PingPongTwinInOneWave)
+{
+    if (GK_GEMM_NCONFIG <= GK_GEMM_NMMA) GTEST_SKIP() << "no wgmma configurations in this build";
+    const std::string twin = "gk_gemm_bf16_wg128x64x64_s8_ppt";
+    for (int ta = 0; ta < 2; ta++)
+        for (int tb = 0; tb < 2; tb++)
+            for (int tuned = 0; tuned < 2; tuned++) {
+                const gk_gemm_plan pl = tuned_plan(1024, 1024, 1024, ta, tb, 1, tuned);
+                EXPECT_EQ(wg_name(pl), twin) << "1024^3 ta " << ta << " tb " << tb << " tuned " << tuned;
+                EXPECT_EQ(pl.splits, 1);
+            }
+    EXPECT_EQ(wg_name(tuned_plan(1161, 512, 32, 0, 1)), twin);
+    // 132 tiles of 128 x 64 are one wave; in K splits the cooperative tile stays
+    EXPECT_EQ(wg_name(tuned_plan(128 * 33, 64 * 4, 4096, 0, 1, 1, 0)), twin);
+    const gk_gemm_plan split = tuned_plan(256, 1024, 8192, 0, 1, 1, 0);
+    EXPECT_EQ(wg_name(split), "gk_gemm_bf16_wg128x64x64_s8");
+    EXPECT_EQ(split.splits, 4);
+}
+
 TEST(GemmDispatch, MeasuredTable)
 {
     ASSERT_GT(GK_GEMM_NTUNED, 0);
