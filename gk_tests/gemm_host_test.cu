@@ -762,7 +762,8 @@ TEST(GemmDispatch, WgmmaTilesByWaves)
         // M = 128, N = 8192: 128 tiles of 128 x 64 (one wave, at 426 against 64 of 128 x 128 at
         // 653 and 32 of 128 x 256 at 858): not split, so its ping-pong twin (one consumer a tile)
         {128, 8192, 8192, 1, 1, "wg128x64x64_s8_ppt", 1},
-        // 1024^3 NT and TT, 128 tiles of 128 x 64: the twin by the same rule (NN and TN by the table)
+        // 1024^3 NT and TT, 128 tiles of 128 x 64: the twin by the same rule (every layout, with
+        // the table and without: PingPongTwinInOneWave)
         {1024, 1024, 1024, 1, 1, "wg128x64x64_s8_ppt", 1},
         {1024, 1024, 1024, 0, 1, "wg128x64x64_s8_ppt", 1},
         // M = 256, N = 1024: 32 tiles of 128 x 64, K split into one wave of 4 x 32 blocks
