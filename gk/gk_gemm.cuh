@@ -1570,8 +1570,8 @@ static void gk_gemm_plan_impl(int64_t m, int64_t n, int64_t k, int64_t rows_a, i
        M <= 128 ran at half speed) and three waves of tiles at least: the twin. H200 suite, 128 x
        256: 1.00-1.02x at 8192^3 and over 3 waves, 0.98-1.00x from 1 to 3 waves, against 0.98-0.99x
        for the tile alone; the twin's K splits would take a second launch, the tile's are summed
-       in it. */
-    if (wg && s == 1) {
+       in it. Not for the table's picks: it was measured with the twins among the tiles. */
+    if (wg && s == 1 && tuned_config < 0) {
         const int twin = gk_gemm_cluster_twin(pl->config, 2);
         const gk_gemm_config *t = gk_gemm_config_table[twin];
         if (twin != pl->config && gk_ceil_div(m, t->bm) % 2 == 0 && gk_gemm_tiles(t, m, n) >= 3 * (int64_t)sms)
@@ -1581,8 +1581,8 @@ static void gk_gemm_plan_impl(int64_t m, int64_t n, int64_t k, int64_t rows_a, i
        whole tile (the 128 x 64 tile: 8 HGMMAs a k-tile, as cuBLAS's 128 x 64 kernels), the other
        idle. H200 gemm_bench, the cooperative 128 x 64 -> the twin: 1024^3 NT 10.3 -> 9.7 us, TT
        10.8 -> 9.7, Llama-3-8B qkv M = 128 24.7 -> 23.9, o M = 256 23.1 -> 22.3, 70B o M = 128
-       47.0 -> 46.4; in 10 and 16 K splits 2-3% slower, so not there. */
-    if (wg && s == 1) {
+       47.0 -> 46.4; in 10 and 16 K splits 2-3% slower, so not there. Not for the table's picks. */
+    if (wg && s == 1 && tuned_config < 0) {
         const int twin = gk_gemm_pingpong_twin(pl->config);
         if (twin != pl->config && gk_gemm_tiles(gk_gemm_config_table[twin], m, n) <= sms) pl->config = twin;
     }

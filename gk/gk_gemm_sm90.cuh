@@ -836,7 +836,8 @@ typedef void (*gk_gemm_wg_kernel)(gk_gemm_args, CUtensorMap, CUtensorMap, CUtens
      in gemm_bench 1024^3 NT 9.7 us against 10.3, TT 9.7 against 10.8; in the sweep TN 10.0
      against 11.5 (cuBLAS 8.9), NN 10.8 against 12.0 on the swapped 64 x 128 the table named,
      1161 x 512 x 32 5.6-5.9 against 6.1-6.3). 418 TFLOP/s at 8192^3, so the time model, which
-     leaves ping-pong tiles out of one wave, takes it only as that twin. */
+     leaves ping-pong tiles out of one wave, takes it only as that twin; the measured table also
+     names it (Llama-3-70B down, M = 64: 128 tiles whole K, 1.08x cuBLAS in the sweep). */
 #ifndef GK_GEMM_WG_CONFIGS
 #define GK_GEMM_WG_CONFIGS(X)               \
     X(wg128x256x64_s4_pt, 128, 256, 4, 3, 858)  \
@@ -852,172 +853,165 @@ typedef void (*gk_gemm_wg_kernel)(gk_gemm_args, CUtensorMap, CUtensorMap, CUtens
     X(wg128x160x64_s5_pt, 128, 160, 5, 3, 766)  \
     X(wg128x64x64_s8_ppt, 128, 64, 8, 4, 418)
 #endif
-/* GK_GEMM_TUNED begin: written by gk_bench/sweep/gemm_tuned_table.py from gemm_suite_sweep (H200, 2026-12-02);
+/* GK_GEMM_TUNED begin: written by gk_bench/sweep/gemm_tuned_table.py from gemm_suite_sweep (H200, 2026-12-04);
    X(M, N, K, trans_a, trans_b, tile or model, splits), then the speed against cuBLAS of the
-   time model's pick -> of this entry's. Five entries of small problems (random 7, 22, 25, 27,
-   odd 3) from its run with splits down to 128 of K (SWEEP_SPLIT_K=128, 2026-12-03); three
-   (512 x 28672 x 4096, 256 x 57344 x 8192, 8266 x 10296 x 144) from its run of the 128 x 192
-   tile (SWEEP_CONFIGS=12, 2026-12-03), where the model takes that tile and it was slower. Five
-   (64 x 4096 x 4096, 64 x 8192 x 28672, 1024^3 NN, random 28 and 31) from its run over the
-   decode-sized and small rows after the split-K sum became a dependent launch (2026-12-03),
-   the old pick's speed -> this entry's. Three (16 x 6144 x 4096, 128 x 4096 x 4096, odd 6)
-   from its run of the 64 x 64 tile (SWEEP_CONFIGS=8,9 and three stage counts of it,
-   2026-12-03), the old pick's time -> this entry's. Two (Llama-3-70B qkv M = 256, 512) from its
-   runs of the 128 x 160 tile (SWEEP_CONFIGS=14, 2026-12-04). Two (1024^3 NN, random 31) went
-   back to the model once it took the 128 x 64 ping-pong tile as its 128 x 64 tile's twin (its
-   sweep, SWEEP_CONFIGS=8,9,15, 2026-12-04: the old entry's time -> the model's). */
+   time model's pick -> of this entry's, each the mean of two rounds of the whole suite
+   (gemm_table_merge.py --mean against the model's picks): an entry where it beat the pick by 5%.
+   Eight entries of the table before it ("kept") stay where they still beat the pick at all, and
+   four of splits under 512 of K (from its run with SWEEP_SPLIT_K=128, 2026-12-03), which these
+   rounds did not time. Its picks are final: the twin rules of gk_gemm_plan_impl do not apply. */
 #ifndef GK_GEMM_TUNED
 #define GK_GEMM_TUNED(X) \
-    X(1, 6144, 4096, 0, 1, model, 0) /* llama3-8b qkv NT: 0.922x -> 0.922x cuBLAS */ \
-    X(16, 6144, 4096, 0, 1, wg64x64x64_s12, 1) /* llama3-8b qkv NT: the swapped 16 x 128 tile in 2 splits 24.7 us, this 23.2 (2026-12-03) */ \
-    X(64, 6144, 4096, 0, 1, wg64x64x64_s12, 1) /* llama3-8b qkv NT: the 128 x 64 tile 25.2 us, this 23.0 (2026-12-03) */ \
-    X(128, 6144, 4096, 0, 1, model, 0) /* llama3-8b qkv NT: 0.815x -> 0.815x cuBLAS */ \
-    X(256, 6144, 4096, 0, 1, model, 0) /* llama3-8b qkv NT: 0.866x -> 0.866x cuBLAS */ \
-    X(512, 6144, 4096, 0, 1, model, 0) /* llama3-8b qkv NT: 0.831x -> 0.831x cuBLAS */ \
-    X(1024, 6144, 4096, 0, 1, model, 0) /* llama3-8b qkv NT: 0.957x -> 0.957x cuBLAS */ \
-    X(2048, 6144, 4096, 0, 1, model, 0) /* llama3-8b qkv NT: 0.985x -> 0.985x cuBLAS */ \
-    X(4096, 6144, 4096, 0, 1, model, 0) /* llama3-8b qkv NT: 0.975x -> 0.975x cuBLAS */ \
-    X(8192, 6144, 4096, 0, 1, model, 0) /* llama3-8b qkv NT: 0.970x -> 0.970x cuBLAS */ \
-    X(1, 4096, 4096, 0, 1, model, 0) /* llama3-8b o NT: 0.897x -> 0.897x cuBLAS */ \
-    X(16, 4096, 4096, 0, 1, model, 0) /* llama3-8b o NT: 0.907x -> 0.907x cuBLAS */ \
-    X(64, 4096, 4096, 0, 1, wg128x64x64_s8, 2) /* llama3-8b o NT: 0.794x -> 0.838x cuBLAS */ \
-    X(128, 4096, 4096, 0, 1, wg64x64x64_s12, 1) /* llama3-8b o NT: the model's 128 x 64 tile 22.9 us, this 20.6 (2026-12-03) */ \
-    X(256, 4096, 4096, 0, 1, model, 0) /* llama3-8b o NT: 0.960x -> 0.960x cuBLAS */ \
-    X(512, 4096, 4096, 0, 1, model, 0) /* llama3-8b o NT: 0.894x -> 0.894x cuBLAS */ \
-    X(1024, 4096, 4096, 0, 1, model, 0) /* llama3-8b o NT: 0.975x -> 0.975x cuBLAS */ \
-    X(2048, 4096, 4096, 0, 1, model, 0) /* llama3-8b o NT: 0.977x -> 0.977x cuBLAS */ \
-    X(4096, 4096, 4096, 0, 1, model, 0) /* llama3-8b o NT: 0.991x -> 0.991x cuBLAS */ \
-    X(8192, 4096, 4096, 0, 1, model, 0) /* llama3-8b o NT: 0.980x -> 0.980x cuBLAS */ \
-    X(1, 28672, 4096, 0, 1, model, 0) /* llama3-8b gate/up NT: 1.010x -> 1.010x cuBLAS */ \
-    X(16, 28672, 4096, 0, 1, model, 0) /* llama3-8b gate/up NT: 1.004x -> 1.004x cuBLAS */ \
-    X(64, 28672, 4096, 0, 1, wg128x256x64_s4_pt, 1) /* llama3-8b gate/up NT: 0.939x -> 0.996x cuBLAS */ \
-    X(128, 28672, 4096, 0, 1, model, 0) /* llama3-8b gate/up NT: 1.050x -> 1.050x cuBLAS */ \
-    X(256, 28672, 4096, 0, 1, model, 0) /* llama3-8b gate/up NT: 0.988x -> 0.988x cuBLAS */ \
-    X(512, 28672, 4096, 0, 1, wg128x128x64_s6_ppt, 1) /* llama3-8b gate/up NT: the model's 128 x 192 tile 166.5 us, this 162.0 (2026-12-03) */ \
-    X(1024, 28672, 4096, 0, 1, model, 0) /* llama3-8b gate/up NT: 0.993x -> 0.993x cuBLAS */ \
-    X(2048, 28672, 4096, 0, 1, model, 0) /* llama3-8b gate/up NT: 0.977x -> 0.977x cuBLAS */ \
-    X(4096, 28672, 4096, 0, 1, model, 0) /* llama3-8b gate/up NT: 0.981x -> 0.981x cuBLAS */ \
-    X(8192, 28672, 4096, 0, 1, model, 0) /* llama3-8b gate/up NT: 0.983x -> 0.983x cuBLAS */ \
-    X(1, 4096, 14336, 0, 1, model, 0) /* llama3-8b down NT: 0.937x -> 0.937x cuBLAS */ \
-    X(16, 4096, 14336, 0, 1, model, 0) /* llama3-8b down NT: 0.934x -> 0.934x cuBLAS */ \
-    X(64, 4096, 14336, 0, 1, model, 0) /* llama3-8b down NT: 0.931x -> 0.931x cuBLAS */ \
-    X(128, 4096, 14336, 0, 1, wg128x128x64_s6_pt, 4) /* llama3-8b down NT: 0.771x -> 0.926x cuBLAS */ \
-    X(256, 4096, 14336, 0, 1, wg128x128x64_s6_pt, 2) /* llama3-8b down NT: 0.851x -> 0.942x cuBLAS */ \
-    X(512, 4096, 14336, 0, 1, wg128x128x64_s6_ppt, 1) /* llama3-8b down NT: 0.866x -> 0.934x cuBLAS */ \
-    X(1024, 4096, 14336, 0, 1, model, 0) /* llama3-8b down NT: 1.002x -> 1.002x cuBLAS */ \
-    X(2048, 4096, 14336, 0, 1, model, 0) /* llama3-8b down NT: 0.993x -> 0.993x cuBLAS */ \
-    X(4096, 4096, 14336, 0, 1, model, 0) /* llama3-8b down NT: 0.990x -> 0.990x cuBLAS */ \
-    X(8192, 4096, 14336, 0, 1, model, 0) /* llama3-8b down NT: 0.988x -> 0.988x cuBLAS */ \
-    X(1, 10240, 8192, 0, 1, model, 0) /* llama3-70b qkv NT: 1.071x -> 1.071x cuBLAS */ \
-    X(16, 10240, 8192, 0, 1, model, 0) /* llama3-70b qkv NT: 1.070x -> 1.070x cuBLAS */ \
-    X(64, 10240, 8192, 0, 1, model, 0) /* llama3-70b qkv NT: 0.918x -> 0.918x cuBLAS */ \
-    X(128, 10240, 8192, 0, 1, model, 0) /* llama3-70b qkv NT: 0.925x -> 0.925x cuBLAS */ \
-    X(256, 10240, 8192, 0, 1, wg128x160x64_s5_pt, 1) /* llama3-70b qkv NT: the model's 128 x 192 tile 70.5-71.0 us, this 64.4-65.5 (2026-12-04) */ \
-    X(512, 10240, 8192, 0, 1, wg128x160x64_s5_pt, 1) /* llama3-70b qkv NT: the model's 128 x 192 tile 129.2 us, this 115.0-115.9 (2026-12-04) */ \
-    X(1024, 10240, 8192, 0, 1, model, 0) /* llama3-70b qkv NT: 0.939x -> 0.939x cuBLAS */ \
-    X(2048, 10240, 8192, 0, 1, model, 0) /* llama3-70b qkv NT: 1.000x -> 1.000x cuBLAS */ \
-    X(4096, 10240, 8192, 0, 1, model, 0) /* llama3-70b qkv NT: 0.994x -> 0.994x cuBLAS */ \
-    X(8192, 10240, 8192, 0, 1, model, 0) /* llama3-70b qkv NT: 0.992x -> 0.992x cuBLAS */ \
-    X(1, 8192, 8192, 0, 1, model, 0) /* llama3-70b o NT: 0.947x -> 0.947x cuBLAS */ \
-    X(16, 8192, 8192, 0, 1, model, 0) /* llama3-70b o NT: 0.975x -> 0.975x cuBLAS */ \
-    X(64, 8192, 8192, 0, 1, model, 0) /* llama3-70b o NT: 0.898x -> 0.898x cuBLAS */ \
-    X(128, 8192, 8192, 0, 1, model, 0) /* llama3-70b o NT: 0.928x -> 0.928x cuBLAS */ \
-    X(256, 8192, 8192, 0, 1, model, 0) /* llama3-70b o NT: 0.937x -> 0.937x cuBLAS */ \
-    X(512, 8192, 8192, 0, 1, model, 0) /* llama3-70b o NT: 1.004x -> 1.004x cuBLAS */ \
-    X(1024, 8192, 8192, 0, 1, model, 0) /* llama3-70b o NT: 1.005x -> 1.005x cuBLAS */ \
-    X(2048, 8192, 8192, 0, 1, model, 0) /* llama3-70b o NT: 0.991x -> 0.991x cuBLAS */ \
-    X(4096, 8192, 8192, 0, 1, model, 0) /* llama3-70b o NT: 0.984x -> 0.984x cuBLAS */ \
-    X(8192, 8192, 8192, 0, 1, model, 0) /* llama3-70b o NT: 1.006x -> 1.006x cuBLAS */ \
-    X(1, 57344, 8192, 0, 1, model, 0) /* llama3-70b gate/up NT: 1.003x -> 1.003x cuBLAS */ \
-    X(16, 57344, 8192, 0, 1, model, 0) /* llama3-70b gate/up NT: 1.028x -> 1.028x cuBLAS */ \
-    X(64, 57344, 8192, 0, 1, model, 0) /* llama3-70b gate/up NT: 0.973x -> 0.973x cuBLAS */ \
-    X(128, 57344, 8192, 0, 1, model, 0) /* llama3-70b gate/up NT: 1.044x -> 1.044x cuBLAS */ \
-    X(256, 57344, 8192, 0, 1, wg128x128x64_s6_ppt, 1) /* llama3-70b gate/up NT: the model's 128 x 192 tile 328.8 us, this 323.4 (2026-12-03) */ \
-    X(512, 57344, 8192, 0, 1, model, 0) /* llama3-70b gate/up NT: 0.998x -> 0.998x cuBLAS */ \
-    X(1024, 57344, 8192, 0, 1, model, 0) /* llama3-70b gate/up NT: 0.997x -> 0.997x cuBLAS */ \
-    X(2048, 57344, 8192, 0, 1, model, 0) /* llama3-70b gate/up NT: 0.982x -> 0.982x cuBLAS */ \
-    X(4096, 57344, 8192, 0, 1, model, 0) /* llama3-70b gate/up NT: 0.988x -> 0.988x cuBLAS */ \
-    X(8192, 57344, 8192, 0, 1, model, 0) /* llama3-70b gate/up NT: 0.984x -> 0.984x cuBLAS */ \
-    X(1, 8192, 28672, 0, 1, model, 0) /* llama3-70b down NT: 0.978x -> 0.978x cuBLAS */ \
-    X(16, 8192, 28672, 0, 1, model, 0) /* llama3-70b down NT: 1.006x -> 1.006x cuBLAS */ \
-    X(64, 8192, 28672, 0, 1, wg128x64x64_s8, 1) /* llama3-70b down NT: 0.994x -> 1.054x cuBLAS */ \
-    X(128, 8192, 28672, 0, 1, model, 0) /* llama3-70b down NT: 0.963x -> 0.963x cuBLAS */ \
-    X(256, 8192, 28672, 0, 1, wg128x256x64_s4_pt, 2) /* llama3-70b down NT: 0.921x -> 0.995x cuBLAS */ \
-    X(512, 8192, 28672, 0, 1, model, 0) /* llama3-70b down NT: 1.002x -> 1.002x cuBLAS */ \
-    X(1024, 8192, 28672, 0, 1, model, 0) /* llama3-70b down NT: 1.004x -> 1.004x cuBLAS */ \
-    X(2048, 8192, 28672, 0, 1, model, 0) /* llama3-70b down NT: 1.007x -> 1.007x cuBLAS */ \
-    X(4096, 8192, 28672, 0, 1, wg128x256x64_s4_pt, 1) /* llama3-70b down NT: 0.944x -> 0.995x cuBLAS */ \
-    X(8192, 8192, 28672, 0, 1, wg128x256x64_s4_pt, 1) /* llama3-70b down NT: 0.971x -> 1.099x cuBLAS */ \
-    X(1024, 1024, 1024, 0, 0, model, 0) /* square nn NN: the swapped 64 x 128 tile 11.8 us, the model's 10.8 (2026-12-04) */ \
-    X(1024, 1024, 1024, 0, 1, model, 0) /* square nt NT: 0.679x -> 0.679x cuBLAS */ \
-    X(1024, 1024, 1024, 1, 0, model, 0) /* square tn TN: 0.686x -> 0.686x cuBLAS */ \
-    X(1024, 1024, 1024, 1, 1, model, 0) /* square tt TT: 0.745x -> 0.745x cuBLAS */ \
-    X(2048, 2048, 2048, 0, 0, model, 0) /* square nn NN: 0.980x -> 0.980x cuBLAS */ \
-    X(2048, 2048, 2048, 0, 1, model, 0) /* square nt NT: 0.995x -> 0.995x cuBLAS */ \
-    X(2048, 2048, 2048, 1, 0, model, 0) /* square tn TN: 0.989x -> 0.989x cuBLAS */ \
-    X(2048, 2048, 2048, 1, 1, model, 0) /* square tt TT: 1.004x -> 1.004x cuBLAS */ \
-    X(4096, 4096, 4096, 0, 0, model, 0) /* square nn NN: 0.958x -> 0.958x cuBLAS */ \
-    X(4096, 4096, 4096, 0, 1, model, 0) /* square nt NT: 0.986x -> 0.986x cuBLAS */ \
-    X(4096, 4096, 4096, 1, 0, model, 0) /* square tn TN: 0.987x -> 0.987x cuBLAS */ \
-    X(4096, 4096, 4096, 1, 1, model, 0) /* square tt TT: 1.014x -> 1.014x cuBLAS */ \
-    X(8192, 8192, 8192, 0, 0, model, 0) /* square nn NN: 0.947x -> 0.947x cuBLAS */ \
-    X(8192, 8192, 8192, 0, 1, model, 0) /* square nt NT: 1.010x -> 1.010x cuBLAS */ \
-    X(8192, 8192, 8192, 1, 0, model, 0) /* square tn TN: 1.008x -> 1.008x cuBLAS */ \
-    X(8192, 8192, 8192, 1, 1, model, 0) /* square tt TT: 1.049x -> 1.049x cuBLAS */ \
-    X(16384, 16384, 16384, 0, 0, model, 0) /* square nn NN: 0.981x -> 0.981x cuBLAS */ \
-    X(16384, 16384, 16384, 0, 1, model, 0) /* square nt NT: 0.981x -> 0.981x cuBLAS */ \
-    X(16384, 16384, 16384, 1, 0, model, 0) /* square tn TN: 0.978x -> 0.978x cuBLAS */ \
-    X(16384, 16384, 16384, 1, 1, model, 0) /* square tt TT: 0.970x -> 0.970x cuBLAS */ \
-    X(10922, 8, 8, 0, 1, wg128x128x64_s6_pt, 1) /* random 0 NT: 0.641x -> 0.951x cuBLAS */ \
-    X(16168, 8, 8, 0, 1, wg128x128x64_s6_pt, 1) /* random 1 NT: 0.633x -> 0.848x cuBLAS */ \
-    X(556, 32, 5608, 0, 1, model, 0) /* random 2 NT: 0.811x -> 0.811x cuBLAS */ \
-    X(9, 11056, 24, 0, 1, model, 0) /* random 3 NT: 0.822x -> 0.822x cuBLAS */ \
-    X(342, 8480, 776, 0, 1, model, 0) /* random 4 NT: 0.878x -> 0.878x cuBLAS */ \
-    X(7825, 968, 8, 0, 1, wg256x128x64_s4_pt, 1) /* random 5 NT: 0.905x -> 1.031x cuBLAS */ \
-    X(5181, 304, 24, 0, 1, model, 0) /* random 6 NT: 0.734x -> 0.734x cuBLAS */ \
-    X(6, 3816, 288, 0, 1, wg16x128x64_s8_p, 1) /* random 7 NT: 0.822x -> 0.904x cuBLAS */ \
-    X(8976, 1824, 11240, 0, 1, model, 0) /* random 8 NT: 0.735x -> 0.735x cuBLAS */ \
-    X(244, 880, 384, 0, 1, wg16x128x64_s8_p, 1) /* random 9 NT: 0.626x -> 0.787x cuBLAS; the 64 x 64 tile 7.0 us against 7.4 in a sweep, 7.5 against 6.6 in the bench (2026-12-03) */ \
-    X(12, 10768, 24, 0, 1, model, 0) /* random 10 NT: 0.949x -> 0.949x cuBLAS */ \
-    X(1959, 10552, 552, 0, 1, wg128x128x64_s6_ppt, 1) /* random 11 NT: 0.752x -> 0.838x cuBLAS */ \
-    X(4, 3008, 648, 0, 1, model, 0) /* random 12 NT: 0.807x -> 0.807x cuBLAS */ \
-    X(6, 8, 176, 0, 1, model, 0) /* random 13 NT: 0.803x -> 0.803x cuBLAS */ \
-    X(1, 7920, 136, 0, 1, model, 0) /* random 14 NT: 0.936x -> 0.936x cuBLAS */ \
-    X(151, 56, 608, 0, 1, model, 0) /* random 15 NT: the model's swapped 16 x 128 tile, 7.4 us against 8.3 (2026-12-03) */ \
-    X(7284, 16, 40, 0, 1, wg128x128x64_s6_pt, 1) /* random 16 NT: 0.638x -> 0.857x cuBLAS */ \
-    X(285, 16, 320, 0, 1, model, 0) /* random 17 NT: the model's swapped 16 x 128 tile, 6.0 us against 6.7 (2026-12-03) */ \
-    X(195, 64, 688, 0, 1, wg16x128x64_s8_p, 1) /* random 18 NT: 0.607x -> 0.775x cuBLAS */ \
-    X(168, 8, 15832, 0, 1, model, 0) /* random 19 NT: 0.808x -> 0.808x cuBLAS */ \
-    X(32, 64, 48, 0, 1, wg128x128x64_s6_pt, 1) /* random 20 NT: 0.756x -> 1.031x cuBLAS */ \
-    X(8266, 10296, 144, 0, 1, wg128x256x64_s4_pt, 1) /* random 21 NT: the model's 128 x 192 tile 95.3 us, this 90.0 (2026-12-03) */ \
-    X(49, 8, 5944, 0, 1, wg16x128x64_s8_p, 16) /* random 22 NT: 0.817x -> 0.985x cuBLAS */ \
-    X(5, 200, 32, 0, 1, wg128x128x64_s6_pt, 1) /* random 23 NT: 0.751x -> 0.860x cuBLAS */ \
-    X(24, 32, 8, 0, 1, wg128x128x64_s6_pt, 1) /* random 24 NT: 0.740x -> 0.931x cuBLAS */ \
-    X(1, 184, 2264, 0, 1, wg16x128x64_s8_p, 16) /* random 25 NT: 0.897x -> 0.988x cuBLAS */ \
-    X(533, 8, 840, 0, 1, wg16x128x64_s8_p, 1) /* random 26 NT: 0.583x -> 0.784x cuBLAS */ \
-    X(2, 56, 3088, 0, 1, wg16x128x64_s8_p, 16) /* random 27 NT: 0.964x -> 1.042x cuBLAS */ \
-    X(7613, 88, 3696, 0, 1, wg64x128x64_s7_p, 1) /* random 28 NT: 0.808x -> 0.861x cuBLAS */ \
-    X(126, 160, 288, 0, 1, wg16x128x64_s8_p, 1) /* random 29 NT: 0.681x -> 0.898x cuBLAS */ \
-    X(15055, 1360, 96, 0, 1, model, 0) /* random 30 NT: 0.884x -> 0.884x cuBLAS */ \
-    X(1161, 512, 32, 0, 1, model, 0) /* random 31 NT: the swapped 64 x 128 tile 6.3 us, the model's 5.6 (2026-12-04) */ \
-    X(2018, 2848, 368, 0, 1, model, 0) /* random 32 NT: 0.910x -> 0.910x cuBLAS */ \
-    X(9398, 8, 128, 0, 1, wg128x128x64_s6_pt, 1) /* random 33 NT: 0.705x -> 0.995x cuBLAS */ \
-    X(472, 24, 8, 0, 1, wg128x128x64_s6_pt, 1) /* random 34 NT: 0.623x -> 0.826x cuBLAS */ \
-    X(825, 64, 16, 0, 1, wg128x128x64_s6_pt, 1) /* random 35 NT: 0.715x -> 0.972x cuBLAS */ \
-    X(2, 11912, 32, 0, 1, wg16x128x64_s8_p, 1) /* random 36 NT: 0.763x -> 0.841x cuBLAS */ \
-    X(3, 8, 8, 0, 1, wg128x128x64_s6_pt, 1) /* random 37 NT: 0.821x -> 0.904x cuBLAS */ \
-    X(4472, 8, 16, 0, 1, wg128x128x64_s6_pt, 1) /* random 38 NT: 0.736x -> 1.000x cuBLAS */ \
-    X(3, 96, 8, 0, 1, wg16x128x64_s8_p, 1) /* random 39 NT: 0.714x -> 0.821x cuBLAS */ \
-    X(28, 1251, 7919, 0, 1, model, 0) /* odd 0 NT: 1.152x -> 1.152x cuBLAS */ \
-    X(3277, 1, 39, 0, 1, model, 0) /* odd 1 NT: 0.899x -> 0.899x cuBLAS */ \
-    X(3783, 1, 7, 0, 1, model, 0) /* odd 2 NT: 0.764x -> 0.764x cuBLAS */ \
-    X(116, 41, 1453, 0, 1, wg16x128x64_s8_p, 8) /* odd 3 NT: 0.742x -> 0.961x cuBLAS */ \
-    X(1063, 91, 11, 0, 1, wg16x128x64_s8_p, 1) /* odd 4 NT: 0.560x -> 0.837x cuBLAS */ \
-    X(9, 13, 3, 0, 1, model, 0) /* odd 5 NT: 0.690x -> 0.690x cuBLAS */ \
-    X(639, 5, 5603, 0, 1, wg64x64x64_s12, 8) /* odd 6 NT: the 128 x 128 tile in 8 splits 18.4 us, this 16.9 (2026-12-03) */ \
-    X(528, 3, 127, 0, 1, model, 0) /* odd 7 NT: 1.046x -> 1.046x cuBLAS */ \
-    X(350, 3, 113, 0, 1, model, 0) /* odd 8 NT: 1.023x -> 1.023x cuBLAS */ \
-    X(1, 1697, 1, 0, 1, model, 0) /* odd 9 NT: 0.900x -> 0.900x cuBLAS */
+    X(1, 6144, 4096, 0, 1, model, 0) /* llama3-8b qkv NT: 0.969x cuBLAS */ \
+    X(16, 6144, 4096, 0, 1, wg64x64x64_s12, 1) /* llama3-8b qkv NT: 0.894x -> 0.927x cuBLAS, kept */ \
+    X(64, 6144, 4096, 0, 1, wg64x64x64_s12, 1) /* llama3-8b qkv NT: 0.813x -> 0.943x cuBLAS */ \
+    X(128, 6144, 4096, 0, 1, model, 0) /* llama3-8b qkv NT: 0.964x cuBLAS */ \
+    X(256, 6144, 4096, 0, 1, model, 0) /* llama3-8b qkv NT: 0.909x cuBLAS */ \
+    X(512, 6144, 4096, 0, 1, model, 0) /* llama3-8b qkv NT: 0.961x cuBLAS */ \
+    X(1024, 6144, 4096, 0, 1, model, 0) /* llama3-8b qkv NT: 1.003x cuBLAS */ \
+    X(2048, 6144, 4096, 0, 1, model, 0) /* llama3-8b qkv NT: 0.988x cuBLAS */ \
+    X(4096, 6144, 4096, 0, 1, model, 0) /* llama3-8b qkv NT: 0.991x cuBLAS */ \
+    X(8192, 6144, 4096, 0, 1, model, 0) /* llama3-8b qkv NT: 0.985x cuBLAS */ \
+    X(1, 4096, 4096, 0, 1, model, 0) /* llama3-8b o NT: 0.975x cuBLAS */ \
+    X(16, 4096, 4096, 0, 1, model, 0) /* llama3-8b o NT: 0.952x cuBLAS */ \
+    X(64, 4096, 4096, 0, 1, wg64x64x64_s12, 1) /* llama3-8b o NT: 0.841x -> 0.886x cuBLAS */ \
+    X(128, 4096, 4096, 0, 1, wg64x64x64_s12, 1) /* llama3-8b o NT: 0.834x -> 0.933x cuBLAS */ \
+    X(256, 4096, 4096, 0, 1, model, 0) /* llama3-8b o NT: 1.054x cuBLAS */ \
+    X(512, 4096, 4096, 0, 1, model, 0) /* llama3-8b o NT: 0.961x cuBLAS */ \
+    X(1024, 4096, 4096, 0, 1, model, 0) /* llama3-8b o NT: 0.986x cuBLAS */ \
+    X(2048, 4096, 4096, 0, 1, model, 0) /* llama3-8b o NT: 0.991x cuBLAS */ \
+    X(4096, 4096, 4096, 0, 1, model, 0) /* llama3-8b o NT: 0.994x cuBLAS */ \
+    X(8192, 4096, 4096, 0, 1, model, 0) /* llama3-8b o NT: 0.988x cuBLAS */ \
+    X(1, 28672, 4096, 0, 1, model, 0) /* llama3-8b gate/up NT: 0.992x cuBLAS */ \
+    X(16, 28672, 4096, 0, 1, model, 0) /* llama3-8b gate/up NT: 1.004x cuBLAS */ \
+    X(64, 28672, 4096, 0, 1, wg128x256x64_s4_pt, 1) /* llama3-8b gate/up NT: 0.988x -> 0.991x cuBLAS, kept */ \
+    X(128, 28672, 4096, 0, 1, model, 0) /* llama3-8b gate/up NT: 1.022x cuBLAS */ \
+    X(256, 28672, 4096, 0, 1, model, 0) /* llama3-8b gate/up NT: 0.991x cuBLAS */ \
+    X(512, 28672, 4096, 0, 1, wg128x128x64_s6_ppt, 1) /* llama3-8b gate/up NT: 0.905x -> 0.969x cuBLAS */ \
+    X(1024, 28672, 4096, 0, 1, model, 0) /* llama3-8b gate/up NT: 0.999x cuBLAS */ \
+    X(2048, 28672, 4096, 0, 1, model, 0) /* llama3-8b gate/up NT: 0.997x cuBLAS */ \
+    X(4096, 28672, 4096, 0, 1, model, 0) /* llama3-8b gate/up NT: 0.993x cuBLAS */ \
+    X(8192, 28672, 4096, 0, 1, model, 0) /* llama3-8b gate/up NT: 1.000x cuBLAS */ \
+    X(1, 4096, 14336, 0, 1, model, 0) /* llama3-8b down NT: 1.047x cuBLAS */ \
+    X(16, 4096, 14336, 0, 1, model, 0) /* llama3-8b down NT: 0.958x cuBLAS */ \
+    X(64, 4096, 14336, 0, 1, model, 0) /* llama3-8b down NT: 0.970x cuBLAS */ \
+    X(128, 4096, 14336, 0, 1, wg64x64x64_s12, 1) /* llama3-8b down NT: 0.863x -> 0.991x cuBLAS */ \
+    X(256, 4096, 14336, 0, 1, wg128x128x64_s6_pt, 2) /* llama3-8b down NT: 0.990x -> 1.002x cuBLAS, kept */ \
+    X(512, 4096, 14336, 0, 1, wg128x128x64_s6_ppt, 1) /* llama3-8b down NT: 0.980x -> 0.994x cuBLAS, kept */ \
+    X(1024, 4096, 14336, 0, 1, model, 0) /* llama3-8b down NT: 0.997x cuBLAS */ \
+    X(2048, 4096, 14336, 0, 1, model, 0) /* llama3-8b down NT: 0.990x cuBLAS */ \
+    X(4096, 4096, 14336, 0, 1, model, 0) /* llama3-8b down NT: 0.997x cuBLAS */ \
+    X(8192, 4096, 14336, 0, 1, model, 0) /* llama3-8b down NT: 0.990x cuBLAS */ \
+    X(1, 10240, 8192, 0, 1, model, 0) /* llama3-70b qkv NT: 1.099x cuBLAS */ \
+    X(16, 10240, 8192, 0, 1, model, 0) /* llama3-70b qkv NT: 1.054x cuBLAS */ \
+    X(64, 10240, 8192, 0, 1, model, 0) /* llama3-70b qkv NT: 0.967x cuBLAS */ \
+    X(128, 10240, 8192, 0, 1, model, 0) /* llama3-70b qkv NT: 0.982x cuBLAS */ \
+    X(256, 10240, 8192, 0, 1, wg128x160x64_s5_pt, 1) /* llama3-70b qkv NT: 0.862x -> 0.934x cuBLAS */ \
+    X(512, 10240, 8192, 0, 1, wg128x160x64_s5_pt, 1) /* llama3-70b qkv NT: 0.867x -> 0.958x cuBLAS */ \
+    X(1024, 10240, 8192, 0, 1, model, 0) /* llama3-70b qkv NT: 0.987x cuBLAS */ \
+    X(2048, 10240, 8192, 0, 1, model, 0) /* llama3-70b qkv NT: 1.011x cuBLAS */ \
+    X(4096, 10240, 8192, 0, 1, model, 0) /* llama3-70b qkv NT: 1.005x cuBLAS */ \
+    X(8192, 10240, 8192, 0, 1, model, 0) /* llama3-70b qkv NT: 1.003x cuBLAS */ \
+    X(1, 8192, 8192, 0, 1, model, 0) /* llama3-70b o NT: 1.045x cuBLAS */ \
+    X(16, 8192, 8192, 0, 1, model, 0) /* llama3-70b o NT: 0.983x cuBLAS */ \
+    X(64, 8192, 8192, 0, 1, model, 0) /* llama3-70b o NT: 0.977x cuBLAS */ \
+    X(128, 8192, 8192, 0, 1, model, 0) /* llama3-70b o NT: 0.972x cuBLAS */ \
+    X(256, 8192, 8192, 0, 1, model, 0) /* llama3-70b o NT: 0.971x cuBLAS */ \
+    X(512, 8192, 8192, 0, 1, model, 0) /* llama3-70b o NT: 1.009x cuBLAS */ \
+    X(1024, 8192, 8192, 0, 1, model, 0) /* llama3-70b o NT: 0.999x cuBLAS */ \
+    X(2048, 8192, 8192, 0, 1, model, 0) /* llama3-70b o NT: 1.004x cuBLAS */ \
+    X(4096, 8192, 8192, 0, 1, model, 0) /* llama3-70b o NT: 1.000x cuBLAS */ \
+    X(8192, 8192, 8192, 0, 1, model, 0) /* llama3-70b o NT: 1.006x cuBLAS */ \
+    X(1, 57344, 8192, 0, 1, model, 0) /* llama3-70b gate/up NT: 0.999x cuBLAS */ \
+    X(16, 57344, 8192, 0, 1, model, 0) /* llama3-70b gate/up NT: 1.008x cuBLAS */ \
+    X(64, 57344, 8192, 0, 1, model, 0) /* llama3-70b gate/up NT: 0.972x cuBLAS */ \
+    X(128, 57344, 8192, 0, 1, model, 0) /* llama3-70b gate/up NT: 1.012x cuBLAS */ \
+    X(256, 57344, 8192, 0, 1, wg128x128x64_s6_ppt, 1) /* llama3-70b gate/up NT: 0.906x -> 0.946x cuBLAS, kept */ \
+    X(512, 57344, 8192, 0, 1, model, 0) /* llama3-70b gate/up NT: 0.996x cuBLAS */ \
+    X(1024, 57344, 8192, 0, 1, model, 0) /* llama3-70b gate/up NT: 1.010x cuBLAS */ \
+    X(2048, 57344, 8192, 0, 1, model, 0) /* llama3-70b gate/up NT: 0.979x cuBLAS */ \
+    X(4096, 57344, 8192, 0, 1, model, 0) /* llama3-70b gate/up NT: 1.021x cuBLAS */ \
+    X(8192, 57344, 8192, 0, 1, model, 0) /* llama3-70b gate/up NT: 1.009x cuBLAS */ \
+    X(1, 8192, 28672, 0, 1, model, 0) /* llama3-70b down NT: 1.044x cuBLAS */ \
+    X(16, 8192, 28672, 0, 1, model, 0) /* llama3-70b down NT: 0.996x cuBLAS */ \
+    X(64, 8192, 28672, 0, 1, wg128x64x64_s8_ppt, 1) /* llama3-70b down NT: 1.039x -> 1.083x cuBLAS, kept */ \
+    X(128, 8192, 28672, 0, 1, wg64x128x64_s7_p, 1) /* llama3-70b down NT: 0.974x -> 1.024x cuBLAS */ \
+    X(256, 8192, 28672, 0, 1, model, 0) /* llama3-70b down NT: 1.010x cuBLAS */ \
+    X(512, 8192, 28672, 0, 1, model, 0) /* llama3-70b down NT: 1.010x cuBLAS */ \
+    X(1024, 8192, 28672, 0, 1, model, 0) /* llama3-70b down NT: 1.004x cuBLAS */ \
+    X(2048, 8192, 28672, 0, 1, model, 0) /* llama3-70b down NT: 1.007x cuBLAS */ \
+    X(4096, 8192, 28672, 0, 1, wg128x256x64_s4_pt, 1) /* llama3-70b down NT: 0.951x -> 0.977x cuBLAS, kept */ \
+    X(8192, 8192, 28672, 0, 1, wg128x256x64_s4_pt, 1) /* llama3-70b down NT: 1.003x -> 1.102x cuBLAS */ \
+    X(1024, 1024, 1024, 0, 0, model, 0) /* square nn NN: 1.191x cuBLAS */ \
+    X(1024, 1024, 1024, 0, 1, model, 0) /* square nt NT: 1.053x cuBLAS */ \
+    X(1024, 1024, 1024, 1, 0, model, 0) /* square tn TN: 0.942x cuBLAS */ \
+    X(1024, 1024, 1024, 1, 1, model, 0) /* square tt TT: 0.950x cuBLAS */ \
+    X(2048, 2048, 2048, 0, 0, model, 0) /* square nn NN: 0.968x cuBLAS */ \
+    X(2048, 2048, 2048, 0, 1, model, 0) /* square nt NT: 0.974x cuBLAS */ \
+    X(2048, 2048, 2048, 1, 0, model, 0) /* square tn TN: 0.971x cuBLAS */ \
+    X(2048, 2048, 2048, 1, 1, model, 0) /* square tt TT: 0.965x cuBLAS */ \
+    X(4096, 4096, 4096, 0, 0, model, 0) /* square nn NN: 0.988x cuBLAS */ \
+    X(4096, 4096, 4096, 0, 1, model, 0) /* square nt NT: 0.989x cuBLAS */ \
+    X(4096, 4096, 4096, 1, 0, model, 0) /* square tn TN: 0.992x cuBLAS */ \
+    X(4096, 4096, 4096, 1, 1, model, 0) /* square tt TT: 0.987x cuBLAS */ \
+    X(8192, 8192, 8192, 0, 0, model, 0) /* square nn NN: 1.013x cuBLAS */ \
+    X(8192, 8192, 8192, 0, 1, model, 0) /* square nt NT: 1.009x cuBLAS */ \
+    X(8192, 8192, 8192, 1, 0, model, 0) /* square tn TN: 1.010x cuBLAS */ \
+    X(8192, 8192, 8192, 1, 1, model, 0) /* square tt TT: 1.014x cuBLAS */ \
+    X(16384, 16384, 16384, 0, 0, model, 0) /* square nn NN: 1.012x cuBLAS */ \
+    X(16384, 16384, 16384, 0, 1, model, 0) /* square nt NT: 1.003x cuBLAS */ \
+    X(16384, 16384, 16384, 1, 0, model, 0) /* square tn TN: 0.988x cuBLAS */ \
+    X(16384, 16384, 16384, 1, 1, model, 0) /* square tt TT: 1.024x cuBLAS */ \
+    X(10922, 8, 8, 0, 1, model, 0) /* random 0 NT: 0.970x cuBLAS */ \
+    X(16168, 8, 8, 0, 1, model, 0) /* random 1 NT: 0.992x cuBLAS */ \
+    X(556, 32, 5608, 0, 1, wg64x64x64_s12, 8) /* random 2 NT: 0.873x -> 0.986x cuBLAS */ \
+    X(9, 11056, 24, 0, 1, model, 0) /* random 3 NT: 0.821x cuBLAS */ \
+    X(342, 8480, 776, 0, 1, model, 0) /* random 4 NT: 0.890x cuBLAS */ \
+    X(7825, 968, 8, 0, 1, wg128x256x64_s4_ptc, 1) /* random 5 NT: 0.961x -> 1.075x cuBLAS */ \
+    X(5181, 304, 24, 0, 1, model, 0) /* random 6 NT: 0.870x cuBLAS */ \
+    X(6, 3816, 288, 0, 1, model, 0) /* random 7 NT: 1.045x cuBLAS */ \
+    X(8976, 1824, 11240, 0, 1, model, 0) /* random 8 NT: 0.872x cuBLAS */ \
+    X(244, 880, 384, 0, 1, model, 0) /* random 9 NT: 0.818x cuBLAS */ \
+    X(12, 10768, 24, 0, 1, model, 0) /* random 10 NT: 0.876x cuBLAS */ \
+    X(1959, 10552, 552, 0, 1, wg128x128x64_s6_ppt, 1) /* random 11 NT: 0.804x -> 0.824x cuBLAS, kept */ \
+    X(4, 3008, 648, 0, 1, model, 0) /* random 12 NT: 0.841x cuBLAS */ \
+    X(6, 8, 176, 0, 1, model, 0) /* random 13 NT: 0.894x cuBLAS */ \
+    X(1, 7920, 136, 0, 1, model, 0) /* random 14 NT: 0.853x cuBLAS */ \
+    X(151, 56, 608, 0, 1, model, 0) /* random 15 NT: 0.884x cuBLAS */ \
+    X(7284, 16, 40, 0, 1, model, 0) /* random 16 NT: 0.982x cuBLAS */ \
+    X(285, 16, 320, 0, 1, model, 0) /* random 17 NT: 0.871x cuBLAS */ \
+    X(195, 64, 688, 0, 1, model, 0) /* random 18 NT: 0.832x cuBLAS */ \
+    X(168, 8, 15832, 0, 1, wg64x64x64_s12, 16) /* random 19 NT: 0.910x -> 0.981x cuBLAS */ \
+    X(32, 64, 48, 0, 1, model, 0) /* random 20 NT: 0.919x cuBLAS */ \
+    X(8266, 10296, 144, 0, 1, model, 0) /* random 21 NT: 1.030x cuBLAS */ \
+    X(49, 8, 5944, 0, 1, wg16x128x64_s8_p, 16) /* random 22 NT: splits under 512 of K, kept from 2026-12-03 (0.817x -> 0.985x) */ \
+    X(5, 200, 32, 0, 1, model, 0) /* random 23 NT: 1.065x cuBLAS */ \
+    X(24, 32, 8, 0, 1, model, 0) /* random 24 NT: 1.140x cuBLAS */ \
+    X(1, 184, 2264, 0, 1, wg16x128x64_s8_p, 16) /* random 25 NT: splits under 512 of K, kept from 2026-12-03 (0.897x -> 0.988x) */ \
+    X(533, 8, 840, 0, 1, model, 0) /* random 26 NT: 0.840x cuBLAS */ \
+    X(2, 56, 3088, 0, 1, wg16x128x64_s8_p, 16) /* random 27 NT: splits under 512 of K, kept from 2026-12-03 (0.964x -> 1.042x) */ \
+    X(7613, 88, 3696, 0, 1, wg64x128x64_s7_p, 1) /* random 28 NT: 0.815x -> 0.857x cuBLAS */ \
+    X(126, 160, 288, 0, 1, model, 0) /* random 29 NT: 1.017x cuBLAS */ \
+    X(15055, 1360, 96, 0, 1, model, 0) /* random 30 NT: 1.280x cuBLAS */ \
+    X(1161, 512, 32, 0, 1, model, 0) /* random 31 NT: 1.070x cuBLAS */ \
+    X(2018, 2848, 368, 0, 1, wg128x128x64_s6_ppt, 1) /* random 32 NT: 0.938x -> 0.996x cuBLAS */ \
+    X(9398, 8, 128, 0, 1, model, 0) /* random 33 NT: 0.842x cuBLAS */ \
+    X(472, 24, 8, 0, 1, model, 0) /* random 34 NT: 1.134x cuBLAS */ \
+    X(825, 64, 16, 0, 1, model, 0) /* random 35 NT: 1.080x cuBLAS */ \
+    X(2, 11912, 32, 0, 1, model, 0) /* random 36 NT: 1.071x cuBLAS */ \
+    X(3, 8, 8, 0, 1, model, 0) /* random 37 NT: 1.093x cuBLAS */ \
+    X(4472, 8, 16, 0, 1, model, 0) /* random 38 NT: 1.149x cuBLAS */ \
+    X(3, 96, 8, 0, 1, model, 0) /* random 39 NT: 1.090x cuBLAS */ \
+    X(28, 1251, 7919, 0, 1, model, 0) /* odd 0 NT: 1.209x cuBLAS */ \
+    X(3277, 1, 39, 0, 1, model, 0) /* odd 1 NT: 1.176x cuBLAS */ \
+    X(3783, 1, 7, 0, 1, model, 0) /* odd 2 NT: 1.010x cuBLAS */ \
+    X(116, 41, 1453, 0, 1, wg16x128x64_s8_p, 8) /* odd 3 NT: splits under 512 of K, kept from 2026-12-03 (0.742x -> 0.961x) */ \
+    X(1063, 91, 11, 0, 1, model, 0) /* odd 4 NT: 1.545x cuBLAS */ \
+    X(9, 13, 3, 0, 1, model, 0) /* odd 5 NT: 0.918x cuBLAS */ \
+    X(639, 5, 5603, 0, 1, wg64x64x64_s12, 8) /* odd 6 NT: 1.000x -> 1.051x cuBLAS */ \
+    X(528, 3, 127, 0, 1, model, 0) /* odd 7 NT: 1.266x cuBLAS */ \
+    X(350, 3, 113, 0, 1, model, 0) /* odd 8 NT: 1.336x cuBLAS */ \
+    X(1, 1697, 1, 0, 1, model, 0) /* odd 9 NT: 1.105x cuBLAS */
 #endif
 /* GK_GEMM_TUNED end */
 #define GK_GEMM_WG_X_DEFINE(tile, BM, BN, STAGES, PERSIST, RATE)                   \
