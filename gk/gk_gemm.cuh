@@ -165,9 +165,9 @@ typedef struct gk_gemm_config {
    two sums added in the epilogue), B K-major only */
 #define GK_GEMM_WG_SWAP(bm, bn) ((bm) < 128 && (bn) == 128)
 #define GK_GEMM_WG_KSPLIT(bm, bn) ((bm) == 64 && (bn) == 64)
-/* unswapped wgmma tiles built for B K-major only (NT, TT): 64 x 64, and BN 96 and 160 (B's
-   MN-major panels are 64 wide) */
-#define GK_GEMM_WG_B_K_MAJOR(bm, bn) (GK_GEMM_WG_KSPLIT(bm, bn) || (bn) % 64 != 0)
+/* unswapped wgmma tiles built for B K-major only (NT, TT): 64 x 64, and BN 160 (B's MN-major
+   panels are 64 wide) */
+#define GK_GEMM_WG_B_K_MAJOR(bm, bn) (GK_GEMM_WG_KSPLIT(bm, bn) || (bn) == 160)
 /* The wgmma tiles whose K splits are summed in the kernel: the cooperative TMA-store tiles
    (PERSIST 3), not BM 256 (its consumers' two m64 slices leave no registers for the sum: it
    spilled). Not the swapped decode tiles (PERSIST 1) nor 128 x 64 (PERSIST 0): the code alone

@@ -704,9 +704,8 @@ typedef void (*gk_gemm_wg_kernel)(gk_gemm_args, CUtensorMap, CUtensorMap, CUtens
                   #name ": BM is 128 or 256 (one or two m64 slices a consumer), or 16 or 64 with BN 128 (swapped), " \
                   "or 64 x 64 (the consumers split the k-tiles)");                                              \
     static_assert((BN) == 64 || (BN) == 128 || (BN) == 256 || ((BN) == 192 && (BM) == 128) ||                 \
-                      ((BN) == 160 && (BM) == 128 && (PERSIST) == 3) ||                                        \
-                      ((BN) == 96 && (BM) == 128 && ((PERSIST) == 3 || (PERSIST) == 5)),                      \
-                  #name ": BN is 64, 128 or 256, 192 with BM 128, 160 with BM 128 and PERSIST 3, or 96 with BM 128 and PERSIST 3 or 5 (wgmma n; " \
+                      ((BN) == 160 && (BM) == 128 && (PERSIST) == 3),                                          \
+                  #name ": BN is 64, 128 or 256, 192 with BM 128, or 160 with BM 128 and PERSIST 3 (wgmma n; "   \
                   "16 rows of a swapped tile)");                                                               \
     static_assert(!GK_GEMM_WG_KSPLIT(BM, BN) || (PERSIST) == 0, #name ": a 64 x 64 tile is a block a tile");  \
     static_assert((BM) * (BN) <= 128 * 256, #name ": at most 128 accumulators a consumer thread");           \
@@ -714,8 +713,8 @@ typedef void (*gk_gemm_wg_kernel)(gk_gemm_args, CUtensorMap, CUtensorMap, CUtens
                   #name ": a ping-pong tile is 128 x 64 or 128 x 128 (a consumer holds all of it)");         \
     static_assert((PERSIST) != 3 || (BM) >= 128,                                                               \
                   #name ": a TMA-store tile (PERSIST 3) is cooperative, BM 128 or 256");                      \
-    static_assert((PERSIST) != 5 || ((BM) == 128 && ((BN) == 96 || (BN) == 128 || (BN) == 256)),             \
-                  #name ": a cluster tile (PERSIST 5) is 128 x 96 (B K-major), 128 x 128 or 128 x 256 (halves of B in 64-wide panels)"); \
+    static_assert((PERSIST) != 5 || ((BM) == 128 && ((BN) == 128 || (BN) == 256)),                            \
+                  #name ": a cluster tile (PERSIST 5) is 128 x 128 or 128 x 256 (halves of B in 64-wide panels)"); \
     static_assert((STAGES) >= 2, #name ": at least 2 stages");                                                 \
     static_assert(gk_gemm_wg_smem_bytes_c(BM, BN, STAGES, PERSIST) <= 227 * 1024,                              \
                   #name ": over 227 KB of shared memory");                                                     \
@@ -749,7 +748,6 @@ typedef void (*gk_gemm_wg_kernel)(gk_gemm_args, CUtensorMap, CUtensorMap, CUtens
 #define GK_GEMM_WG_ALL_LAYOUTS_128(...) __VA_ARGS__
 #define GK_GEMM_WG_ALL_LAYOUTS_256(...) __VA_ARGS__
 #define GK_GEMM_WG_ALL_LAYOUTS_N64(...) __VA_ARGS__
-#define GK_GEMM_WG_ALL_LAYOUTS_N96(...)
 #define GK_GEMM_WG_ALL_LAYOUTS_N128(...) __VA_ARGS__
 #define GK_GEMM_WG_ALL_LAYOUTS_N160(...)
 #define GK_GEMM_WG_ALL_LAYOUTS_N192(...) __VA_ARGS__
@@ -759,7 +757,6 @@ typedef void (*gk_gemm_wg_kernel)(gk_gemm_args, CUtensorMap, CUtensorMap, CUtens
 #define GK_GEMM_WG_OR_NULL_128(k) k
 #define GK_GEMM_WG_OR_NULL_256(k) k
 #define GK_GEMM_WG_OR_NULL_N64(k) k
-#define GK_GEMM_WG_OR_NULL_N96(k) NULL
 #define GK_GEMM_WG_OR_NULL_N128(k) k
 #define GK_GEMM_WG_OR_NULL_N160(k) NULL
 #define GK_GEMM_WG_OR_NULL_N192(k) k

@@ -72,7 +72,7 @@
                                         the descriptor of a 128-byte-swizzled tile (the layout
                                         TMA's CU_TENSOR_MAP_SWIZZLE_128B writes)
      gk_wgmma_m64k16(d, da, db, dt, n, ta, tb)
-                                        wgmma.mma_async.sync.aligned.m64n{16,64,96,128,160,192,256}k16.f32.{bf16,f16}
+                                        wgmma.mma_async.sync.aligned.m64n{16,64,128,160,192,256}k16.f32.{bf16,f16}
      gk_wgmma_m64k32_e4m3(d, da, db, n, acc)
                                         wgmma.mma_async.sync.aligned.m64n{16,64,128,256}k32.f32.e4m3.e4m3
                                         (K-major operands; a k32 step is 32 bytes, as a 16-bit k16)
@@ -483,7 +483,6 @@ GK_DEV void gk_wgmma_fence_uregs(unsigned *a, int n)
                    GK_WG_D8(112), GK_WG_D8(120)
 #define GK_WG_D96 GK_WG_D64, GK_WG_D8(64), GK_WG_D8(72), GK_WG_D8(80), GK_WG_D8(88)
 #define GK_WG_D80 GK_WG_D64, GK_WG_D8(64), GK_WG_D8(72)
-#define GK_WG_D48 GK_WG_D8(0), GK_WG_D8(8), GK_WG_D8(16), GK_WG_D8(24), GK_WG_D8(32), GK_WG_D8(40)
 /* one wgmma, D += A B: SHAPE the k, types part ("k16.f32.bf16.bf16"), TAIL the imm-trans operands of
    16-bit types (", 0, 1": B MN-major), "" for fp8 (K-major only) */
 #define GK_WGMMA_N256(SHAPE, TAIL)                                                                             \
@@ -506,11 +505,6 @@ GK_DEV void gk_wgmma_fence_uregs(unsigned *a, int n)
                  "wgmma.mma_async.sync.aligned.m64n128" SHAPE " {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, %48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63}, %64, %65, p, 1, 1" TAIL "; }" \
                  : GK_WG_D64                                                                                    \
                  : "l"(da), "l"(db), "r"(acc))
-#define GK_WGMMA_N96(SHAPE, TAIL)                                                                              \
-    asm volatile("{ .reg .pred p; setp.ne.b32 p, %50, 0;\n"                                                     \
-                 "wgmma.mma_async.sync.aligned.m64n96" SHAPE " {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47}, %48, %49, p, 1, 1" TAIL "; }" \
-                 : GK_WG_D48                                                                                    \
-                 : "l"(da), "l"(db), "r"(acc))
 #define GK_WGMMA_N64(SHAPE, TAIL)                                                                              \
     asm volatile("{ .reg .pred p; setp.ne.b32 p, %34, 0;\n"                                                     \
                  "wgmma.mma_async.sync.aligned.m64n64" SHAPE " {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31}, %32, %33, p, 1, 1" TAIL "; }" \
@@ -529,7 +523,7 @@ GK_DEV void gk_wgmma_fence_uregs(unsigned *a, int n)
         else GK_WGMMA_##N("k16.f32." TYPE "." TYPE, ", 1, 1");                     \
     } while (0)
 
-/* wgmma.mma_async.sync.aligned.m64nNk16.f32.{bf16,f16}, N 256, 192, 160, 128, 96, 64 or 16: a warpgroup's D
+/* wgmma.mma_async.sync.aligned.m64nNk16.f32.{bf16,f16}, N 256, 192, 160, 128, 64 or 16: a warpgroup's D
    (64 x N fp32, N / 2 registers a thread: value 4 j + i at row 16 (warp % 4) + lane / 4 +
    8 (i / 2), column 8 j + 2 (lane % 4) + i % 2) = A (64 x 16, descriptor da) B (16 x N,
    descriptor db) + (acc ? D : 0), both from shared memory; ta / tb: the operand is MN-major.
@@ -550,9 +544,6 @@ GK_DEV void gk_wgmma_m64k16(float *d, unsigned long long da, unsigned long long 
     } else if (n == 128) {
         if (dt == GK_BF16) GK_WGMMA_LAYOUTS(N128, "bf16");
         else GK_WGMMA_LAYOUTS(N128, "f16");
-    } else if (n == 96) {
-        if (dt == GK_BF16) GK_WGMMA_LAYOUTS(N96, "bf16");
-        else GK_WGMMA_LAYOUTS(N96, "f16");
     } else if (n == 64) {
         if (dt == GK_BF16) GK_WGMMA_LAYOUTS(N64, "bf16");
         else GK_WGMMA_LAYOUTS(N64, "f16");
