@@ -857,9 +857,11 @@ typedef void (*gk_gemm_wg_kernel)(gk_gemm_args, CUtensorMap, CUtensorMap, CUtens
    X(M, N, K, trans_a, trans_b, tile or model, splits), then the speed against cuBLAS of the
    time model's pick -> of this entry's, each the mean of two rounds of the whole suite
    (gemm_table_merge.py --mean against the model's picks): an entry where it beat the pick by 5%.
-   Eight entries of the table before it ("kept") stay where they still beat the pick at all, and
+   Seven entries of the table before it ("kept") stay where they still beat the pick at all, and
    four of splits under 512 of K (from its run with SWEEP_SPLIT_K=128, 2026-12-03), which these
-   rounds did not time. Its picks are final: the twin rules of gk_gemm_plan_impl do not apply. */
+   rounds did not time. Three rows the sweep named went back where gemm_bench, the table before
+   and after in one call, ran them slower (gk_bench/RESULTS.md). Its picks are final: the twin
+   rules of gk_gemm_plan_impl do not apply. */
 #ifndef GK_GEMM_TUNED
 #define GK_GEMM_TUNED(X) \
     X(1, 6144, 4096, 0, 1, model, 0) /* llama3-8b qkv NT: 0.969x cuBLAS */ \
@@ -940,8 +942,8 @@ typedef void (*gk_gemm_wg_kernel)(gk_gemm_args, CUtensorMap, CUtensorMap, CUtens
     X(512, 8192, 28672, 0, 1, model, 0) /* llama3-70b down NT: 1.010x cuBLAS */ \
     X(1024, 8192, 28672, 0, 1, model, 0) /* llama3-70b down NT: 1.004x cuBLAS */ \
     X(2048, 8192, 28672, 0, 1, model, 0) /* llama3-70b down NT: 1.007x cuBLAS */ \
-    X(4096, 8192, 28672, 0, 1, wg128x256x64_s4_pt, 1) /* llama3-70b down NT: 0.951x -> 0.977x cuBLAS, kept */ \
-    X(8192, 8192, 28672, 0, 1, wg128x256x64_s4_pt, 1) /* llama3-70b down NT: 1.003x -> 1.102x cuBLAS */ \
+    X(4096, 8192, 28672, 0, 1, model, 0) /* llama3-70b down NT: 0.951x cuBLAS (the old entry's 128 x 256 alone 0.977x in the sweep, 5% slower than the model's cluster tile in the bench) */ \
+    X(8192, 8192, 28672, 0, 1, model, 0) /* llama3-70b down NT: 1.003x cuBLAS (128 x 256 alone 1.102x in the sweep, 2.5% slower than the model's cluster tile in the bench) */ \
     X(1024, 1024, 1024, 0, 0, model, 0) /* square nn NN: 1.191x cuBLAS */ \
     X(1024, 1024, 1024, 0, 1, model, 0) /* square nt NT: 1.053x cuBLAS */ \
     X(1024, 1024, 1024, 1, 0, model, 0) /* square tn TN: 0.942x cuBLAS */ \
@@ -967,7 +969,7 @@ typedef void (*gk_gemm_wg_kernel)(gk_gemm_args, CUtensorMap, CUtensorMap, CUtens
     X(556, 32, 5608, 0, 1, wg64x64x64_s12, 8) /* random 2 NT: 0.873x -> 0.986x cuBLAS */ \
     X(9, 11056, 24, 0, 1, model, 0) /* random 3 NT: 0.821x cuBLAS */ \
     X(342, 8480, 776, 0, 1, model, 0) /* random 4 NT: 0.890x cuBLAS */ \
-    X(7825, 968, 8, 0, 1, wg128x256x64_s4_ptc, 1) /* random 5 NT: 0.961x -> 1.075x cuBLAS */ \
+    X(7825, 968, 8, 0, 1, wg256x128x64_s4_pt, 1) /* random 5 NT: 0.961x -> 1.036x cuBLAS, kept (the cluster tile 1.075x in the sweep, 3% slower in the bench) */ \
     X(5181, 304, 24, 0, 1, model, 0) /* random 6 NT: 0.870x cuBLAS */ \
     X(6, 3816, 288, 0, 1, model, 0) /* random 7 NT: 1.045x cuBLAS */ \
     X(8976, 1824, 11240, 0, 1, model, 0) /* random 8 NT: 0.872x cuBLAS */ \
