@@ -1313,15 +1313,16 @@ static int gk_gemm_row_align(const void *x, int64_t ld)
 }
 
 /* The measured table (GK_GEMM_TUNED, gk_gemm_sm90.cuh): for sm_90a builds on compute capability
-   9.0, the suite shape nearest (m, n, k) names the configuration and K splits measured fastest
-   there, or "model" (the time model's pick stood within 5%). Nearest: the least |dm| + |dn| +
-   |dk| in log2 units (Mitchell's approximation: the double's exponent and mantissa read as one
-   number, within 0.09 of log2), plus 1/4 for another layout; a shape farther than 1 from every
-   entry, or whose entry names a tile without kernels for the layout (gk_gemm_config_takes), gets
-   the time model's pick.
-   Off the suite the table gains less than on it: left out of its own table, each suite shape
-   took 0.985x the time model's time on average (geometric mean of the sweep's times; 0.947x on
-   the suite itself). A trailing empty entry lets a build define GK_GEMM_TUNED(X) empty. */
+   9.0, the suite shape nearest (m, n, k) names a configuration and K splits measured faster
+   there than the time model's pick (the table's comment says by how much), or "model".
+   Nearest: the least |dm| + |dn| + |dk| in log2 units (Mitchell's approximation: the double's
+   exponent and mantissa read as one number, within 0.09 of log2), plus 1/4 for another layout;
+   a shape farther than 1 from every entry, or whose entry names a tile without kernels for the
+   layout (gk_gemm_config_takes), gets the time model's pick.
+   Off the suite the table gains less than on it: left out of the table of 2026-12-02, each
+   suite shape took 0.985x the time model's time on average (geometric mean of the sweep's
+   times; 0.947x on the suite itself). A trailing empty entry lets a build define
+   GK_GEMM_TUNED(X) empty. */
 /* 1 where configuration cfg has kernels for the layout: a swapped tile needs A row-major, the
    64 x 64 and BN 160 wgmma tiles B K-major (built for F.linear's weights only, as the swapped
    tiles) */
@@ -1481,10 +1482,11 @@ static int gk_gemm_direct_fits(const gk_gemm_config *t, int64_t m, int64_t n, in
      small tile (4x the blocks), splitting K (same bounds) until 3 blocks per SM are resident:
      the resident blocks' cp.async stages are the bytes in flight.
    With the wgmma kernels and `tuned`, the measured table above comes first: its pick where it has
-   one. Before all of these (the table too), a problem gk_gemm_direct_fits takes the direct tile.
-   Operands whose rows are not 16-byte aligned are repacked into the workspace when it is large
-   enough (gk_gemm_workspace_bytes), else run on the element-wise-load kernels, as tiny problems
-   always do (gk_gemm_tiny_unaligned). */
+   one, as it is (the twin rules are the time model's). Before all of these (the table too), a
+   problem gk_gemm_direct_fits takes the direct tile. Operands whose rows are not 16-byte
+   aligned are repacked into the workspace when it is large enough (gk_gemm_workspace_bytes),
+   else run on the element-wise-load kernels, as tiny problems always do
+   (gk_gemm_tiny_unaligned). */
 static void gk_gemm_plan_impl(int64_t m, int64_t n, int64_t k, int64_t rows_a, int64_t cols_a, int align_a,
                               int64_t rows_b, int64_t cols_b, int align_b, int sms, int wg, int a_row_major,
                               int trans_b, int tuned, gk_gemm_plan *pl)
