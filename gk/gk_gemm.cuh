@@ -1400,19 +1400,26 @@ static int gk_gemm_tuned_pick(int64_t m, int64_t n, int64_t k, int trans_a, int 
 }
 #endif
 
+/* The wgmma configuration of the same unswapped tile and stages as c with persistent kind p, or c
+   where there is none. */
+static int gk_gemm_twin(int c, int p)
+{
+    const gk_gemm_config *f = gk_gemm_config_table[c];
+    for (int j = 0; j < GK_GEMM_NCONFIG; j++) {
+        const gk_gemm_config *t = gk_gemm_config_table[j];
+        if (t->wgmma && !t->swap && t->bm == f->bm && t->bn == f->bn && t->stages == f->stages && t->persistent == p)
+            return j;
+    }
+    return c;
+}
+
 /* Configuration c's twin of `cluster` blocks a cluster (the same tile, stages and TMA stores: a
    persistent 3 tile and its persistent 5 twin), or c where it has none. */
 static int gk_gemm_cluster_twin(int c, int cluster)
 {
     const gk_gemm_config *f = gk_gemm_config_table[c];
     if (!f->wgmma || (f->persistent != 3 && f->persistent != 5)) return c;
-    for (int j = 0; j < GK_GEMM_NCONFIG; j++) {
-        const gk_gemm_config *t = gk_gemm_config_table[j];
-        if (t->wgmma && t->bm == f->bm && t->bn == f->bn && t->stages == f->stages && !t->swap &&
-            (t->persistent == 3 || t->persistent == 5) && GK_GEMM_CLUSTER(t->persistent) == cluster)
-            return j;
-    }
-    return c;
+    return gk_gemm_twin(c, cluster == 2 ? 5 : 3);
 }
 
 /* Configuration c's ping-pong twin with TMA stores (a block-a-tile tile and its PERSIST 4 twin:
@@ -1420,13 +1427,7 @@ static int gk_gemm_cluster_twin(int c, int cluster)
 static int gk_gemm_pingpong_twin(int c)
 {
     const gk_gemm_config *f = gk_gemm_config_table[c];
-    if (!f->wgmma || f->persistent != 0 || f->swap) return c;
-    for (int j = 0; j < GK_GEMM_NCONFIG; j++) {
-        const gk_gemm_config *t = gk_gemm_config_table[j];
-        if (t->wgmma && t->bm == f->bm && t->bn == f->bn && t->stages == f->stages && !t->swap && t->persistent == 4)
-            return j;
-    }
-    return c;
+    return f->wgmma && f->persistent == 0 && !f->swap ? gk_gemm_twin(c, 4) : c;
 }
 
 /* Tiny problems with an operand's rows off 16 bytes (M N <= 65536, K <= 256): the element-wise
@@ -1572,21 +1573,20 @@ static void gk_gemm_plan_impl(int64_t m, int64_t n, int64_t k, int64_t rows_a, i
        M <= 128 ran at half speed) and three waves of tiles at least: the twin. H200 suite, 128 x
        256: 1.00-1.02x at 8192^3 and over 3 waves, 0.98-1.00x from 1 to 3 waves, against 0.98-0.99x
        for the tile alone; the twin's K splits would take a second launch, the tile's are summed
-       in it. Not for the table's picks: it was measured with the twins among the tiles. */
-    if (wg && s == 1 && tuned_config < 0) {
-        const int twin = gk_gemm_cluster_twin(pl->config, 2);
-        const gk_gemm_config *t = gk_gemm_config_table[twin];
-        if (twin != pl->config && gk_ceil_div(m, t->bm) % 2 == 0 && gk_gemm_tiles(t, m, n) >= 3 * (int64_t)sms)
-            pl->config = twin;
-    }
-    /* whole K on a block-a-tile tile in one wave: its ping-pong twin, one consumer running the
+       in it.
+       Whole K on a block-a-tile tile in one wave: its ping-pong twin, one consumer running the
        whole tile (the 128 x 64 tile: 8 HGMMAs a k-tile, as cuBLAS's 128 x 64 kernels), the other
        idle. H200 gemm_bench, the cooperative 128 x 64 -> the twin: 1024^3 NT 10.3 -> 9.7 us, TT
        10.8 -> 9.7, Llama-3-8B qkv M = 128 24.7 -> 23.9, o M = 256 23.1 -> 22.3, 70B o M = 128
-       47.0 -> 46.4; in 10 and 16 K splits 2-3% slower, so not there. Not for the table's picks. */
+       47.0 -> 46.4; in 10 and 16 K splits 2-3% slower, so not there.
+       Neither for the table's picks: it was measured with the twins among the tiles. */
     if (wg && s == 1 && tuned_config < 0) {
-        const int twin = gk_gemm_pingpong_twin(pl->config);
-        if (twin != pl->config && gk_gemm_tiles(gk_gemm_config_table[twin], m, n) <= sms) pl->config = twin;
+        const int cl = gk_gemm_cluster_twin(pl->config, 2);
+        const gk_gemm_config *t = gk_gemm_config_table[cl];
+        if (cl != pl->config && gk_ceil_div(m, t->bm) % 2 == 0 && gk_gemm_tiles(t, m, n) >= 3 * (int64_t)sms)
+            pl->config = cl;
+        const int pp = gk_gemm_pingpong_twin(pl->config);
+        if (pp != pl->config && gk_gemm_tiles(gk_gemm_config_table[pp], m, n) <= sms) pl->config = pp;
     }
     /* rows 16-byte but not 128-byte aligned (align 1): the wgmma tiles' TMA boxes straddle L2
        lines, 1.45-1.55x slower with both operands off where the MMAs are the time (H200:
