@@ -12,8 +12,12 @@ NVCC = CUDA_PATH + "/bin/nvcc"
 # Flags every gk compile shares. -lineinfo costs nothing at run time and lets ncu map SASS to source.
 NVCC_FLAGS = "-std=c++17 -O3 -lineinfo -I. -Xcompiler -Wall,-Wno-unused-function"
 
-# Shell snippet: turns $(GK_CUDA_ARCHS) into -gencode flags in $$G.
+# Shell snippet: turns $(GK_CUDA_ARCHS) into -gencode flags in $$G, SASS for each.
 _GENCODE = 'G=""; for a in $$(echo "$(GK_CUDA_ARCHS)" | tr "," " "); do G="$$G -gencode=arch=compute_$$a,code=sm_$$a"; done; '
+
+# The same architectures as PTX only (__CUDA_ARCH_LIST__ is the same, so is the host code): no
+# ptxas, which is most of a kernel header's compile time, for binaries that launch no kernel.
+_GENCODE_PTX = 'G=""; for a in $$(echo "$(GK_CUDA_ARCHS)" | tr "," " "); do G="$$G -gencode=arch=compute_$$a,code=compute_$$a"; done; '
 
 # Each nvcc gets a temp dir of its own: inside Bazel's sandbox every action's nvcc runs as PID 2,
 # and nvcc names its temp files by PID, so two parallel compiles sharing /tmp clobbered each
@@ -23,8 +27,10 @@ NVCC_OWN_TMPDIR = 'export TMPDIR=$$(mktemp -d); trap "rm -rf $$TMPDIR" EXIT; '
 def _obj_name(name, src):
     return "_objs/%s/%s.o" % (name, src.replace("/", "_").rsplit(".", 1)[0])
 
-def gk_cuda_library(name, srcs, hdrs = [], deps = [], copts = "", **kwargs):
-    """Compiles each .cu in srcs with nvcc; the objects are always linked (tests register statically)."""
+def gk_cuda_library(name, srcs, hdrs = [], deps = [], copts = "", ptx_only = False, **kwargs):
+    """Compiles each .cu in srcs with nvcc; the objects are always linked (tests register statically).
+
+    ptx_only: device code as PTX only (binaries that launch no kernel: the host tests)."""
     objs = []
     for src in srcs:
         obj = _obj_name(name, src)
@@ -32,7 +38,7 @@ def gk_cuda_library(name, srcs, hdrs = [], deps = [], copts = "", **kwargs):
             name = name + "_nvcc_" + src.replace("/", "_").replace(".", "_"),
             srcs = [src] + hdrs,
             outs = [obj],
-            cmd = NVCC_OWN_TMPDIR + _GENCODE + NVCC + " -c " + NVCC_FLAGS + " " + copts + " $$G $(location " + src + ") -o $@",
+            cmd = NVCC_OWN_TMPDIR + (_GENCODE_PTX if ptx_only else _GENCODE) + NVCC + " -c " + NVCC_FLAGS + " " + copts + " $$G $(location " + src + ") -o $@",
             message = "nvcc " + src,
         )
         objs.append(obj)
@@ -45,9 +51,10 @@ def gk_cuda_library(name, srcs, hdrs = [], deps = [], copts = "", **kwargs):
         **kwargs
     )
 
-def gk_cuda_test(name, srcs, hdrs = [], deps = [], copts = "", data = [], args = [], tags = [], size = "small", **kwargs):
+def gk_cuda_test(name, srcs, hdrs = [], deps = [], copts = "", data = [], args = [], tags = [], size = "small",
+                 ptx_only = False, **kwargs):
     """A GoogleTest binary whose sources are .cu files (host tests and GPU tests alike)."""
-    gk_cuda_library(name = name + "_lib", srcs = srcs, hdrs = hdrs, copts = copts, testonly = 1)
+    gk_cuda_library(name = name + "_lib", srcs = srcs, hdrs = hdrs, copts = copts, ptx_only = ptx_only, testonly = 1)
     native.cc_test(
         name = name,
         deps = [name + "_lib"] + deps + ["@googletest//:gtest_main"],
