@@ -161,12 +161,12 @@ typedef struct gk_gemm_config {
 /* blocks a cluster: persistent 5 pairs vertically adjacent tiles, one B tile loaded for both */
 #define GK_GEMM_CLUSTER(persistent) ((persistent) == 5 ? 2 : 1)
 /* wgmma tiles of BM 16 or 64 and BN 128 are swapped (the MMAs compute D^T, B's rows in their M);
-   64 x 64 is not: its two consumers split its k-tiles (each the whole tile on every other one, the
-   two sums added in the epilogue), B K-major only */
+   64 x 64 and 64 x 32 are not: their two consumers split the k-tiles (each the whole tile on
+   every other one, the two sums added in the epilogue), B K-major only */
 #define GK_GEMM_WG_SWAP(bm, bn) ((bm) < 128 && (bn) == 128)
-#define GK_GEMM_WG_KSPLIT(bm, bn) ((bm) == 64 && (bn) == 64)
-/* unswapped wgmma tiles built for B K-major only (NT, TT): 64 x 64, and BN 160 (B's MN-major
-   panels are 64 wide) */
+#define GK_GEMM_WG_KSPLIT(bm, bn) ((bm) == 64 && ((bn) == 64 || (bn) == 32))
+/* unswapped wgmma tiles built for B K-major only (NT, TT): 64 x 64, 64 x 32, and BN 160 (B's
+   MN-major panels are 64 wide) */
 #define GK_GEMM_WG_B_K_MAJOR(bm, bn) (GK_GEMM_WG_KSPLIT(bm, bn) || (bn) == 160)
 /* The wgmma tiles whose K splits are summed in the kernel: the cooperative TMA-store tiles
    (PERSIST 3), not BM 256 (its consumers' two m64 slices leave no registers for the sum: it
@@ -1483,7 +1483,7 @@ static int gk_gemm_direct_fits(const gk_gemm_config *t, int64_t m, int64_t n, in
      small tile (4x the blocks), splitting K (same bounds) until 3 blocks per SM are resident:
      the resident blocks' cp.async stages are the bytes in flight.
    With the wgmma kernels and `tuned`, the measured table above comes first: its pick where it has
-   one, as it is (the twin rules are the time model's). Before all of these (the table too), a
+   one, as it is (the twin rules are the time model's). Before the others (after the table), a
    problem gk_gemm_direct_fits takes the direct tile. Operands whose rows are not 16-byte
    aligned are repacked into the workspace when it is large enough (gk_gemm_workspace_bytes),
    else run on the element-wise-load kernels, as tiny problems always do
@@ -1492,13 +1492,6 @@ static void gk_gemm_plan_impl(int64_t m, int64_t n, int64_t k, int64_t rows_a, i
                               int64_t rows_b, int64_t cols_b, int align_b, int sms, int wg, int a_row_major,
                               int trans_b, int tuned, gk_gemm_plan *pl)
 {
-    const int direct = gk_gemm_direct_config();
-    if (direct >= 0 && gk_gemm_direct_fits(gk_gemm_config_table[direct], m, n, k, a_row_major && trans_b)) {
-        memset(pl, 0, sizeof *pl); /* any alignment: nothing to repack, and no splits */
-        pl->config = direct;
-        pl->splits = 1;
-        return;
-    }
     int64_t s = 1;
     int tuned_config = -1;
     int64_t tuned_splits = 1;
@@ -1509,6 +1502,14 @@ static void gk_gemm_plan_impl(int64_t m, int64_t n, int64_t k, int64_t rows_a, i
     (void)trans_b;
     (void)tuned;
 #endif
+    const int direct = gk_gemm_direct_config();
+    if (tuned_config < 0 && direct >= 0 &&
+        gk_gemm_direct_fits(gk_gemm_config_table[direct], m, n, k, a_row_major && trans_b)) {
+        memset(pl, 0, sizeof *pl); /* any alignment: nothing to repack, and no splits */
+        pl->config = direct;
+        pl->splits = 1;
+        return;
+    }
     const gk_gemm_config *small = gk_gemm_config_table[1];
     const int64_t t_small = gk_gemm_tiles(small, m, n);
     /* the swapped tile with the fewest rows that hold all of M, and the one of fewest rows */

@@ -10,9 +10,9 @@
      warpgroups running wgmma with both operands in shared memory; STAGES k-tiles of 64 ring
      through shared memory with a "full" and an "empty" mbarrier each; the epilogue goes through
      shared memory into 16-byte stores (gk_gemm_wg_store). Swapped tiles (BM 16 or 64, BN 128)
-     compute D^T so that decode-sized M fills the MMAs' N; a 64 x 64 tile gives each consumer
-     the whole tile on every other k-tile; persistent tiles walk the tiles with one block per SM;
-     ping-pong tiles are persistent, and their two consumers take the block's tiles
+     compute D^T so that decode-sized M fills the MMAs' N; 64 x 64 and 64 x 32 tiles give each
+     consumer the whole tile on every other k-tile; persistent tiles walk the tiles with one
+     block per SM; ping-pong tiles are persistent, and their two consumers take the block's tiles
      in turn, one storing while the other runs its MMAs; PERSIST 3 and 4 tiles hand D to TMA
      stores and go on; PERSIST 5 tiles do so in clusters of two blocks on vertically adjacent
      tiles, each block loading half of their shared B tile into both blocks' shared memory (TMA
@@ -24,8 +24,8 @@
      GK_DEFINE_GEMM_WGMMA(name, dt, BM, BN, STAGES, PERSIST, RATE) writes the kernels (per
      layout) and the config of a BM x BN x 64 tile (BM 128 or 256, BN 64, 128 or 256, not both
      256, or 128 x 192; or 128 x 160, PERSIST 3, for B K-major only, D stored in staged passes;
-     or BM 16 or 64, BN 128: a swapped tile, for A row-major only; or 64 x 64, PERSIST 0: its
-     consumers split the k-tiles, for B K-major only) with STAGES TMA stages.
+     or BM 16 or 64, BN 128: a swapped tile, for A row-major only; or 64 x 64 or 64 x 32,
+     PERSIST 0: its consumers split the k-tiles, for B K-major only) with STAGES TMA stages.
      PERSIST 0: a block a tile; 1: a persistent grid (a block per SM walks the tiles) with an
      epilogue buffer; 2: persistent ping-pong (BM 128, BN 64 or 128, a consumer holds a whole
      tile) with the buffer; 3 (BM 128 or 256) and 4 (ping-pong): persistent, D stored by TMA
@@ -241,7 +241,7 @@ GK_DEV void gk_gemm_wg_store(const gk_gemm_args *p, const float *acc, float *buf
     /* a swapped tile (bm 16 or 64): this warpgroup's 64 columns of D (its MMA rows) by bm rows of
        D, written transposed into [bm][68] (each write of a warp in 32 distinct banks). Otherwise
        nb columns (bn, or bn / 2 for a half-width tile) in rows of the tile's bn + 8: a ping-pong
-       consumer stores a half-width tile while the other may store a whole one; a 64 x 64 tile's
+       consumer stores a half-width tile while the other may store a whole one; a 64 x 64 or 32 tile's
        consumers their sums of the whole tile, added before the stores. */
     const int swap = GK_GEMM_WG_SWAP(bm, bn), ns = GK_GEMM_WG_KSPLIT(bm, bn), pp = persistent == 2;
     const int t = threadIdx.x & 127, lane = t & 31;
@@ -281,7 +281,7 @@ GK_DEV void gk_gemm_wg_store(const gk_gemm_args *p, const float *acc, float *buf
             }
         }
         if (ns) {
-            /* a 64 x 64 tile: the consumers' sums over their k-tiles, added in the first's
+            /* a 64 x 64 or 64 x 32 tile: the consumers' sums over their k-tiles, added in the first's
                buffer, half the rows each (the same order whichever finishes first) */
             const int half = bm / 2; /* this consumer's rows of the sum */
             gk_named_barrier(1, 256);
@@ -652,7 +652,7 @@ GK_DEV void gk_gemm_wg_run(const gk_gemm_args *p, const CUtensorMap *tma, const 
     /* cooperative: both consumers on each item, a half of its rows each; ping-pong: the block's
        items in turn, so that one stores a tile while the other runs MMAs (each skips the other's
        k-tiles in `it`) */
-    /* a 64 x 64 tile's consumer: the whole tile on every other k-tile (kpar: its parity) */
+    /* a 64 x 64 or 64 x 32 tile's consumer: the whole tile on every other k-tile (kpar: its parity) */
     const int ns = GK_GEMM_WG_KSPLIT(bm, bn), wr = pp || ns ? 0 : wg - 1, cb = pp || ns ? 2 * mm : mm;
     const int kpar = ns ? wg - 1 : -1;
     unsigned long long *other = pp ? turn + (2 - wg) : NULL;
@@ -700,14 +700,14 @@ typedef void (*gk_gemm_wg_kernel)(gk_gemm_args, CUtensorMap, CUtensorMap, CUtens
    persistent grid of one block per SM (PERSIST), kernels per layout. */
 #define GK_DEFINE_GEMM_WGMMA(name, dt, BM, BN, STAGES, PERSIST, RATE)                                             \
     static_assert((BM) == 128 || (BM) == 256 || (((BM) == 16 || (BM) == 64) && (BN) == 128) ||               \
-                      ((BM) == 64 && (BN) == 64),                                                              \
+                      GK_GEMM_WG_KSPLIT(BM, BN),                                                               \
                   #name ": BM is 128 or 256 (one or two m64 slices a consumer), or 16 or 64 with BN 128 (swapped), " \
-                  "or 64 x 64 (the consumers split the k-tiles)");                                              \
+                  "or 64 x 64 or 64 x 32 (the consumers split the k-tiles)");                                    \
     static_assert((BN) == 64 || (BN) == 128 || (BN) == 256 || ((BN) == 192 && (BM) == 128) ||                 \
-                      ((BN) == 160 && (BM) == 128 && (PERSIST) == 3),                                          \
-                  #name ": BN is 64, 128 or 256, 192 with BM 128, or 160 with BM 128 and PERSIST 3 (wgmma n; "   \
-                  "16 rows of a swapped tile)");                                                               \
-    static_assert(!GK_GEMM_WG_KSPLIT(BM, BN) || (PERSIST) == 0, #name ": a 64 x 64 tile is a block a tile");  \
+                      ((BN) == 160 && (BM) == 128 && (PERSIST) == 3) || ((BN) == 32 && (BM) == 64),            \
+                  #name ": BN is 64, 128 or 256, 192 with BM 128, 160 with BM 128 and PERSIST 3, or 32 with BM " \
+                  "64 (wgmma n; 16 rows of a swapped tile)");                                                  \
+    static_assert(!GK_GEMM_WG_KSPLIT(BM, BN) || (PERSIST) == 0, #name ": a 64 x 64 or 64 x 32 tile is a block a tile"); \
     static_assert((BM) * (BN) <= 128 * 256, #name ": at most 128 accumulators a consumer thread");           \
     static_assert(!GK_GEMM_PINGPONG(PERSIST) || ((BM) == 128 && (BN) <= 128),                                  \
                   #name ": a ping-pong tile is 128 x 64 or 128 x 128 (a consumer holds all of it)");         \
@@ -740,13 +740,14 @@ typedef void (*gk_gemm_wg_kernel)(gk_gemm_args, CUtensorMap, CUtensorMap, CUtens
 
 /* A swapped tile (BM 16 or 64 x 128) reads A K-major only: its MMAs' B operand is A, so it has no
    kernels for the layouts whose B operand would be MN-major (nn, tn; the dispatcher never picks
-   them); a 64 x 64 tile is built for B K-major only (F.linear's weights; no suite shape with B
-   MN-major is B-bound where it would win), the same kernels, and so is a tile of BN 160 (B's
-   MN-major panels are 64 wide). BM and BN are literals here. */
+   them); 64 x 64 and 64 x 32 tiles are built for B K-major only (F.linear's weights; no suite
+   shape with B MN-major is B-bound where they would win), the same kernels, and so is a tile of
+   BN 160 (B's MN-major panels are 64 wide). BM and BN are literals here. */
 #define GK_GEMM_WG_ALL_LAYOUTS_16(...)
 #define GK_GEMM_WG_ALL_LAYOUTS_64(...)
 #define GK_GEMM_WG_ALL_LAYOUTS_128(...) __VA_ARGS__
 #define GK_GEMM_WG_ALL_LAYOUTS_256(...) __VA_ARGS__
+#define GK_GEMM_WG_ALL_LAYOUTS_N32(...)
 #define GK_GEMM_WG_ALL_LAYOUTS_N64(...) __VA_ARGS__
 #define GK_GEMM_WG_ALL_LAYOUTS_N128(...) __VA_ARGS__
 #define GK_GEMM_WG_ALL_LAYOUTS_N160(...)
@@ -756,6 +757,7 @@ typedef void (*gk_gemm_wg_kernel)(gk_gemm_args, CUtensorMap, CUtensorMap, CUtens
 #define GK_GEMM_WG_OR_NULL_64(k) NULL
 #define GK_GEMM_WG_OR_NULL_128(k) k
 #define GK_GEMM_WG_OR_NULL_256(k) k
+#define GK_GEMM_WG_OR_NULL_N32(k) NULL
 #define GK_GEMM_WG_OR_NULL_N64(k) k
 #define GK_GEMM_WG_OR_NULL_N128(k) k
 #define GK_GEMM_WG_OR_NULL_N160(k) NULL
@@ -837,7 +839,13 @@ typedef void (*gk_gemm_wg_kernel)(gk_gemm_args, CUtensorMap, CUtensorMap, CUtens
      against 11.5 (cuBLAS 8.9), NN 10.8 against 12.0 on the swapped 64 x 128 the table named,
      1161 x 512 x 32 5.6-5.9 against 6.1-6.3). 418 TFLOP/s at 8192^3, so the time model, which
      leaves ping-pong tiles out of one wave, takes it only as that twin; the measured table also
-     names it (Llama-3-70B down, M = 64: 128 tiles whole K, 1.08x cuBLAS in the sweep). */
+     names it (Llama-3-70B down, M = 64: 128 tiles whole K, 1.08x cuBLAS in the sweep).
+   - 64 x 32 x 64, 16 stages of 12 KB, as the 64 x 64 (the consumers split the k-tiles, wgmma
+     m64n32), B K-major only: twice its blocks on the same bytes in flight. Only where the
+     measured table names it (233 TFLOP/s at 8192^3): Llama-3-8B o and down at M = 16 and 64,
+     128 blocks for N = 4096 where 64 x 64 runs 64 (in gemm_bench: o, M = 16, 18.5-18.6 us
+     against 18.7-19.3 on the swapped 16 x 128; down, M = 64, 42.2-42.3 against 45.0-45.3 on
+     64 x 128; cuBLAS runs 64 x 32 tiles there too, in clusters of two). */
 #ifndef GK_GEMM_WG_CONFIGS
 #define GK_GEMM_WG_CONFIGS(X)               \
     X(wg128x256x64_s4_pt, 128, 256, 4, 3, 858)  \
@@ -851,7 +859,8 @@ typedef void (*gk_gemm_wg_kernel)(gk_gemm_args, CUtensorMap, CUtensorMap, CUtens
     X(wg128x192x64_s4_pt, 128, 192, 4, 3, 840)  \
     X(wg64x64x64_s12, 64, 64, 12, 0, 299)       \
     X(wg128x160x64_s5_pt, 128, 160, 5, 3, 766)  \
-    X(wg128x64x64_s8_ppt, 128, 64, 8, 4, 418)
+    X(wg128x64x64_s8_ppt, 128, 64, 8, 4, 418)   \
+    X(wg64x32x64_s16, 64, 32, 16, 0, 233)
 #endif
 /* GK_GEMM_TUNED begin: written by gk_bench/sweep/gemm_tuned_table.py from gemm_suite_sweep (H200, 2026-12-04);
    X(M, N, K, trans_a, trans_b, tile or model, splits), then the speed against cuBLAS of the
@@ -875,8 +884,8 @@ typedef void (*gk_gemm_wg_kernel)(gk_gemm_args, CUtensorMap, CUtensorMap, CUtens
     X(4096, 6144, 4096, 0, 1, model, 0) /* llama3-8b qkv NT: 0.991x cuBLAS */ \
     X(8192, 6144, 4096, 0, 1, model, 0) /* llama3-8b qkv NT: 0.985x cuBLAS */ \
     X(1, 4096, 4096, 0, 1, model, 0) /* llama3-8b o NT: 0.975x cuBLAS */ \
-    X(16, 4096, 4096, 0, 1, model, 0) /* llama3-8b o NT: 0.952x cuBLAS */ \
-    X(64, 4096, 4096, 0, 1, wg64x64x64_s12, 1) /* llama3-8b o NT: 0.841x -> 0.886x cuBLAS */ \
+    X(16, 4096, 4096, 0, 1, wg64x32x64_s16, 1) /* llama3-8b o NT: 0.952x cuBLAS; 64 x 32 1.050x faster in the sweep, 1.02x in the bench */ \
+    X(64, 4096, 4096, 0, 1, wg64x32x64_s16, 1) /* llama3-8b o NT: 0.841x -> 0.886x cuBLAS on 64 x 64; 64 x 32 1.04x faster in the sweep, 1.015x in the bench */ \
     X(128, 4096, 4096, 0, 1, wg64x64x64_s12, 1) /* llama3-8b o NT: 0.834x -> 0.933x cuBLAS */ \
     X(256, 4096, 4096, 0, 1, model, 0) /* llama3-8b o NT: 1.054x cuBLAS */ \
     X(512, 4096, 4096, 0, 1, model, 0) /* llama3-8b o NT: 0.961x cuBLAS */ \
@@ -896,7 +905,7 @@ typedef void (*gk_gemm_wg_kernel)(gk_gemm_args, CUtensorMap, CUtensorMap, CUtens
     X(8192, 28672, 4096, 0, 1, model, 0) /* llama3-8b gate/up NT: 1.000x cuBLAS */ \
     X(1, 4096, 14336, 0, 1, model, 0) /* llama3-8b down NT: 1.047x cuBLAS */ \
     X(16, 4096, 14336, 0, 1, model, 0) /* llama3-8b down NT: 0.958x cuBLAS */ \
-    X(64, 4096, 14336, 0, 1, model, 0) /* llama3-8b down NT: 0.970x cuBLAS */ \
+    X(64, 4096, 14336, 0, 1, wg64x32x64_s16, 1) /* llama3-8b down NT: 0.970x cuBLAS; 64 x 32 1.06x faster in the sweep, 1.07x in the bench */ \
     X(128, 4096, 14336, 0, 1, wg64x64x64_s12, 1) /* llama3-8b down NT: 0.863x -> 0.991x cuBLAS */ \
     X(256, 4096, 14336, 0, 1, wg128x128x64_s6_pt, 2) /* llama3-8b down NT: 0.990x -> 1.002x cuBLAS, kept */ \
     X(512, 4096, 14336, 0, 1, wg128x128x64_s6_ppt, 1) /* llama3-8b down NT: 0.980x -> 0.994x cuBLAS, kept */ \
@@ -971,7 +980,7 @@ typedef void (*gk_gemm_wg_kernel)(gk_gemm_args, CUtensorMap, CUtensorMap, CUtens
     X(342, 8480, 776, 0, 1, model, 0) /* random 4 NT: 0.890x cuBLAS */ \
     X(7825, 968, 8, 0, 1, wg256x128x64_s4_pt, 1) /* random 5 NT: 0.961x -> 1.036x cuBLAS, kept (the cluster tile 1.075x in the sweep, 3% slower in the bench) */ \
     X(5181, 304, 24, 0, 1, model, 0) /* random 6 NT: 0.870x cuBLAS */ \
-    X(6, 3816, 288, 0, 1, model, 0) /* random 7 NT: 1.045x cuBLAS */ \
+    X(6, 3816, 288, 0, 1, model, 0) /* random 7 NT: 1.045x cuBLAS (64 x 32 ahead in the sweep, 4% slower in the bench) */ \
     X(8976, 1824, 11240, 0, 1, model, 0) /* random 8 NT: 0.872x cuBLAS */ \
     X(244, 880, 384, 0, 1, model, 0) /* random 9 NT: 0.818x cuBLAS */ \
     X(12, 10768, 24, 0, 1, model, 0) /* random 10 NT: 0.876x cuBLAS */ \
@@ -997,7 +1006,7 @@ typedef void (*gk_gemm_wg_kernel)(gk_gemm_args, CUtensorMap, CUtensorMap, CUtens
     X(15055, 1360, 96, 0, 1, model, 0) /* random 30 NT: 1.280x cuBLAS */ \
     X(1161, 512, 32, 0, 1, model, 0) /* random 31 NT: 1.070x cuBLAS */ \
     X(2018, 2848, 368, 0, 1, wg128x128x64_s6_ppt, 1) /* random 32 NT: 0.938x -> 0.996x cuBLAS */ \
-    X(9398, 8, 128, 0, 1, model, 0) /* random 33 NT: 0.842x cuBLAS */ \
+    X(9398, 8, 128, 0, 1, wg128x64x64_s8_ppt, 1) /* random 33 NT: 0.841x -> 0.969x cuBLAS (the direct tile's rule came before the table) */ \
     X(472, 24, 8, 0, 1, model, 0) /* random 34 NT: 1.134x cuBLAS */ \
     X(825, 64, 16, 0, 1, model, 0) /* random 35 NT: 1.080x cuBLAS */ \
     X(2, 11912, 32, 0, 1, model, 0) /* random 36 NT: 1.071x cuBLAS */ \

@@ -72,7 +72,7 @@
                                         the descriptor of a 128-byte-swizzled tile (the layout
                                         TMA's CU_TENSOR_MAP_SWIZZLE_128B writes)
      gk_wgmma_m64k16(d, da, db, dt, n, ta, tb)
-                                        wgmma.mma_async.sync.aligned.m64n{16,64,128,160,192,256}k16.f32.{bf16,f16}
+                                        wgmma.mma_async.sync.aligned.m64n{16,32,64,128,160,192,256}k16.f32.{bf16,f16}
      gk_wgmma_m64k32_e4m3(d, da, db, n, acc)
                                         wgmma.mma_async.sync.aligned.m64n{16,64,128,256}k32.f32.e4m3.e4m3
                                         (K-major operands; a k32 step is 32 bytes, as a 16-bit k16)
@@ -510,6 +510,11 @@ GK_DEV void gk_wgmma_fence_uregs(unsigned *a, int n)
                  "wgmma.mma_async.sync.aligned.m64n64" SHAPE " {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31}, %32, %33, p, 1, 1" TAIL "; }" \
                  : GK_WG_D8(0), GK_WG_D8(8), GK_WG_D8(16), GK_WG_D8(24)                                         \
                  : "l"(da), "l"(db), "r"(acc))
+#define GK_WGMMA_N32(SHAPE, TAIL)                                                                              \
+    asm volatile("{ .reg .pred p; setp.ne.b32 p, %18, 0;\n"                                                     \
+                 "wgmma.mma_async.sync.aligned.m64n32" SHAPE " {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15}, %16, %17, p, 1, 1" TAIL "; }" \
+                 : GK_WG_D8(0), GK_WG_D8(8)                                                                     \
+                 : "l"(da), "l"(db), "r"(acc))
 #define GK_WGMMA_N16(SHAPE, TAIL)                                                                              \
     asm volatile("{ .reg .pred p; setp.ne.b32 p, %10, 0;\n"                                                     \
                  "wgmma.mma_async.sync.aligned.m64n16" SHAPE " {%0, %1, %2, %3, %4, %5, %6, %7}, %8, %9, p, 1, 1" TAIL "; }" \
@@ -523,7 +528,7 @@ GK_DEV void gk_wgmma_fence_uregs(unsigned *a, int n)
         else GK_WGMMA_##N("k16.f32." TYPE "." TYPE, ", 1, 1");                     \
     } while (0)
 
-/* wgmma.mma_async.sync.aligned.m64nNk16.f32.{bf16,f16}, N 256, 192, 160, 128, 64 or 16: a warpgroup's D
+/* wgmma.mma_async.sync.aligned.m64nNk16.f32.{bf16,f16}, N 256, 192, 160, 128, 64, 32 or 16: a warpgroup's D
    (64 x N fp32, N / 2 registers a thread: value 4 j + i at row 16 (warp % 4) + lane / 4 +
    8 (i / 2), column 8 j + 2 (lane % 4) + i % 2) = A (64 x 16, descriptor da) B (16 x N,
    descriptor db) + (acc ? D : 0), both from shared memory; ta / tb: the operand is MN-major.
@@ -547,6 +552,9 @@ GK_DEV void gk_wgmma_m64k16(float *d, unsigned long long da, unsigned long long 
     } else if (n == 64) {
         if (dt == GK_BF16) GK_WGMMA_LAYOUTS(N64, "bf16");
         else GK_WGMMA_LAYOUTS(N64, "f16");
+    } else if (n == 32) {
+        if (dt == GK_BF16) GK_WGMMA_LAYOUTS(N32, "bf16");
+        else GK_WGMMA_LAYOUTS(N32, "f16");
     } else {
         if (dt == GK_BF16) GK_WGMMA_LAYOUTS(N16, "bf16");
         else GK_WGMMA_LAYOUTS(N16, "f16");
