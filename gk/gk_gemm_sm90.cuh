@@ -669,8 +669,8 @@ GK_DEV void gk_gemm_wg_run(const gk_gemm_args *p, const CUtensorMap *tma, const 
         const int row0 = m0 + (wg - 1) * 64 + (threadIdx.x >> 5 & 3) * 16 + (threadIdx.x & 31) / 4;
         /* a last tile column at most half full (N % BN in 1 .. BN / 2) runs the half-width
            wgmma, half the MMAs (the producer loads only the rows or panels inside N): 4095 x
-           4097 on 128 x 256 tiles 243-246 us, was 284. Not for BN 64 or 192 (no n = 32 or 96
-           wgmma here). */
+           4097 on 128 x 256 tiles 243-246 us, was 284. Not for BN 192 (no n = 96 wgmma here)
+           nor BN 64 (its half, n = 32, not measured there). */
         if (!swap && (bn == 128 || bn == 256) && p->n - n0 <= bn / 2) {
             it = gk_gemm_wg_consume(smem, full, empty, stage_bytes, a_bytes, dt, ta, tb, wr, cb, bn / 2, stages, ktiles,
                                     it, acc, blocks, tmp, p, row0, n0, k_begin / 128, other, cl, -1);
