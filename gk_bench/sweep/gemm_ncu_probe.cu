@@ -3,6 +3,7 @@
 //   nvcc -std=c++17 -O3 -gencode arch=compute_90a,code=sm_90a -I. gk_bench/sweep/gemm_ncu_probe.cu \
 //        -lcublas -o gemm_ncu_probe
 //   ncu --metrics ... ./gemm_ncu_probe gk|cublas M N K TA TB [CONFIG]
+//   GK_PROBE_NO_WORKSPACE=1: gk without a workspace (rows off 128-byte lines read in place)
 #define GK_IMPLEMENTATION
 #include "gk/gk_gemm.cuh"
 
@@ -23,10 +24,11 @@ int main(int argc, char **argv)
     const int64_t lda = ta ? m : k, ldb = tb ? k : n;
     const size_t bytes = (size_t)2 * std::max({m * k, n * k, m * n}); /* the largest operand's */
     SweepGemmBuffers buf = sweep_gemm_buffers(bytes);
+    const bool no_ws = getenv("GK_PROBE_NO_WORKSPACE") != NULL;
     for (int i = 0; i < 3; i++) {
         if (gk)
             CK(gk_gemm_ex(config, config < 0 ? 0 : 1, GK_BF16, buf.d, GK_BF16, n, buf.a, lda, ta, buf.b, ldb, tb, NULL, 0,
-                          NULL, m, n, k, 1.0f, 0.0f, GK_ACT_NONE, buf.ws, bytes, 0));
+                          NULL, m, n, k, 1.0f, 0.0f, GK_ACT_NONE, no_ws ? NULL : buf.ws, no_ws ? 0 : bytes, 0));
         else
             CK(cublas_bf16(buf.d, buf.a, lda, ta, buf.b, ldb, tb, (int)m, (int)n, (int)k));
     }
