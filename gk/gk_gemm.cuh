@@ -1324,8 +1324,8 @@ static int gk_gemm_row_align(const void *x, int64_t ld)
    times; 0.947x on the suite itself). A trailing empty entry lets a build define
    GK_GEMM_TUNED(X) empty. */
 /* 1 where configuration cfg has kernels for the layout: a swapped tile needs A row-major, the
-   64 x 64 and BN 160 wgmma tiles B K-major (built for F.linear's weights only, as the swapped
-   tiles) */
+   64 x 64, 64 x 32 and BN 160 wgmma tiles B K-major (GK_GEMM_WG_B_K_MAJOR: built for F.linear's
+   weights only, as the swapped tiles) */
 static int gk_gemm_config_takes(const gk_gemm_config *cfg, int trans_a, int trans_b)
 {
     if (cfg->swap) return !trans_a;
@@ -1536,8 +1536,8 @@ static void gk_gemm_plan_impl(int64_t m, int64_t n, int64_t k, int64_t rows_a, i
         pl->config = -1;
         for (int c = GK_GEMM_NMMA; c < GK_GEMM_NCONFIG; c++) {
             const gk_gemm_config *w = gk_gemm_config_table[c];
-            /* a cluster tile: as its twin, below; 64 x 64 and BN 160: where the measured table
-               names them */
+            /* a cluster tile: as its twin, below; 64 x 64, 64 x 32 and BN 160: where the measured
+               table names them */
             if (w->swap || GK_GEMM_CLUSTER(w->persistent) > 1 || GK_GEMM_WG_B_K_MAJOR(w->bm, w->bn)) continue;
             const int64_t t = gk_gemm_tiles(w, m, n);
             if (GK_GEMM_PINGPONG(w->persistent) && t <= sms) continue; /* ping-pong overlaps only a block's second tile */

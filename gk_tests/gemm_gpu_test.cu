@@ -252,7 +252,7 @@ static void run_mma(const MmaRun &p, std::vector<unsigned char> *d_bytes = nullp
     const gk_gemm_config pf = gk_gemm_config_info(p.config < 0 ? 0 : p.config);
     const bool b_mn_refused = pf.wgmma && GK_GEMM_WG_B_K_MAJOR(pf.bm, pf.bn) && !p.tb;
     if (p.config >= 0 && ((pf.swap && p.ta) || b_mn_refused)) {
-        // a swapped tile reads A K-major only, the 64 x 64 and BN 160 wgmma tiles B K-major only: refused
+        // a swapped tile reads A K-major only, the 64 x 64, 64 x 32 and BN 160 wgmma tiles B K-major only: refused
         // before anything launches, D untouched
         HostTensor before(p.d_dt, dd.n);
         GK_CUDA_OK(dd.download(&before));

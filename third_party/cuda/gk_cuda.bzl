@@ -12,12 +12,13 @@ NVCC = CUDA_PATH + "/bin/nvcc"
 # Flags every gk compile shares. -lineinfo costs nothing at run time and lets ncu map SASS to source.
 NVCC_FLAGS = "-std=c++17 -O3 -lineinfo -I. -Xcompiler -Wall,-Wno-unused-function"
 
-# Shell snippet: turns $(GK_CUDA_ARCHS) into -gencode flags in $$G, SASS for each.
-_GENCODE = 'G=""; for a in $$(echo "$(GK_CUDA_ARCHS)" | tr "," " "); do G="$$G -gencode=arch=compute_$$a,code=sm_$$a"; done; '
+# Shell snippet: turns $(GK_CUDA_ARCHS) into -gencode flags in $$G, code `code` ("sm": SASS for
+# each architecture; "compute": PTX only, the same __CUDA_ARCH_LIST__ and host code, no ptxas,
+# which is most of a kernel header's compile time, for binaries that launch no kernel).
+def _gencode(code):
+    return 'G=""; for a in $$(echo "$(GK_CUDA_ARCHS)" | tr "," " "); do G="$$G -gencode=arch=compute_$$a,code=%s_$$a"; done; ' % code
 
-# The same architectures as PTX only (__CUDA_ARCH_LIST__ is the same, so is the host code): no
-# ptxas, which is most of a kernel header's compile time, for binaries that launch no kernel.
-_GENCODE_PTX = 'G=""; for a in $$(echo "$(GK_CUDA_ARCHS)" | tr "," " "); do G="$$G -gencode=arch=compute_$$a,code=compute_$$a"; done; '
+_GENCODE = _gencode("sm")
 
 # Each nvcc gets a temp dir of its own: inside Bazel's sandbox every action's nvcc runs as PID 2,
 # and nvcc names its temp files by PID, so two parallel compiles sharing /tmp clobbered each
@@ -38,7 +39,7 @@ def gk_cuda_library(name, srcs, hdrs = [], deps = [], copts = "", ptx_only = Fal
             name = name + "_nvcc_" + src.replace("/", "_").replace(".", "_"),
             srcs = [src] + hdrs,
             outs = [obj],
-            cmd = NVCC_OWN_TMPDIR + (_GENCODE_PTX if ptx_only else _GENCODE) + NVCC + " -c " + NVCC_FLAGS + " " + copts + " $$G $(location " + src + ") -o $@",
+            cmd = NVCC_OWN_TMPDIR + _gencode("compute" if ptx_only else "sm") + NVCC + " -c " + NVCC_FLAGS + " " + copts + " $$G $(location " + src + ") -o $@",
             message = "nvcc " + src,
         )
         objs.append(obj)
