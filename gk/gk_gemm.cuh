@@ -677,26 +677,6 @@ GK_DEV void gk_gemm_cp_wait(int pending)
     }
 }
 
-/* A fragment's four accumulators a (rows r and r + 8, columns col and col + 1) through the
-   column factors s0, s1 (alpha, times e4m3 column scales), the row factors r0, r1 (e4m3 row
-   scales, else 1), bias and ReLU, packed into two 16-bit pairs of dt: *top row r's, *bottom
-   row r + 8's. Columns past N read the last column's bias (their outputs are not stored). */
-GK_DEV void gk_gemm_pack4(const gk_gemm_args *p, const float *a, int col, float s0, float s1, float r0, float r1,
-                          int dt, unsigned *top, unsigned *bottom)
-{
-    float b0 = 0.0f, b1 = 0.0f;
-    if (p->bias) {
-        b0 = p->bias[min(col, p->n - 1)];
-        b1 = p->bias[min(col + 1, p->n - 1)];
-    }
-    float y[4] = {a[0] * r0 * s0 + b0, a[1] * r0 * s1 + b1, a[2] * r1 * s0 + b0, a[3] * r1 * s1 + b1};
-    if (p->act == GK_ACT_RELU)
-#pragma unroll
-        for (int e = 0; e < 4; e++) y[e] = fmaxf(y[e], 0.0f);
-    *top = gk_pack2_f32(y, dt);
-    *bottom = gk_pack2_f32(y + 2, dt);
-}
-
 /* The block's sums out through shared memory once the mainloop has left it: each warp parks its
    fragments as fp32 rows (bn + 8 floats apart: a half warp's float2 writes in 16 distinct bank
    pairs), then gk_gemm_store_rows takes them through the epilogue 8 columns a thread. Inlined for
@@ -709,31 +689,6 @@ GK_DEV void gk_gemm_mma_epilogue(const gk_gemm_args *p, const float *acc, int dt
     extern __shared__ uint4 gk_gemm_smem[];
     float *st = (float *)gk_gemm_smem;
     const int mi = wm / 16, ni = wn / 8, ld = bn + 8, lane = threadIdx.x & 31, g = lane >> 2, t = lane & 3;
-    if (dt != GK_E4M3 && !p->partial && p->beta == 0.0f && (p->act == GK_ACT_NONE || p->act == GK_ACT_RELU) &&
-        gk_dtype_size(p->d_dtype) == 2 && p->ldd % 8 == 0 && gk_is_aligned(p->d, 16) && m0 + bm <= p->m &&
-        n0 + bn <= p->n && bm * (bn + 8) * 2 <= smem_bytes) {
-        /* the common case on a tile wholly inside D: the epilogue in registers, 16-bit pairs
-           staged in one pass (rows bn / 2 + 4 words apart: a warp's writes in 32 distinct banks),
-           copied out 16 bytes a thread. Half the bytes of the fp32 rows, in one pass, and no
-           arithmetic in the copy loop. */
-        unsigned *st16 = (unsigned *)gk_gemm_smem;
-        const int ldw = bn / 2 + 4;
-        __syncthreads(); /* the mainloop's readers are done */
-#pragma unroll
-        for (int i = 0; i < mi; i++)
-#pragma unroll
-            for (int j = 0; j < ni; j++) {
-                const int r = wm0 + i * 16 + g, c = wn0 + j * 8 + t * 2;
-                gk_gemm_pack4(p, acc + (i * ni + j) * 4, n0 + c, p->alpha, p->alpha, 1.0f, 1.0f, p->d_dtype,
-                              &st16[r * ldw + c / 2], &st16[(r + 8) * ldw + c / 2]);
-            }
-        __syncthreads();
-        for (int i = threadIdx.x; i < bm * bn / 8; i += threads) {
-            const int r = i / (bn / 8), c8 = i % (bn / 8) * 8;
-            *(uint4 *)((char *)p->d + ((int64_t)(m0 + r) * p->ldd + n0 + c8) * 2) = *(const uint4 *)&st16[r * ldw + c8 / 2];
-        }
-        return;
-    }
     int rows = bm;
     while (rows * ld * 4 > smem_bytes) rows >>= 1;
     for (int r0 = 0; r0 < bm; r0 += rows) {

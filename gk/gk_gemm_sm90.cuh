@@ -64,6 +64,26 @@
      ((PERSIST) == 1 || (PERSIST) == 2 ? gk_gemm_wg_epi_bytes_c(BM, BN) : 0) +                                     \
      ((PERSIST) >= 3 ? GK_GEMM_WG_OUT_BYTES : 0))
 
+/* A fragment's four accumulators a (rows r and r + 8, columns col and col + 1) through the
+   column factors s0, s1 (alpha, times e4m3 column scales), the row factors r0, r1 (e4m3 row
+   scales, else 1), bias and ReLU, packed into two 16-bit pairs of dt: *top row r's, *bottom
+   row r + 8's. Columns past N read the last column's bias (their outputs are not stored). */
+GK_DEV void gk_gemm_wg_pack4(const gk_gemm_args *p, const float *a, int col, float s0, float s1, float r0, float r1,
+                             int dt, unsigned *top, unsigned *bottom)
+{
+    float b0 = 0.0f, b1 = 0.0f;
+    if (p->bias) {
+        b0 = p->bias[min(col, p->n - 1)];
+        b1 = p->bias[min(col + 1, p->n - 1)];
+    }
+    float y[4] = {a[0] * r0 * s0 + b0, a[1] * r0 * s1 + b1, a[2] * r1 * s0 + b0, a[3] * r1 * s1 + b1};
+    if (p->act == GK_ACT_RELU)
+#pragma unroll
+        for (int e = 0; e < 4; e++) y[e] = fmaxf(y[e], 0.0f);
+    *top = gk_pack2_f32(y, dt);
+    *bottom = gk_pack2_f32(y + 2, dt);
+}
+
 /* A ping-pong pass in 16-bit outputs, for D of bf16 or f16 rows 16-byte aligned, no C, no split
    and no activation but ReLU (GELU or SiLU inlined for each of 64 pairs would swell the loop
    past the instruction cache, as the register epilogue once did): slab ms of the accumulators (64 rows of D from row0, nb columns from
@@ -92,7 +112,7 @@ GK_DEV void gk_gemm_wg_pass16(const gk_gemm_args *p, const float *acc, unsigned 
                 s0 *= gk_gemm_col_scale(p, min(col0 + c, p->n - 1));
                 s1 *= gk_gemm_col_scale(p, min(col0 + c + 1, p->n - 1));
             }
-            gk_gemm_pack4(p, acc + ms * (nb / 2) + 4 * j, col0 + c, s0, s1, ra0, ra1, p->d_dtype, &mine[r * ldw + c / 2],
+            gk_gemm_wg_pack4(p, acc + ms * (nb / 2) + 4 * j, col0 + c, s0, s1, ra0, ra1, p->d_dtype, &mine[r * ldw + c / 2],
                              &mine[(r + 8) * ldw + c / 2]);
         }
     }
@@ -146,7 +166,7 @@ GK_DEV int gk_gemm_wg_store_tma_pass(const gk_gemm_args *p, const CUtensorMap *t
                     *(unsigned *)dst = gk_pack2_f32(y, GK_BF16);
                     *(unsigned *)(dst + 1024) = gk_pack2_f32(y + 2, GK_BF16);
                 } else {
-                    gk_gemm_pack4(p, a, col0 + j * 8 + cl, alpha, alpha, 1.0f, 1.0f, dt, (unsigned *)dst,
+                    gk_gemm_wg_pack4(p, a, col0 + j * 8 + cl, alpha, alpha, 1.0f, 1.0f, dt, (unsigned *)dst,
                                      (unsigned *)(dst + 1024));
                 }
             }

@@ -1134,31 +1134,6 @@ TEST(GemmGpu, EveryConfigSmall)
     }
 }
 
-// The large mma.sync tile's 16-bit epilogue in registers, staged in one pass (tiles wholly inside
-// D of 16-bit dtype in 16-byte rows, no C, at most ReLU), beside the fp32 rows its edge tiles take:
-// 300 x 600 (2 x 2 whole tiles and their edges), every layout, both 16-bit D dtypes, the plain
-// epilogue and alpha 0.5 with bias and ReLU (C of NaN at beta 0), rows as they are or padded.
-TEST(GemmGpu, LargeMmaTileSixteenBitEpilogue)
-{
-    GK_REQUIRE_GPU();
-    ASSERT_EQ(gk_gemm_config_info(0).bm, 128);
-    ASSERT_EQ(gk_gemm_config_info(0).bn, 256);
-    int v = 0;
-    for (int d_dt : {GK_BF16, GK_F16})
-        for (int epi = 0; epi < 2; epi++)
-            for (int layout = 0; layout < 4; layout++) {
-                MmaRun p = mma_run(kInDtypes[v % 2], d_dt, 300, 600, 200, layout);
-                p.config = 0;
-                p.splits = 1;
-                gk_test_set_epilogue(&p, epi);
-                set_padding(&p, v / 2 % 2);
-                v++;
-                p.ws_plan = true;
-                run_mma(p);
-                if (HasFailure()) return;
-            }
-}
-
 // Swapped tiles on D of few columns (the second consumer's MMA rows all past N at N <= 64, its
 // loads skipped), beside 65 columns (one row of it inside): N = 1, 8, 56, 64, 65; K of 1, 2, 3
 // and 16 k-tiles, a partial last one (K = 24, 100, 150, 1000); M inside one tile and over
