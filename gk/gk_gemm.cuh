@@ -778,12 +778,8 @@ GK_DEV void gk_gemm_mma_run(const gk_gemm_args *p, int dt, int ta, int tb, int b
     } else {
         /* k-tiles wholly inside K of a tile wholly inside the operands: their copies predicated,
            issued after the first k-step's MMAs, among which the compiler schedules them (a
-           branch between would leave both warps of a scheduler issuing copies, no MMA). The
-           k-tile's barrier sits there too, behind that k-step's MMAs rather than ahead of the
-           last one's: it makes tile kt + 1 visible (its copies waited for) and frees tile
-           kt - 1's slot, which every warp left when it loaded tile kt's fragments. */
-        const int interleave = dt != GK_E4M3 && stages >= 3 && ksteps >= 2; /* (e4m3's 64 x 64 tile would
-                                                                               spill at 168 registers) */
+           branch between would leave both warps of a scheduler issuing copies, no MMA) */
+        const int interleave = dt != GK_E4M3; /* (e4m3's 64 x 64 tile would spill at 168 registers) */
         const int kfull = (k_end - k_begin) / bk, whole = vec && la.whole && lb.whole;
         gk_gemm_frags(af[0], smem, oa, a_kmaj, 0, mi);
         gk_gemm_frags(bf[0], smem + a_bytes, ob, b_kmaj, 0, ni / 2);
@@ -796,12 +792,18 @@ GK_DEV void gk_gemm_mma_run(const gk_gemm_args *p, int dt, int ta, int tb, int b
                     if (kt + stages - 1 < ktiles) GK_GEMM_LOAD_STAGE(kt + stages - 1);
                     gk_cp_async_commit();
                 }
+                if (interleave && ks == 1) {
+                    const int kl = kt + stages - 1, pw = whole && kl < kfull;
+                    char *st = smem + (kl % stages) * stage_bytes;
+                    gk_gemm_ld_tile_whole(&la, st, kl, pw, bm, bk, threads);
+                    gk_gemm_ld_tile_whole(&lb, st + a_bytes, kl, pw, bn, bk, threads);
+                    if (!pw && kl < ktiles) GK_GEMM_LOAD_STAGE(kl);
+                    gk_cp_async_commit();
+                }
                 if (ks == ksteps - 1) {
-                    if (!interleave) {
-                        /* tile kt + 1 in shared memory and every warp done with tile kt - 1's slot */
-                        gk_gemm_cp_wait(stages - 2);
-                        __syncthreads();
-                    }
+                    /* tile kt + 1 in shared memory and every warp done with tile kt - 1's slot */
+                    gk_gemm_cp_wait(stages - 2);
+                    __syncthreads();
                     const char *na = smem + ((kt + 1) % stages) * stage_bytes;
                     gk_gemm_frags(af[nxt], na, oa, a_kmaj, 0, mi);
                     gk_gemm_frags(bf[nxt], na + a_bytes, ob, b_kmaj, 0, ni / 2);
@@ -810,16 +812,6 @@ GK_DEV void gk_gemm_mma_run(const gk_gemm_args *p, int dt, int ta, int tb, int b
                     gk_gemm_frags(bf[nxt], sa + a_bytes, ob, b_kmaj, (ks + 1) * 16, ni / 2);
                 }
                 gk_gemm_mma_tile(acc, af[cur], bf[cur], dt, mi, ni);
-                if (interleave && ks == 0) {
-                    gk_gemm_cp_wait(stages - 3);
-                    __syncthreads();
-                    const int kl = kt + stages - 1, pw = whole && kl < kfull;
-                    char *st = smem + (kl % stages) * stage_bytes;
-                    gk_gemm_ld_tile_whole(&la, st, kl, pw, bm, bk, threads);
-                    gk_gemm_ld_tile_whole(&lb, st + a_bytes, kl, pw, bn, bk, threads);
-                    if (!pw && kl < ktiles) GK_GEMM_LOAD_STAGE(kl);
-                    gk_cp_async_commit();
-                }
             }
         }
     }
