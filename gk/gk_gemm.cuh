@@ -795,22 +795,15 @@ GK_DEV void gk_gemm_mma_run(const gk_gemm_args *p, int dt, int ta, int tb, int b
                 if (interleave && ks == 1) {
                     const int kl = kt + stages - 1, pw = whole && kl < kfull;
                     char *st = smem + (kl % stages) * stage_bytes;
-#ifndef GK_GEMM_ABLATE_COPIES /* probe builds only: D is wrong without the copies */
                     gk_gemm_ld_tile_whole(&la, st, kl, pw, bm, bk, threads);
                     gk_gemm_ld_tile_whole(&lb, st + a_bytes, kl, pw, bn, bk, threads);
                     if (!pw && kl < ktiles) GK_GEMM_LOAD_STAGE(kl);
-#else
-                    (void)st;
-                    (void)pw;
-#endif
                     gk_cp_async_commit();
                 }
                 if (ks == ksteps - 1) {
                     /* tile kt + 1 in shared memory and every warp done with tile kt - 1's slot */
                     gk_gemm_cp_wait(stages - 2);
-#ifndef GK_GEMM_ABLATE_BARRIER /* probe builds only: D is wrong without the barrier */
                     __syncthreads();
-#endif
                     const char *na = smem + ((kt + 1) % stages) * stage_bytes;
                     gk_gemm_frags(af[nxt], na, oa, a_kmaj, 0, mi);
                     gk_gemm_frags(bf[nxt], na + a_bytes, ob, b_kmaj, 0, ni / 2);
