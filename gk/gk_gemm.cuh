@@ -677,31 +677,6 @@ GK_DEV void gk_gemm_cp_wait(int pending)
     }
 }
 
-/* mbarriers for the mma.sync stages (sm_80 on): init, a plain arrive (release), an arrive made
-   when this thread's cp.async so far have landed, and a wait on a phase's parity. */
-GK_DEV void gk_gemm_mbar_init(unsigned bar, int count)
-{
-    asm volatile("mbarrier.init.shared.b64 [%0], %1;" ::"r"(bar), "r"(count) : "memory");
-}
-GK_DEV void gk_gemm_mbar_arrive(unsigned bar)
-{
-    asm volatile("{ .reg .b64 st; mbarrier.arrive.shared.b64 st, [%0]; }" ::"r"(bar) : "memory");
-}
-GK_DEV void gk_gemm_mbar_arrive_cp(unsigned bar)
-{
-    asm volatile("cp.async.mbarrier.arrive.noinc.shared.b64 [%0];" ::"r"(bar) : "memory");
-}
-GK_DEV void gk_gemm_mbar_wait(unsigned bar, int parity)
-{
-    unsigned done;
-    do {
-        asm volatile("{ .reg .pred p; mbarrier.test_wait.parity.shared.b64 p, [%1], %2; selp.u32 %0, 1, 0, p; }"
-                     : "=r"(done)
-                     : "r"(bar), "r"(parity)
-                     : "memory");
-    } while (!done);
-}
-
 /* The block's sums out through shared memory once the mainloop has left it: each warp parks its
    fragments as fp32 rows (bn + 8 floats apart: a half warp's float2 writes in 16 distinct bank
    pairs), then gk_gemm_store_rows takes them through the epilogue 8 columns a thread. Inlined for
@@ -775,14 +750,15 @@ GK_DEV void gk_gemm_mma_run(const gk_gemm_args *p, int dt, int ta, int tb, int b
         gk_gemm_ld_tile(&lb, st_ + a_bytes, kt, left_, b_kmaj, vec, bn, bk, threads);                        \
     } while (0)
 
+    for (int s = 0; s < stages - 1; s++) {
+        if (s < ktiles) GK_GEMM_LOAD_STAGE(s);
+        gk_cp_async_commit();
+    }
+    gk_gemm_cp_wait(stages - 2);
+    __syncthreads();
+
     unsigned af[2][4 * 8], bf[2][4 * 8];
     if (!dbuf) {
-        for (int s = 0; s < stages - 1; s++) {
-            if (s < ktiles) GK_GEMM_LOAD_STAGE(s);
-            gk_cp_async_commit();
-        }
-        gk_gemm_cp_wait(stages - 2);
-        __syncthreads();
         /* one fragment buffer: fewer registers, more resident warps to hide ldmatrix latency */
         for (int kt = 0; kt < ktiles; kt++) {
             const char *sa = smem + (kt % stages) * stage_bytes;
@@ -800,58 +776,34 @@ GK_DEV void gk_gemm_mma_run(const gk_gemm_args *p, int dt, int ta, int tb, int b
             __syncthreads();
         }
     } else {
-        /* stages tracked by mbarriers, no block barrier in the k-loop: a stage's "full" barrier
-           takes an arrival from every thread once its copies of the k-tile have landed (by
-           cp.async.mbarrier.arrive; element-wise stores wait for the thread's copies and arrive
-           plainly), its "empty" barrier one from every thread once its MMAs have used their last
-           fragments of it. Copies run stages - 2 k-tiles ahead, so a slot is refilled a whole
-           k-tile after its readers' last arrival could come, and warps drift instead of meeting. */
-        const int kfull = (k_end - k_begin) / bk, whole = vec && la.whole && lb.whole, ahead = stages - 2;
-        const unsigned full = gk_smem_addr(smem + stages * stage_bytes), empty = full + 8 * stages;
-        if (threadIdx.x == 0)
-            for (int s = 0; s < stages; s++) {
-                gk_gemm_mbar_init(full + 8 * s, threads);
-                gk_gemm_mbar_init(empty + 8 * s, threads);
-            }
-        __syncthreads();
-        /* a k-tile's copies: those of a tile wholly inside the operands predicated, issued before
-           the first k-step's MMAs and scheduled among them; the rest after them, branched */
-#define GK_GEMM_ISSUE_WHOLE(kl, pw)                                                                          \
-    do {                                                                                                     \
-        char *st_ = smem + ((kl) % stages) * stage_bytes;                                                    \
-        gk_gemm_ld_tile_whole(&la, st_, kl, pw, bm, bk, threads);                                            \
-        gk_gemm_ld_tile_whole(&lb, st_ + a_bytes, kl, pw, bn, bk, threads);                                  \
-    } while (0)
-#define GK_GEMM_ISSUE_REST(kl, pw)                                                                           \
-    do {                                                                                                     \
-        if (pw) {                                                                                            \
-            gk_gemm_mbar_arrive_cp(full + 8 * ((kl) % stages));                                              \
-        } else {                                                                                             \
-            GK_GEMM_LOAD_STAGE(kl);                                                                          \
-            gk_cp_async_wait_all();                                                                          \
-            gk_gemm_mbar_arrive(full + 8 * ((kl) % stages));                                                 \
-        }                                                                                                    \
-    } while (0)
-        for (int kl = 0; kl < ahead && kl < ktiles; kl++) {
-            const int pw = whole && kl < kfull;
-            GK_GEMM_ISSUE_WHOLE(kl, pw);
-            GK_GEMM_ISSUE_REST(kl, pw);
-        }
-        gk_gemm_mbar_wait(full, 0);
+        /* k-tiles wholly inside K of a tile wholly inside the operands: their copies predicated,
+           issued after the first k-step's MMAs, among which the compiler schedules them (a
+           branch between would leave both warps of a scheduler issuing copies, no MMA) */
+        const int interleave = dt != GK_E4M3; /* (e4m3's 64 x 64 tile would spill at 168 registers) */
+        const int kfull = (k_end - k_begin) / bk, whole = vec && la.whole && lb.whole;
         gk_gemm_frags(af[0], smem, oa, a_kmaj, 0, mi);
         gk_gemm_frags(bf[0], smem + a_bytes, ob, b_kmaj, 0, ni / 2);
         for (int kt = 0; kt < ktiles; kt++) {
             const char *sa = smem + (kt % stages) * stage_bytes;
-            const int kl = kt + ahead, pw = whole && kl < kfull;
 #pragma unroll
             for (int ks = 0; ks < ksteps; ks++) {
                 const int cur = ks & 1, nxt = cur ^ 1;
-                if (ks == 0) {
-                    if (kl < ktiles && kl >= stages) gk_gemm_mbar_wait(empty + 8 * (kl % stages), (kl / stages - 1) & 1);
-                    GK_GEMM_ISSUE_WHOLE(kl, pw);
+                if (!interleave && ks == 0) { /* into the slot of tile kt - 1, which every warp has left */
+                    if (kt + stages - 1 < ktiles) GK_GEMM_LOAD_STAGE(kt + stages - 1);
+                    gk_cp_async_commit();
+                }
+                if (interleave && ks == 1) {
+                    const int kl = kt + stages - 1, pw = whole && kl < kfull;
+                    char *st = smem + (kl % stages) * stage_bytes;
+                    gk_gemm_ld_tile_whole(&la, st, kl, pw, bm, bk, threads);
+                    gk_gemm_ld_tile_whole(&lb, st + a_bytes, kl, pw, bn, bk, threads);
+                    if (!pw && kl < ktiles) GK_GEMM_LOAD_STAGE(kl);
+                    gk_cp_async_commit();
                 }
                 if (ks == ksteps - 1) {
-                    if (kt + 1 < ktiles) gk_gemm_mbar_wait(full + 8 * ((kt + 1) % stages), ((kt + 1) / stages) & 1);
+                    /* tile kt + 1 in shared memory and every warp done with tile kt - 1's slot */
+                    gk_gemm_cp_wait(stages - 2);
+                    __syncthreads();
                     const char *na = smem + ((kt + 1) % stages) * stage_bytes;
                     gk_gemm_frags(af[nxt], na, oa, a_kmaj, 0, mi);
                     gk_gemm_frags(bf[nxt], na + a_bytes, ob, b_kmaj, 0, ni / 2);
@@ -860,12 +812,8 @@ GK_DEV void gk_gemm_mma_run(const gk_gemm_args *p, int dt, int ta, int tb, int b
                     gk_gemm_frags(bf[nxt], sa + a_bytes, ob, b_kmaj, (ks + 1) * 16, ni / 2);
                 }
                 gk_gemm_mma_tile(acc, af[cur], bf[cur], dt, mi, ni);
-                if (ks == 0 && kl < ktiles) GK_GEMM_ISSUE_REST(kl, pw);
-                if (ks == ksteps - 1) gk_gemm_mbar_arrive(empty + 8 * (kt % stages));
             }
         }
-#undef GK_GEMM_ISSUE_WHOLE
-#undef GK_GEMM_ISSUE_REST
     }
 #undef GK_GEMM_LOAD_STAGE
     gk_cp_async_wait_0();
@@ -1005,7 +953,7 @@ typedef void (*gk_gemm_kernel)(gk_gemm_args);
     static_assert((STAGES) == 0 || ((BM) * (BK) / 8 % ((BM) / (WM) * (BN) / (WN) * 32) == 0 &&                    \
                                     (BN) * (BK) / 8 % ((BM) / (WM) * (BN) / (WN) * 32) == 0),                     \
                   #name ": every thread copies the same number of 16-byte chunks of each tile");                 \
-    static_assert((STAGES) == 0 || ((STAGES) >= 2 && (STAGES) <= 8), #name ": 0 (direct) or 2 to 8 pipeline stages"); \
+    static_assert((STAGES) == 0 || ((STAGES) >= 2 && (STAGES) <= 5), #name ": 0 (direct) or 2 to 5 pipeline stages"); \
     static_assert(!(DBUF) || (BK) >= 32, #name ": double-buffered fragments need two k-steps per tile (BK >= 32)"); \
     static_assert((STAGES) == 0 || (((BM) / (WM) * (BN) / (WN) * 32) % ((BM) / 8) == 0 &&                         \
                                     ((BM) / (WM) * (BN) / (WN) * 32) % ((BN) / 8) == 0),                          \
@@ -1022,7 +970,7 @@ typedef void (*gk_gemm_kernel)(gk_gemm_args);
                                                  (BM) / (WM) * ((BN) / (WN)) * 32,                                 \
                                                  gk_gemm_smem_bytes_c(BM, BN, BK, STAGES), VEC, 0, 0, 0, 0};
 
-#define gk_gemm_smem_bytes_c(BM, BN, BK, STAGES) ((STAGES) * (((BM) + (BN)) * (BK) * 2 + 16))
+#define gk_gemm_smem_bytes_c(BM, BN, BK, STAGES) ((STAGES) * ((BM) + (BN)) * (BK) * 2)
 
 #define GK_GEMM_MMA_KERNEL(kname, dt, TA, TB, BM, BN, BK, WM, WN, STAGES, MINB, DBUF, VEC)                                      \
     static __global__ void __launch_bounds__((BM) / (WM) * ((BN) / (WN)) * 32, MINB)                              \
