@@ -241,8 +241,8 @@ GK_DEV void gk_gemm_wg_store(const gk_gemm_args *p, const float *acc, float *buf
     /* a swapped tile (bm 16 or 64): this warpgroup's 64 columns of D (its MMA rows) by bm rows of
        D, written transposed into [bm][68] (each write of a warp in 32 distinct banks). Otherwise
        nb columns (bn, or bn / 2 for a half-width tile) in rows of the tile's bn + 8: a ping-pong
-       consumer stores a half-width tile while the other may store a whole one; a 64 x 64 or 32 tile's
-       consumers their sums of the whole tile, added before the stores. */
+       consumer stores a half-width tile while the other may store a whole one; a 64 x 64 or 64 x 32
+       tile's consumers their sums of the whole tile, added before the stores. */
     const int swap = GK_GEMM_WG_SWAP(bm, bn), ns = GK_GEMM_WG_KSPLIT(bm, bn), pp = persistent == 2;
     const int t = threadIdx.x & 127, lane = t & 31;
     const int width = swap ? bn / 2 : nb, ld = swap ? width + 4 : bn + 8;

@@ -37,6 +37,7 @@ def gk_cuda_library(name, srcs, hdrs = [], deps = [], copts = "", ptx_only = Fal
     """Compiles each .cu in srcs with nvcc; the objects are always linked (tests register statically).
 
     ptx_only: device code as PTX only (binaries that launch no kernel: the host tests)."""
+    gencode, flags = (_gencode("compute"), NVCC_FLAGS + PTX_ONLY_FLAGS) if ptx_only else (_GENCODE, NVCC_FLAGS)
     objs = []
     for src in srcs:
         obj = _obj_name(name, src)
@@ -44,7 +45,7 @@ def gk_cuda_library(name, srcs, hdrs = [], deps = [], copts = "", ptx_only = Fal
             name = name + "_nvcc_" + src.replace("/", "_").replace(".", "_"),
             srcs = [src] + hdrs,
             outs = [obj],
-            cmd = NVCC_OWN_TMPDIR + _gencode("compute" if ptx_only else "sm") + NVCC + " -c " + NVCC_FLAGS + (PTX_ONLY_FLAGS if ptx_only else "") + " " + copts + " $$G $(location " + src + ") -o $@",
+            cmd = NVCC_OWN_TMPDIR + gencode + NVCC + " -c " + flags + " " + copts + " $$G $(location " + src + ") -o $@",
             message = "nvcc " + src,
         )
         objs.append(obj)
