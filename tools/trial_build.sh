@@ -1,0 +1,90 @@
+#!/bin/bash
+# Builds programs of this tree (a probe of gk_bench/sweep, a GPU test of gk_tests) at this tree and
+# with trial commits' changes applied on it, for a GPU host without Bazel, so that the builds can
+# be timed side by side in one call. Into DIR (default bundle_trial/, ignored by git):
+#   one stripped sm_90a binary a variant, run.sh, VARIANTS (what each one is), COMMIT
+#
+#   tools/trial_build.sh DIR 'NAME|REV|PROGRAM|NVCC_FLAGS' ...
+#     NAME        the binary's name; a name ending in _test runs once, the others every round
+#     REV         a commit whose change (git show REV) is applied on this tree; empty: the tree
+#     PROGRAM     the .cu file, from the repository root
+#     NVCC_FLAGS  more nvcc flags (-D...), may be empty; words as the shell splits them, so a
+#                 macro with spaces is quoted inside the spec. nvcc splits a -D value at its
+#                 commas: a configuration list goes in a header, given as --pre-include FILE
+#   DIR/run.sh OUT [ROUNDS]   on the GPU host: ROUNDS rounds (default 2) of every timing binary in
+#                             the order given (each given its name as argv[1]); OUT/NAME.txt each
+#
+# e.g. the mma.sync k-loop against a trial, two stage counts added to the probe's list:
+#   p=gk_bench/sweep/gemm_mma_sync_probe.cu; no_wg='-DGK_GEMM_WG_CONFIGS(X)='
+#   tools/trial_build.sh bundle_trial "shipped||$p|$no_wg" \
+#     "mbar|9ec59e1|$p|$no_wg --pre-include /tmp/configs.h"
+#   (configs.h: #define GK_GEMM_CONFIGS(X) X(128x256x32_w64x64, ...) ..., the shipped list and more)
+# A GoogleTest program links GoogleTest and cuBLAS. Builds run two at a time.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+dir=${1:-bundle_trial}
+shift || true
+[ $# -gt 0 ] || { sed -n '2,20p' "$0"; exit 2; }
+rm -rf "$dir"
+mkdir -p "$dir"
+root=$(pwd)
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+git rev-parse HEAD > "$dir/COMMIT"
+git status --short -- gk gk_bench gk_tests >> "$dir/COMMIT"
+names=()
+i=0
+for spec in "$@"; do
+    IFS='|' read -r name rev program flags <<< "$spec"
+    [ -n "$name" ] && [ -n "$program" ] || { echo "trial_build.sh: bad spec '$spec'" >&2; exit 2; }
+    src="$work/$name"
+    mkdir -p "$src"
+    tar -c --exclude=gk_bench/results gk gk_bench gk_tests | tar -x -C "$src"
+    if [ -n "$rev" ]; then
+        git show --format= "$rev" -- gk gk_bench gk_tests | (cd "$src" && git apply) ||
+            { echo "trial_build.sh: $rev does not apply on this tree" >&2; exit 1; }
+    fi
+    libs=()
+    if grep -q 'gtest/gtest.h' "$src/$program"; then
+        libs=(/usr/lib/x86_64-linux-gnu/libgtest.a /usr/lib/x86_64-linux-gnu/libgtest_main.a -lpthread -lcublas)
+    fi
+    eval "extra=($flags)"
+    (cd "$src" && nvcc -std=c++17 -O3 -gencode arch=compute_90a,code=sm_90a -cudart static \
+        -Xcompiler -static-libstdc++ -Xptxas -warn-spills -I. "${extra[@]}" "$program" -o "$root/$dir/$name" "${libs[@]}" \
+        > "$root/$dir/$name.build.log" 2>&1 && strip "$root/$dir/$name") &
+    printf '%s\t%s\t%s\t%s\n' "$name" "${rev:-this tree}" "$program" "$flags" >> "$dir/VARIANTS"
+    names+=("$name")
+    i=$((i + 1))
+    if [ $((i % 2)) -eq 0 ]; then wait; fi
+done
+wait
+for name in "${names[@]}"; do
+    [ -x "$dir/$name" ] || { echo "trial_build.sh: $name failed to build: $dir/$name.build.log" >&2; exit 1; }
+    if grep -q 'spill' "$dir/$name.build.log"; then echo "trial_build.sh: $name spills (see $dir/$name.build.log)" >&2; fi
+done
+cat > "$dir/run.sh" << EOF
+#!/bin/bash
+# Runs the trial builds (tools/trial_build.sh): tests once, the other binaries in turns.
+set -u
+cd "\$(dirname "\$0")"
+out=\${1:?usage: run.sh OUT [ROUNDS]}
+rounds=\${2:-2}
+mkdir -p "\$out"
+cp VARIANTS COMMIT "\$out/"
+nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,temperature.gpu,power.draw --format=csv > "\$out/gpu.txt" 2>&1
+names=(${names[*]})
+for n in "\${names[@]}"; do
+    case \$n in *_test) GK_TEST_REQUIRE_GPU=1 ./\$n > "\$out/\$n.txt" 2>&1; echo "\$n: exit \$?" | tee -a "\$out/summary.txt" ;; esac
+done
+for r in \$(seq 1 "\$rounds"); do
+    for n in "\${names[@]}"; do
+        case \$n in *_test) continue ;; esac
+        echo "# round \$r" >> "\$out/\$n.txt"
+        ./\$n "\$n" >> "\$out/\$n.txt" 2>&1
+        echo "\$n round \$r: exit \$?" >> "\$out/summary.txt"
+    done
+done
+nvidia-smi --query-gpu=clocks.sm,temperature.gpu,power.draw --format=csv >> "\$out/gpu.txt" 2>&1
+EOF
+chmod +x "$dir/run.sh"
+echo "trial_build.sh: ${#names[@]} builds in $dir; on the GPU host: $dir/run.sh OUT [ROUNDS]"
