@@ -14,11 +14,9 @@
 #   DIR/run.sh OUT [ROUNDS]   on the GPU host: ROUNDS rounds (default 2) of every timing binary in
 #                             the order given (each given its name as argv[1]); OUT/NAME.txt each
 #
-# e.g. the mma.sync k-loop against a trial, two stage counts added to the probe's list:
-#   p=gk_bench/sweep/gemm_mma_sync_probe.cu; no_wg='-DGK_GEMM_WG_CONFIGS(X)='
-#   tools/trial_build.sh bundle_trial "shipped||$p|$no_wg" \
-#     "mbar|9ec59e1|$p|$no_wg --pre-include /tmp/configs.h"
-#   (configs.h: #define GK_GEMM_CONFIGS(X) X(128x256x32_w64x64, ...) ..., the shipped list and more)
+# e.g. the mma.sync k-loop against a trial that allows more stages, the probe's list with them:
+#   p=gk_bench/sweep/gemm_mma_sync_probe.cu; no_wg="'-DGK_GEMM_WG_CONFIGS(X)='"
+#   tools/trial_build.sh bundle_trial "shipped||$p|$no_wg" "mbar|9ec59e1|$p|$no_wg -DGK_PROBE_STAGES"
 # A GoogleTest program links GoogleTest and cuBLAS. Builds run two at a time.
 set -euo pipefail
 cd "$(dirname "$0")/.."
