@@ -621,23 +621,19 @@ GK_DEV void gk_gemm_ld_tile(const gk_gemm_ld *l, char *stage, int kt, int k_left
 }
 
 /* This lane's ldmatrix row addresses for an operand, fixed for the kernel: fragment i of a
-   k-step kk reads at (off[0] ^ (kk * 2)) + off[i] - off[0] (K-contiguous: the XOR moves to chunk
-   kk / 8, which commutes with the swizzle because kk / 8 is even and the lane's own chunk is 0
-   or 1; the swizzle repeats every 8 rows, so fragment i is fragment 0 moved 16 rows, a multiple
-   of 128 bytes that the XOR leaves alone: one XOR a k-step, the rest immediate offsets; kmaj 2
-   in gk_gemm_frags, 1 reads off[i] ^ (kk * 2)) or at
+   k-step kk reads at off[i] ^ (kk * 2) (K-contiguous: the XOR moves to chunk kk / 8, which
+   commutes with the swizzle because kk / 8 is even and the lane's own chunk is 0 or 1) or at
    off[i] + kk * 128 (MN-contiguous: k rows of 128 bytes). x4 matrix j of A is (rows + 8 if j
    odd, k + 8 if j >= 2); of B (k + 8 if j odd, n + 8 if j >= 2), two 8-wide B fragments. */
 GK_DEV void gk_gemm_frag_offsets(int *off, int kmaj, int w0, int frags, int rows_odd, int bk)
 {
     const int lane = threadIdx.x & 31, j = lane >> 3, r = lane & 7;
     const int jmn = rows_odd ? (j & 1) : (j >> 1), jk = rows_odd ? (j >> 1) : (j & 1);
-    const int off0 = gk_gemm_smem_off(1, w0 + jmn * 8 + r, jk * 8, bk);
 #pragma unroll
     for (int i = 0; i < 8; i++) {
         if (i >= frags) break;
         const int mn = w0 + i * 16 + jmn * 8;
-        off[i] = kmaj ? off0 + i * 16 * bk * 2 : gk_gemm_smem_off(0, mn, jk * 8 + r, bk);
+        off[i] = kmaj ? gk_gemm_smem_off(1, mn + r, jk * 8, bk) : gk_gemm_smem_off(0, mn, jk * 8 + r, bk);
     }
 }
 
@@ -646,8 +642,7 @@ GK_DEV void gk_gemm_frags(unsigned *f, const char *s, const int *off, int kmaj, 
 #pragma unroll
     for (int i = 0; i < 8; i++) {
         if (i >= frags) break;
-        if (kmaj == 2) gk_ldmatrix_x4(f + i * 4, s + (off[0] ^ (kk * 2)) + (off[i] - off[0]));
-        else if (kmaj) gk_ldmatrix_x4(f + i * 4, s + (off[i] ^ (kk * 2)));
+        if (kmaj) gk_ldmatrix_x4(f + i * 4, s + (off[i] ^ (kk * 2)));
         else gk_ldmatrix_x4_trans(f + i * 4, s + off[i] + kk * 128);
     }
 }
@@ -730,9 +725,6 @@ GK_DEV void gk_gemm_mma_run(const gk_gemm_args *p, int dt, int ta, int tb, int b
     const int wm0 = warp / (bn / wn) * wm, wn0 = warp % (bn / wn) * wn;
     const int a_bytes = bm * bk * 2, stage_bytes = (bm + bn) * bk * 2;
     const int a_kmaj = !ta, b_kmaj = tb;
-    /* K-contiguous fragments read with one XOR a k-step (e4m3's 64 x 64 tile spills 8 bytes at
-       its 168 registers that way) */
-    const int a_fk = a_kmaj && dt != GK_E4M3 ? 2 : a_kmaj, b_fk = b_kmaj && dt != GK_E4M3 ? 2 : b_kmaj;
 
     int tm, tn;
     gk_gemm_tile(p, &tm, &tn);
@@ -776,8 +768,8 @@ GK_DEV void gk_gemm_mma_run(const gk_gemm_args *p, int dt, int ta, int tb, int b
                     if (kt + stages - 1 < ktiles) GK_GEMM_LOAD_STAGE(kt + stages - 1);
                     gk_cp_async_commit();
                 }
-                gk_gemm_frags(af[0], sa, oa, a_fk, ks * 16, mi);
-                gk_gemm_frags(bf[0], sa + a_bytes, ob, b_fk, ks * 16, ni / 2);
+                gk_gemm_frags(af[0], sa, oa, a_kmaj, ks * 16, mi);
+                gk_gemm_frags(bf[0], sa + a_bytes, ob, b_kmaj, ks * 16, ni / 2);
                 gk_gemm_mma_tile(acc, af[0], bf[0], dt, mi, ni);
             }
             gk_gemm_cp_wait(stages - 2);
@@ -789,8 +781,8 @@ GK_DEV void gk_gemm_mma_run(const gk_gemm_args *p, int dt, int ta, int tb, int b
            branch between would leave both warps of a scheduler issuing copies, no MMA) */
         const int interleave = dt != GK_E4M3; /* (e4m3's 64 x 64 tile would spill at 168 registers) */
         const int kfull = (k_end - k_begin) / bk, whole = vec && la.whole && lb.whole;
-        gk_gemm_frags(af[0], smem, oa, a_fk, 0, mi);
-        gk_gemm_frags(bf[0], smem + a_bytes, ob, b_fk, 0, ni / 2);
+        gk_gemm_frags(af[0], smem, oa, a_kmaj, 0, mi);
+        gk_gemm_frags(bf[0], smem + a_bytes, ob, b_kmaj, 0, ni / 2);
         for (int kt = 0; kt < ktiles; kt++) {
             const char *sa = smem + (kt % stages) * stage_bytes;
 #pragma unroll
@@ -813,11 +805,11 @@ GK_DEV void gk_gemm_mma_run(const gk_gemm_args *p, int dt, int ta, int tb, int b
                     gk_gemm_cp_wait(stages - 2);
                     __syncthreads();
                     const char *na = smem + ((kt + 1) % stages) * stage_bytes;
-                    gk_gemm_frags(af[nxt], na, oa, a_fk, 0, mi);
-                    gk_gemm_frags(bf[nxt], na + a_bytes, ob, b_fk, 0, ni / 2);
+                    gk_gemm_frags(af[nxt], na, oa, a_kmaj, 0, mi);
+                    gk_gemm_frags(bf[nxt], na + a_bytes, ob, b_kmaj, 0, ni / 2);
                 } else {
-                    gk_gemm_frags(af[nxt], sa, oa, a_fk, (ks + 1) * 16, mi);
-                    gk_gemm_frags(bf[nxt], sa + a_bytes, ob, b_fk, (ks + 1) * 16, ni / 2);
+                    gk_gemm_frags(af[nxt], sa, oa, a_kmaj, (ks + 1) * 16, mi);
+                    gk_gemm_frags(bf[nxt], sa + a_bytes, ob, b_kmaj, (ks + 1) * 16, ni / 2);
                 }
                 gk_gemm_mma_tile(acc, af[cur], bf[cur], dt, mi, ni);
             }
