@@ -255,9 +255,8 @@ GK_HOST cudaError_t gk_gemm_check_outputs(const char *fn, const void *d, int d_d
     return cudaSuccess;
 }
 
-/* Shared-memory bytes of a configuration: STAGES copies of the A and B tiles, 2 bytes a value, and
-   a full and an empty mbarrier a stage. */
-GK_HD int gk_gemm_smem_bytes(int bm, int bn, int bk, int stages) { return stages * ((bm + bn) * bk * 2 + 16); }
+/* Shared-memory bytes of a configuration: STAGES copies of the A and B tiles, 2 bytes a value. */
+GK_HD int gk_gemm_smem_bytes(int bm, int bn, int bk, int stages) { return stages * (bm + bn) * bk * 2; }
 
 /* ---------------------------------------------------------------- device building blocks */
 
@@ -622,23 +621,19 @@ GK_DEV void gk_gemm_ld_tile(const gk_gemm_ld *l, char *stage, int kt, int k_left
 }
 
 /* This lane's ldmatrix row addresses for an operand, fixed for the kernel: fragment i of a
-   k-step kk reads at (off[0] ^ (kk * 2)) + off[i] - off[0] (K-contiguous: the XOR moves to chunk
-   kk / 8, which commutes with the swizzle because kk / 8 is even and the lane's own chunk is 0
-   or 1; the swizzle repeats every 8 rows, so fragment i is fragment 0 moved 16 rows, a multiple
-   of 128 bytes that the XOR leaves alone: one XOR a k-step, the rest immediate offsets; kmaj 2
-   in gk_gemm_frags, 1 reads off[i] ^ (kk * 2)) or at
+   k-step kk reads at off[i] ^ (kk * 2) (K-contiguous: the XOR moves to chunk kk / 8, which
+   commutes with the swizzle because kk / 8 is even and the lane's own chunk is 0 or 1) or at
    off[i] + kk * 128 (MN-contiguous: k rows of 128 bytes). x4 matrix j of A is (rows + 8 if j
    odd, k + 8 if j >= 2); of B (k + 8 if j odd, n + 8 if j >= 2), two 8-wide B fragments. */
 GK_DEV void gk_gemm_frag_offsets(int *off, int kmaj, int w0, int frags, int rows_odd, int bk)
 {
     const int lane = threadIdx.x & 31, j = lane >> 3, r = lane & 7;
     const int jmn = rows_odd ? (j & 1) : (j >> 1), jk = rows_odd ? (j >> 1) : (j & 1);
-    const int off0 = gk_gemm_smem_off(1, w0 + jmn * 8 + r, jk * 8, bk);
 #pragma unroll
     for (int i = 0; i < 8; i++) {
         if (i >= frags) break;
         const int mn = w0 + i * 16 + jmn * 8;
-        off[i] = kmaj ? off0 + i * 16 * bk * 2 : gk_gemm_smem_off(0, mn, jk * 8 + r, bk);
+        off[i] = kmaj ? gk_gemm_smem_off(1, mn + r, jk * 8, bk) : gk_gemm_smem_off(0, mn, jk * 8 + r, bk);
     }
 }
 
@@ -647,18 +642,17 @@ GK_DEV void gk_gemm_frags(unsigned *f, const char *s, const int *off, int kmaj, 
 #pragma unroll
     for (int i = 0; i < 8; i++) {
         if (i >= frags) break;
-        if (kmaj == 2) gk_ldmatrix_x4(f + i * 4, s + (off[0] ^ (kk * 2)) + (off[i] - off[0]));
-        else if (kmaj) gk_ldmatrix_x4(f + i * 4, s + (off[i] ^ (kk * 2)));
+        if (kmaj) gk_ldmatrix_x4(f + i * 4, s + (off[i] ^ (kk * 2)));
         else gk_ldmatrix_x4_trans(f + i * 4, s + off[i] + kk * 128);
     }
 }
 
 /* The warp tile's mma for one k-step: MI x NI m16n8k16 products. GK_E4M3 (gk_fp8.cuh): K-major
    e4m3 tiles read as 16-bit pairs, whose m16n8k16 fragments are the m16n8k32 e4m3 ones. */
-GK_DEV void gk_gemm_mma_rows(float *acc, const unsigned *af, const unsigned *bf, int dt, int i0, int i1, int ni)
+GK_DEV void gk_gemm_mma_tile(float *acc, const unsigned *af, const unsigned *bf, int dt, int mi, int ni)
 {
 #pragma unroll
-    for (int i = i0; i < i1; i++)
+    for (int i = 0; i < mi; i++)
 #pragma unroll
         for (int j = 0; j < ni; j++) {
             float *cc = acc + (i * ni + j) * 4;
@@ -666,11 +660,6 @@ GK_DEV void gk_gemm_mma_rows(float *acc, const unsigned *af, const unsigned *bf,
             else if (dt == GK_E4M3) gk_mma_m16n8k32_e4m3(cc, af + i * 4, bf + j * 2, cc);
             else gk_mma_m16n8k16_f16(cc, af + i * 4, bf + j * 2, cc);
         }
-}
-
-GK_DEV void gk_gemm_mma_tile(float *acc, const unsigned *af, const unsigned *bf, int dt, int mi, int ni)
-{
-    gk_gemm_mma_rows(acc, af, bf, dt, 0, mi, ni);
 }
 
 /* cp.async.wait_group pending (0..7; more waits as 7) */
@@ -686,31 +675,6 @@ GK_DEV void gk_gemm_cp_wait(int pending)
     case 6: asm volatile("cp.async.wait_group 6;" ::: "memory"); break;
     default: asm volatile("cp.async.wait_group 7;" ::: "memory"); break;
     }
-}
-
-/* mbarriers for the mma.sync stages (sm_80 on): init, a plain arrive (release), an arrive made
-   when this thread's cp.async so far have landed, and a wait on a phase's parity. */
-GK_DEV void gk_gemm_mbar_init(unsigned bar, int count)
-{
-    asm volatile("mbarrier.init.shared.b64 [%0], %1;" ::"r"(bar), "r"(count) : "memory");
-}
-GK_DEV void gk_gemm_mbar_arrive(unsigned bar)
-{
-    asm volatile("{ .reg .b64 st; mbarrier.arrive.shared.b64 st, [%0]; }" ::"r"(bar) : "memory");
-}
-GK_DEV void gk_gemm_mbar_arrive_cp(unsigned bar)
-{
-    asm volatile("cp.async.mbarrier.arrive.noinc.shared.b64 [%0];" ::"r"(bar) : "memory");
-}
-GK_DEV void gk_gemm_mbar_wait(unsigned bar, int parity)
-{
-    unsigned done;
-    do {
-        asm volatile("{ .reg .pred p; mbarrier.test_wait.parity.shared.b64 p, [%1], %2; selp.u32 %0, 1, 0, p; }"
-                     : "=r"(done)
-                     : "r"(bar), "r"(parity)
-                     : "memory");
-    } while (!done);
 }
 
 /* The block's sums out through shared memory once the mainloop has left it: each warp parks its
@@ -761,9 +725,6 @@ GK_DEV void gk_gemm_mma_run(const gk_gemm_args *p, int dt, int ta, int tb, int b
     const int wm0 = warp / (bn / wn) * wm, wn0 = warp % (bn / wn) * wn;
     const int a_bytes = bm * bk * 2, stage_bytes = (bm + bn) * bk * 2;
     const int a_kmaj = !ta, b_kmaj = tb;
-    /* K-contiguous fragments read with one XOR a k-step (e4m3's 64 x 64 tile spills 8 bytes at
-       its 168 registers that way) */
-    const int a_fk = a_kmaj && dt != GK_E4M3 ? 2 : a_kmaj, b_fk = b_kmaj && dt != GK_E4M3 ? 2 : b_kmaj;
 
     int tm, tn;
     gk_gemm_tile(p, &tm, &tn);
@@ -789,14 +750,15 @@ GK_DEV void gk_gemm_mma_run(const gk_gemm_args *p, int dt, int ta, int tb, int b
         gk_gemm_ld_tile(&lb, st_ + a_bytes, kt, left_, b_kmaj, vec, bn, bk, threads);                        \
     } while (0)
 
+    for (int s = 0; s < stages - 1; s++) {
+        if (s < ktiles) GK_GEMM_LOAD_STAGE(s);
+        gk_cp_async_commit();
+    }
+    gk_gemm_cp_wait(stages - 2);
+    __syncthreads();
+
     unsigned af[2][4 * 8], bf[2][4 * 8];
     if (!dbuf) {
-        for (int s = 0; s < stages - 1; s++) {
-            if (s < ktiles) GK_GEMM_LOAD_STAGE(s);
-            gk_cp_async_commit();
-        }
-        gk_gemm_cp_wait(stages - 2);
-        __syncthreads();
         /* one fragment buffer: fewer registers, more resident warps to hide ldmatrix latency */
         for (int kt = 0; kt < ktiles; kt++) {
             const char *sa = smem + (kt % stages) * stage_bytes;
@@ -806,89 +768,52 @@ GK_DEV void gk_gemm_mma_run(const gk_gemm_args *p, int dt, int ta, int tb, int b
                     if (kt + stages - 1 < ktiles) GK_GEMM_LOAD_STAGE(kt + stages - 1);
                     gk_cp_async_commit();
                 }
-                gk_gemm_frags(af[0], sa, oa, a_fk, ks * 16, mi);
-                gk_gemm_frags(bf[0], sa + a_bytes, ob, b_fk, ks * 16, ni / 2);
+                gk_gemm_frags(af[0], sa, oa, a_kmaj, ks * 16, mi);
+                gk_gemm_frags(bf[0], sa + a_bytes, ob, b_kmaj, ks * 16, ni / 2);
                 gk_gemm_mma_tile(acc, af[0], bf[0], dt, mi, ni);
             }
             gk_gemm_cp_wait(stages - 2);
             __syncthreads();
         }
     } else {
-        /* stages tracked by mbarriers, no block barrier in the k-loop: a stage's "full" barrier
-           takes an arrival from every thread once its copies of the k-tile have landed (by
-           cp.async.mbarrier.arrive; element-wise stores wait for the thread's copies and arrive
-           plainly), its "empty" barrier one from every thread once its MMAs have used their last
-           fragments of it. Copies run stages - 2 k-tiles ahead, so a slot is refilled a whole
-           k-tile after its readers' last arrival could come, and warps drift instead of meeting. */
-        const int kfull = (k_end - k_begin) / bk, whole = vec && la.whole && lb.whole, ahead = stages - 2;
-        const unsigned full = gk_smem_addr(smem + stages * stage_bytes), empty = full + 8 * stages;
-        if (threadIdx.x == 0)
-            for (int s = 0; s < stages; s++) {
-                gk_gemm_mbar_init(full + 8 * s, threads);
-                gk_gemm_mbar_init(empty + 8 * s, threads);
-            }
-        __syncthreads();
-        /* a k-tile's copies: those of a tile wholly inside the operands predicated, issued before
-           the first k-step's MMAs and scheduled among them; the rest after them, branched */
-#define GK_GEMM_ISSUE_WHOLE(kl, slot, pw)                                                                    \
-    do {                                                                                                     \
-        char *st_ = smem + (slot) * stage_bytes;                                                             \
-        gk_gemm_ld_tile_whole(&la, st_, kl, pw, bm, bk, threads);                                            \
-        gk_gemm_ld_tile_whole(&lb, st_ + a_bytes, kl, pw, bn, bk, threads);                                  \
-    } while (0)
-#define GK_GEMM_ISSUE_REST(kl, slot, pw)                                                                     \
-    do {                                                                                                     \
-        if (pw) {                                                                                            \
-            gk_gemm_mbar_arrive_cp(full + 8 * (slot));                                                       \
-        } else {                                                                                             \
-            GK_GEMM_LOAD_STAGE(kl);                                                                          \
-            gk_cp_async_wait_all();                                                                          \
-            gk_gemm_mbar_arrive(full + 8 * (slot));                                                          \
-        }                                                                                                    \
-    } while (0)
-        for (int kl = 0; kl < ahead && kl < ktiles; kl++) {
-            const int pw = whole && kl < kfull;
-            GK_GEMM_ISSUE_WHOLE(kl, kl, pw);
-            GK_GEMM_ISSUE_REST(kl, kl, pw);
-        }
-        if (ktiles > 0) gk_gemm_mbar_wait(full, 0);
-        gk_gemm_frags(af[0], smem, oa, a_fk, 0, mi);
-        gk_gemm_frags(bf[0], smem + a_bytes, ob, b_fk, 0, ni / 2);
-        /* tile kt's slot as a counter (no division by a stage count that is not a power of two);
-           bit s of ph: the parity of slot s's next full phase, bit 8 + s its next empty phase */
-        int cs = 0, ph = 1; /* slot 0's first full phase waited above */
+        /* k-tiles wholly inside K of a tile wholly inside the operands: their copies predicated,
+           issued after the first k-step's MMAs, among which the compiler schedules them (a
+           branch between would leave both warps of a scheduler issuing copies, no MMA) */
+        const int interleave = dt != GK_E4M3; /* (e4m3's 64 x 64 tile would spill at 168 registers) */
+        const int kfull = (k_end - k_begin) / bk, whole = vec && la.whole && lb.whole;
+        gk_gemm_frags(af[0], smem, oa, a_kmaj, 0, mi);
+        gk_gemm_frags(bf[0], smem + a_bytes, ob, b_kmaj, 0, ni / 2);
         for (int kt = 0; kt < ktiles; kt++) {
-            const char *sa = smem + cs * stage_bytes;
-            const int kl = kt + ahead, pw = whole && kl < kfull;
-            const int ns = cs + 1 == stages ? 0 : cs + 1, ls = cs >= 2 ? cs - 2 : cs + stages - 2;
+            const char *sa = smem + (kt % stages) * stage_bytes;
 #pragma unroll
             for (int ks = 0; ks < ksteps; ks++) {
                 const int cur = ks & 1, nxt = cur ^ 1;
-                if (ks == ksteps - 1) {
-                    /* half the k-step's MMAs ahead of the wait for tile kt + 1 */
-                    gk_gemm_mma_rows(acc, af[cur], bf[cur], dt, 0, mi / 2, ni);
-                    if (kt + 1 < ktiles) gk_gemm_mbar_wait(full + 8 * ns, ph >> ns & 1);
-                    const char *na = smem + ns * stage_bytes;
-                    gk_gemm_frags(af[nxt], na, oa, a_fk, 0, mi);
-                    gk_gemm_frags(bf[nxt], na + a_bytes, ob, b_fk, 0, ni / 2);
-                    gk_gemm_mma_rows(acc, af[cur], bf[cur], dt, mi / 2, mi, ni);
-                    gk_gemm_mbar_arrive(empty + 8 * cs);
-                } else {
-                    gk_gemm_frags(af[nxt], sa, oa, a_fk, (ks + 1) * 16, mi);
-                    gk_gemm_frags(bf[nxt], sa + a_bytes, ob, b_fk, (ks + 1) * 16, ni / 2);
-                    if (ks == 0) { /* after the fragment loads: ptxas keeps shared loads behind the copies' writes */
-                        if (kl < ktiles && kl >= stages) gk_gemm_mbar_wait(empty + 8 * ls, ph >> (8 + ls) & 1);
-                        GK_GEMM_ISSUE_WHOLE(kl, ls, pw);
-                    }
-                    gk_gemm_mma_tile(acc, af[cur], bf[cur], dt, mi, ni);
-                    if (ks == 0 && kl < ktiles) GK_GEMM_ISSUE_REST(kl, ls, pw);
+                if (!interleave && ks == 0) { /* into the slot of tile kt - 1, which every warp has left */
+                    if (kt + stages - 1 < ktiles) GK_GEMM_LOAD_STAGE(kt + stages - 1);
+                    gk_cp_async_commit();
                 }
+                if (interleave && ks == 1) {
+                    const int kl = kt + stages - 1, pw = whole && kl < kfull;
+                    char *st = smem + (kl % stages) * stage_bytes;
+                    gk_gemm_ld_tile_whole(&la, st, kl, pw, bm, bk, threads);
+                    gk_gemm_ld_tile_whole(&lb, st + a_bytes, kl, pw, bn, bk, threads);
+                    if (!pw && kl < ktiles) GK_GEMM_LOAD_STAGE(kl);
+                    gk_cp_async_commit();
+                }
+                if (ks == ksteps - 1) {
+                    /* tile kt + 1 in shared memory and every warp done with tile kt - 1's slot */
+                    gk_gemm_cp_wait(stages - 2);
+                    __syncthreads();
+                    const char *na = smem + ((kt + 1) % stages) * stage_bytes;
+                    gk_gemm_frags(af[nxt], na, oa, a_kmaj, 0, mi);
+                    gk_gemm_frags(bf[nxt], na + a_bytes, ob, b_kmaj, 0, ni / 2);
+                } else {
+                    gk_gemm_frags(af[nxt], sa, oa, a_kmaj, (ks + 1) * 16, mi);
+                    gk_gemm_frags(bf[nxt], sa + a_bytes, ob, b_kmaj, (ks + 1) * 16, ni / 2);
+                }
+                gk_gemm_mma_tile(acc, af[cur], bf[cur], dt, mi, ni);
             }
-            ph ^= 1 << ns | (kl >= stages) << (8 + ls);
-            cs = ns;
         }
-#undef GK_GEMM_ISSUE_WHOLE
-#undef GK_GEMM_ISSUE_REST
     }
 #undef GK_GEMM_LOAD_STAGE
     gk_cp_async_wait_0();
@@ -1028,9 +953,8 @@ typedef void (*gk_gemm_kernel)(gk_gemm_args);
     static_assert((STAGES) == 0 || ((BM) * (BK) / 8 % ((BM) / (WM) * (BN) / (WN) * 32) == 0 &&                    \
                                     (BN) * (BK) / 8 % ((BM) / (WM) * (BN) / (WN) * 32) == 0),                     \
                   #name ": every thread copies the same number of 16-byte chunks of each tile");                 \
-    static_assert((STAGES) == 0 || ((STAGES) >= 2 && (STAGES) <= 8), #name ": 0 (direct) or 2 to 8 pipeline stages"); \
+    static_assert((STAGES) == 0 || ((STAGES) >= 2 && (STAGES) <= 5), #name ": 0 (direct) or 2 to 5 pipeline stages"); \
     static_assert(!(DBUF) || (BK) >= 32, #name ": double-buffered fragments need two k-steps per tile (BK >= 32)"); \
-    static_assert(!(DBUF) || (STAGES) >= 3, #name ": double-buffered fragments' k-loop copies STAGES - 2 k-tiles ahead"); \
     static_assert((STAGES) == 0 || (((BM) / (WM) * (BN) / (WN) * 32) % ((BM) / 8) == 0 &&                         \
                                     ((BM) / (WM) * (BN) / (WN) * 32) % ((BN) / 8) == 0),                          \
                   #name ": the threads must cover whole 8-value columns of a tile row (threads % (BM/8, BN/8))"); \
@@ -1046,7 +970,7 @@ typedef void (*gk_gemm_kernel)(gk_gemm_args);
                                                  (BM) / (WM) * ((BN) / (WN)) * 32,                                 \
                                                  gk_gemm_smem_bytes_c(BM, BN, BK, STAGES), VEC, 0, 0, 0, 0};
 
-#define gk_gemm_smem_bytes_c(BM, BN, BK, STAGES) ((STAGES) * (((BM) + (BN)) * (BK) * 2 + 16))
+#define gk_gemm_smem_bytes_c(BM, BN, BK, STAGES) ((STAGES) * ((BM) + (BN)) * (BK) * 2)
 
 #define GK_GEMM_MMA_KERNEL(kname, dt, TA, TB, BM, BN, BK, WM, WN, STAGES, MINB, DBUF, VEC)                                      \
     static __global__ void __launch_bounds__((BM) / (WM) * ((BN) / (WN)) * 32, MINB)                              \

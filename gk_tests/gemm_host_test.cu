@@ -544,7 +544,7 @@ TEST(GemmConfig, DerivedSizesAndRules)
         EXPECT_EQ(g.bn % g.wn, 0);
         EXPECT_EQ(g.threads, (g.bm / g.wm) * (g.bn / g.wn) * 32);
         EXPECT_LE(g.threads, 1024);
-        EXPECT_EQ(g.smem_bytes, g.stages * ((g.bm + g.bn) * g.bk * 2 + 16)); // a stage: A, B, two mbarriers
+        EXPECT_EQ(g.smem_bytes, g.stages * (g.bm + g.bn) * g.bk * 2);
         EXPECT_EQ(g.smem_bytes, gk_gemm_smem_bytes(g.bm, g.bn, g.bk, g.stages));
         EXPECT_LE(g.smem_bytes, 227 * 1024);
         // warp tiles of whole m16n8k16 fragments, within the fragment arrays of gk_gemm_mma_run

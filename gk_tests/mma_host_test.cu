@@ -138,20 +138,6 @@ TEST(Swizzle, IsABijectionWithinEachRow)
     }
 }
 
-// gk_gemm_frags reads fragment i of k-step kk at (off[0] ^ (kk * 2)) + i * 16 rows: the k-step's
-// chunk XOR commutes with the swizzle, and the swizzle repeats every 8 rows.
-TEST(Swizzle, KStepXorThenFragmentRowsIsTheSwizzledOffset)
-{
-    for (int w : {32, 64, 128})
-        for (int r = 0; r < 64; r++)
-            for (int c = 0; c < 2; c++)
-                for (int kc = 0; kc < w / 16; kc += 2)
-                    for (int i = 0; i < 8; i++)
-                        EXPECT_EQ(gk_swizzle_offset(r + 16 * i, c + kc, w),
-                                  (gk_swizzle_offset(r, c, w) ^ (kc * 16)) + i * 16 * w)
-                            << "width " << w << " row " << r << " chunk " << c + kc << " fragment " << i;
-}
-
 TEST(BankModel, CountsWays)
 {
     int same_group[8], spread[8], broadcast[8];
