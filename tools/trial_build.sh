@@ -11,13 +11,14 @@
 #     NVCC_FLAGS  more nvcc flags (-D...), may be empty; words as the shell splits them, so a
 #                 macro with spaces is quoted inside the spec. nvcc splits a -D value at its
 #                 commas: a configuration list goes in a header, given as --pre-include FILE
-#   DIR/run.sh OUT [ROUNDS]   on the GPU host: ROUNDS rounds (default 2) of every timing binary in
-#                             the order given (each given its name as argv[1]); OUT/NAME.txt each
+#   DIR/run.sh OUT [ROUNDS [NAME...]]   on the GPU host: the tests once, then ROUNDS rounds (default
+#                             2) of every timing binary in the order given (each given its name as
+#                             argv[1]); OUT/NAME.txt each. NAMEs: only those (a call's time limit)
 #
 # e.g. the mma.sync k-loop against a trial that allows more stages, the probe's list with them:
 #   p=gk_bench/sweep/gemm_mma_sync_probe.cu; no_wg="'-DGK_GEMM_WG_CONFIGS(X)='"
 #   tools/trial_build.sh bundle_trial "shipped||$p|$no_wg" "mbar|9ec59e1|$p|$no_wg -DGK_PROBE_STAGES"
-# A GoogleTest program links GoogleTest and cuBLAS. Builds run two at a time.
+# A program of gk_tests/ links GoogleTest and cuBLAS. Builds run two at a time.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 dir=${1:-bundle_trial}
@@ -43,7 +44,7 @@ for spec in "$@"; do
             { echo "trial_build.sh: $rev does not apply on this tree" >&2; exit 1; }
     fi
     libs=()
-    if grep -q 'gtest/gtest.h' "$src/$program"; then
+    if [[ $program == gk_tests/* ]]; then
         libs=(/usr/lib/x86_64-linux-gnu/libgtest.a /usr/lib/x86_64-linux-gnu/libgtest_main.a -lpthread -lcublas)
     fi
     eval "extra=($flags)"
@@ -65,12 +66,14 @@ cat > "$dir/run.sh" << EOF
 # Runs the trial builds (tools/trial_build.sh): tests once, the other binaries in turns.
 set -u
 cd "\$(dirname "\$0")"
-out=\${1:?usage: run.sh OUT [ROUNDS]}
+out=\${1:?usage: run.sh OUT [ROUNDS [NAME...]]}
 rounds=\${2:-2}
+shift 2 2> /dev/null || shift
 mkdir -p "\$out"
 cp VARIANTS COMMIT "\$out/"
-nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,temperature.gpu,power.draw --format=csv > "\$out/gpu.txt" 2>&1
+nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,temperature.gpu,power.draw --format=csv > "\$out/gpu.txt" 2>&1 || true
 names=(${names[*]})
+[ \$# -gt 0 ] && names=("\$@")
 for n in "\${names[@]}"; do
     case \$n in *_test) GK_TEST_REQUIRE_GPU=1 ./\$n > "\$out/\$n.txt" 2>&1; echo "\$n: exit \$?" | tee -a "\$out/summary.txt" ;; esac
 done
@@ -82,7 +85,7 @@ for r in \$(seq 1 "\$rounds"); do
         echo "\$n round \$r: exit \$?" >> "\$out/summary.txt"
     done
 done
-nvidia-smi --query-gpu=clocks.sm,temperature.gpu,power.draw --format=csv >> "\$out/gpu.txt" 2>&1
+nvidia-smi --query-gpu=clocks.sm,temperature.gpu,power.draw --format=csv >> "\$out/gpu.txt" 2>&1 || true
 EOF
 chmod +x "$dir/run.sh"
-echo "trial_build.sh: ${#names[@]} builds in $dir; on the GPU host: $dir/run.sh OUT [ROUNDS]"
+echo "trial_build.sh: ${#names[@]} builds in $dir; on the GPU host: $dir/run.sh OUT [ROUNDS [NAME...]]"
