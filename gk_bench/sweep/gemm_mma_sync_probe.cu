@@ -2,16 +2,30 @@
 // four layouts and at 8192^3 NT, timed after the sweeps' memset flush: for comparing two builds
 // of gk_gemm.cuh side by side, or candidate tiles given as GK_GEMM_CONFIGS.
 //   nvcc -std=c++17 -O3 -gencode arch=compute_90a,code=sm_90a -I. gk_bench/sweep/gemm_mma_sync_probe.cu
-// -DGK_PROBE_STAGES adds the large tile at 5, 6 and 8 stages (for a k-loop that takes more than 5).
+// -DGK_PROBE_STAGES adds the large tile at 5, 6 and 8 stages (for a k-loop that takes more than 5),
+// -DGK_PROBE_BK64 the large tile with k-tiles of 64 in 3 and 4 stages.
 #ifdef GK_PROBE_STAGES
+#define GK_PROBE_STAGES_X(X)                            \
+    X(128x256x32_s5, 128, 256, 32, 64, 64, 5, 1, 1, 1) \
+    X(128x256x32_s6, 128, 256, 32, 64, 64, 6, 1, 1, 1) \
+    X(128x256x32_s8, 128, 256, 32, 64, 64, 8, 1, 1, 1)
+#else
+#define GK_PROBE_STAGES_X(X)
+#endif
+#ifdef GK_PROBE_BK64
+#define GK_PROBE_BK64_X(X)                              \
+    X(128x256x64_s3, 128, 256, 64, 64, 64, 3, 1, 1, 1) \
+    X(128x256x64_s4, 128, 256, 64, 64, 64, 4, 1, 1, 1)
+#else
+#define GK_PROBE_BK64_X(X)
+#endif
+#if defined(GK_PROBE_STAGES) || defined(GK_PROBE_BK64)
 #define GK_GEMM_CONFIGS(X)                                  \
     X(128x256x32_w64x64, 128, 256, 32, 64, 64, 4, 1, 1, 1) \
     X(64x64x64_s4, 64, 64, 64, 32, 32, 4, 3, 1, 1)         \
     X(64x64x64_s4_elem, 64, 64, 64, 32, 32, 4, 3, 1, 0)   \
     X(64x8x64_direct, 64, 8, 64, 16, 8, 0, 2, 0, 0)        \
-    X(128x256x32_s5, 128, 256, 32, 64, 64, 5, 1, 1, 1)     \
-    X(128x256x32_s6, 128, 256, 32, 64, 64, 6, 1, 1, 1)     \
-    X(128x256x32_s8, 128, 256, 32, 64, 64, 8, 1, 1, 1)
+    GK_PROBE_STAGES_X(X) GK_PROBE_BK64_X(X)
 #endif
 #define GK_IMPLEMENTATION
 #include "gk/gk_gemm.cuh"
