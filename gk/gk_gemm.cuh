@@ -1095,7 +1095,7 @@ static int gk_gemm_wg_clusters(const char *, int, const gk_gemm_config *, int, i
    X(tile name, BM, BN, BK, WM, WN, STAGES, MINB, DBUF, VEC): MINB blocks per SM the registers
    are budgeted for, DBUF double-buffered fragments, VEC 0 element-wise loads. The dispatcher
    uses the first three as its large tile, its small tile and its element-wise-load tile; a
-   build may replace the list (the tuning sweep adds candidates after them).
+   build may replace the list (probes: GK_GEMM_SHIPPED_CONFIGS(X) and candidates after them).
    - 128 x 256 x 32, 8 warps of 64 x 64, 4 stages (96 KB: an A100 holds it too), fragments
      double-buffered, one block per SM: the fewest ldmatrix bytes a MMA a warp's registers allow.
    - 64 x 64 x 64, 4 warps of 32 x 32, 3 blocks per SM: 4x the blocks for small M x N.
@@ -1103,12 +1103,13 @@ static int gk_gemm_wg_clusters(const char *, int, const gk_gemm_config *, int, i
      one n8 fragment spreads M over the most blocks; 64 x 16 .. 64 x 64 were slower on every
      tiny shape measured), registers for 2 blocks an SM (its at most 256 tiles): a round's loads
      all in flight. */
-#ifndef GK_GEMM_CONFIGS
-#define GK_GEMM_CONFIGS(X)                                  \
+#define GK_GEMM_SHIPPED_CONFIGS(X)                          \
     X(128x256x32_w64x64, 128, 256, 32, 64, 64, 4, 1, 1, 1) \
     X(64x64x64_s4, 64, 64, 64, 32, 32, 4, 3, 1, 1)         \
     X(64x64x64_s4_elem, 64, 64, 64, 32, 32, 4, 3, 1, 0)   \
     X(64x8x64_direct, 64, 8, 64, 16, 8, 0, 2, 0, 0)
+#ifndef GK_GEMM_CONFIGS
+#define GK_GEMM_CONFIGS(X) GK_GEMM_SHIPPED_CONFIGS(X)
 #endif
 #define GK_GEMM_X_DEFINE(tile, BM, BN, BK, WM, WN, STAGES, MINB, DBUF, VEC)                           \
     GK_DEFINE_GEMM_MMA(gk_gemm_bf16_##tile, GK_BF16, BM, BN, BK, WM, WN, STAGES, MINB, DBUF, VEC) \

@@ -20,12 +20,7 @@
 #define GK_PROBE_BK64_X(X)
 #endif
 #if defined(GK_PROBE_STAGES) || defined(GK_PROBE_BK64)
-#define GK_GEMM_CONFIGS(X)                                  \
-    X(128x256x32_w64x64, 128, 256, 32, 64, 64, 4, 1, 1, 1) \
-    X(64x64x64_s4, 64, 64, 64, 32, 32, 4, 3, 1, 1)         \
-    X(64x64x64_s4_elem, 64, 64, 64, 32, 32, 4, 3, 1, 0)   \
-    X(64x8x64_direct, 64, 8, 64, 16, 8, 0, 2, 0, 0)        \
-    GK_PROBE_STAGES_X(X) GK_PROBE_BK64_X(X)
+#define GK_GEMM_CONFIGS(X) GK_GEMM_SHIPPED_CONFIGS(X) GK_PROBE_STAGES_X(X) GK_PROBE_BK64_X(X)
 #endif
 #define GK_IMPLEMENTATION
 #include "gk/gk_gemm.cuh"
