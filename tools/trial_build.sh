@@ -2,7 +2,9 @@
 # Builds programs of this tree (a probe of gk_bench/sweep, a GPU test of gk_tests) at this tree and
 # with trial commits' changes applied on it, for a GPU host without Bazel, so that the builds can
 # be timed side by side in one call. Into DIR (default bundle_trial/, ignored by git):
-#   one stripped sm_90a binary a variant, run.sh, VARIANTS (what each one is), COMMIT
+#   one stripped sm_90a binary a variant, run.sh, VARIANTS (what each one is), COMMIT, and all of
+#   it again as DIR/trial.tar.xz, the one file to carry (a call carries 64 MiB with the tree; the
+#   binaries that link cuBLAS are 10 MB each, about a tenth of that compressed)
 #
 #   tools/trial_build.sh DIR 'NAME|REV|PROGRAM|NVCC_FLAGS' ...
 #     NAME        the binary's name; a name ending in _test runs once, the others every round
@@ -13,7 +15,10 @@
 #                 commas: a configuration list goes in a header, given as --pre-include FILE
 #   DIR/run.sh OUT [ROUNDS [NAME...]]   on the GPU host: the tests once, then ROUNDS rounds (default
 #                             2) of every timing binary in the order given (each given its name as
-#                             argv[1]); OUT/NAME.txt each. NAMEs: only those (a call's time limit)
+#                             argv[1]); NAME.txt each, in one file OUT/trial.tgz (a call brings back
+#                             8 files). NAMEs: only those (a call's time limit)
+#   The call carries DIR/trial.tar.xz alone (carry names the file) and runs
+#     cd DIR && tar xJf trial.tar.xz && cd .. && DIR/run.sh $OUT 3
 #
 # e.g. the mma.sync k-loop against a trial that allows more stages, the probe's list with them:
 #   p=gk_bench/sweep/gemm_mma_sync_probe.cu; no_wg="'-DGK_GEMM_WG_CONFIGS(X)='"
@@ -21,12 +26,11 @@
 # A program of gk_tests/ links GoogleTest and cuBLAS. Builds run two at a time.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-dir=${1:-bundle_trial}
+dir=$(realpath -m "${1:-bundle_trial}")
 shift || true
 [ $# -gt 0 ] || { sed -n '2,20p' "$0"; exit 2; }
 rm -rf "$dir"
 mkdir -p "$dir"
-root=$(pwd)
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 git rev-parse HEAD > "$dir/COMMIT"
@@ -49,8 +53,8 @@ for spec in "$@"; do
     fi
     eval "extra=($flags)"
     (cd "$src" && nvcc -std=c++17 -O3 -gencode arch=compute_90a,code=sm_90a -cudart static \
-        -Xcompiler -static-libstdc++ -Xptxas -warn-spills -I. "${extra[@]}" "$program" -o "$root/$dir/$name" "${libs[@]}" \
-        > "$root/$dir/$name.build.log" 2>&1 && strip "$root/$dir/$name") &
+        -Xcompiler -static-libstdc++ -Xptxas -warn-spills -I. "${extra[@]}" "$program" -o "$dir/$name" "${libs[@]}" \
+        > "$dir/$name.build.log" 2>&1 && strip "$dir/$name") &
     printf '%s\t%s\t%s\t%s\n' "$name" "${rev:-this tree}" "$program" "$flags" >> "$dir/VARIANTS"
     names+=("$name")
     i=$((i + 1))
@@ -66,10 +70,12 @@ cat > "$dir/run.sh" << EOF
 # Runs the trial builds (tools/trial_build.sh): tests once, the other binaries in turns.
 set -u
 cd "\$(dirname "\$0")"
-out=\${1:?usage: run.sh OUT [ROUNDS [NAME...]]}
+dest=\${1:?usage: run.sh OUT [ROUNDS [NAME...]]}
 rounds=\${2:-2}
 shift 2 2> /dev/null || shift
-mkdir -p "\$out"
+out=\$(mktemp -d)
+mkdir -p "\$dest"
+trap 'tar czf "\$dest/trial.tgz" -C "\$out" .' EXIT
 cp VARIANTS COMMIT "\$out/"
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,temperature.gpu,power.draw --format=csv > "\$out/gpu.txt" 2>&1 || true
 names=(${names[*]})
@@ -86,6 +92,8 @@ for r in \$(seq 1 "\$rounds"); do
     done
 done
 nvidia-smi --query-gpu=clocks.sm,temperature.gpu,power.draw --format=csv >> "\$out/gpu.txt" 2>&1 || true
+cat "\$out/summary.txt"
 EOF
 chmod +x "$dir/run.sh"
+(cd "$dir" && tar cf - --exclude=trial.tar.xz . | xz -T2 -6 > trial.tar.xz)
 echo "trial_build.sh: ${#names[@]} builds in $dir; on the GPU host: $dir/run.sh OUT [ROUNDS [NAME...]]"
