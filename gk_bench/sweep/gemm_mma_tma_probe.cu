@@ -1,13 +1,14 @@
-// The 128 x 256 x 32 mma.sync tile fed by TMA instead of cp.async, beside the shipped kernel at
-// 4096^3 in the four layouts and 8192^3 NT (the sweeps' memset flush before each launch), with
-// its output compared bit for bit with the shipped kernel's (same k order, so the same sums) on
+// The 128 x 256 x 32 mma.sync tile fed by TMA instead of cp.async (the experiment that became
+// gk_gemm.cuh's TMA-fed twins, VEC 2), beside the cp.async kernel at 4096^3 in the four layouts
+// and 8192^3 NT (the sweeps' memset flush before each launch), with its output compared bit for
+// bit with the cp.async kernel's (same k order, so the same sums) on
 // the timed shapes and on an odd one whose edges TMA zero-fills. One thread of the block issues
 // a k-tile's boxes after the barrier that frees its slot; every thread waits on the slot's
 // mbarrier where the cp.async loop waits on its group. The tile layouts are gk_gemm_smem_off's:
 // K-major rows of 64 bytes are TMA's 64-byte swizzle, MN-major [32][64] panels its 128-byte one.
 //   nvcc -std=c++17 -O3 -gencode arch=compute_90a,code=sm_90a -I. gk_bench/sweep/gemm_mma_tma_probe.cu
-// -DTMA_STAGES=n: the pipeline depth (default 4). -DTMA_EARLY: a k-tile's boxes issued at its first
-// k-step instead of its second. Timing ablations (D wrong, so the bit check fails): -DTMA_NO_WAIT
+// -DTMA_STAGES=n: the pipeline depth (default 4). -DTWN=32: 16 warps of 64 x 32. -DTMA_EARLY: a
+// k-tile's boxes issued at its first k-step instead of its second. Timing ablations (D wrong, so the bit check fails): -DTMA_NO_WAIT
 // (no wait for the boxes but the first and last) and -DTMA_NO_BARRIER (no block barrier a k-tile).
 #define GK_GEMM_WG_CONFIGS(X)
 #define GK_IMPLEMENTATION
@@ -18,30 +19,15 @@
 #ifndef TMA_STAGES
 #define TMA_STAGES 4
 #endif
+#ifndef TWN
+#define TWN 64 /* warp tile 64 x TWN: 64 (8 warps) or 32 (16 warps, 4 a scheduler) */
+#endif
+#define TTHREADS (2 * (256 / TWN) * 32)
 #define TBM 128
 #define TBN 256
 #define TBK 32
 #define TSTAGE ((TBM + TBN) * TBK * 2)
 #define TSMEM (TMA_STAGES * TSTAGE + 8 * TMA_STAGES)
-
-static __device__ __forceinline__ void gk_ldmatrix_x4_s(unsigned *r, unsigned a)
-{
-    asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0, %1, %2, %3}, [%4];"
-                 : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3]) : "r"(a));
-}
-static __device__ __forceinline__ void gk_ldmatrix_x4_trans_s(unsigned *r, unsigned a)
-{
-    asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0, %1, %2, %3}, [%4];"
-                 : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3]) : "r"(a));
-}
-
-// 1 in one lane of the warp (elect.sync): lets the copies' operands stay in uniform registers.
-static __device__ __forceinline__ int tma_elect(void)
-{
-    unsigned p;
-    asm volatile("{ .reg .pred e; elect.sync _|e, 0xffffffff; selp.u32 %0, 1, 0, e; }" : "=r"(p));
-    return p;
-}
 
 // One k-tile's boxes into its slot (thread 0 alone).
 static __device__ __forceinline__ void tma_issue(const CUtensorMap *ma, const CUtensorMap *mb, unsigned st, unsigned bar,
@@ -63,7 +49,7 @@ static __device__ __forceinline__ void tma_run(const gk_gemm_args *p, const CUte
     extern __shared__ uint4 gk_gemm_smem[];
     char *smem = (char *)gk_gemm_smem; /* 1024-aligned where the block has no static shared memory */
     const unsigned s0 = gk_smem_addr(smem), bars = s0 + TMA_STAGES * TSTAGE;
-    const int stages = TMA_STAGES, bm = TBM, bn = TBN, bk = TBK, wm = 64, wn = 64, mi = 4, ni = 8, ksteps = 2;
+    const int stages = TMA_STAGES, bm = TBM, bn = TBN, bk = TBK, wm = 64, wn = TWN, mi = 4, ni = TWN / 8, ksteps = 2;
     const int warp = threadIdx.x >> 5, wm0 = warp / (bn / wn) * wm, wn0 = warp % (bn / wn) * wn;
     const int a_bytes = bm * bk * 2, a_kmaj = !ta, b_kmaj = tb;
     int tm, tn;
@@ -104,6 +90,7 @@ static __device__ __forceinline__ void tma_run(const gk_gemm_args *p, const CUte
         _Pragma("unroll") for (int i = 0; i < 4; i++) {                                                            \
             if (a_kmaj) gk_ldmatrix_x4_s(f + i * 4, ((ks) ? ka1 : ka0) + (so) + i * 1024);                          \
             else gk_ldmatrix_x4_trans_s(f + i * 4, aa[i] + (so) + (ks) * 2048);                                     \
+            if (i >= ni / 2) continue;                                                                             \
             if (b_kmaj) gk_ldmatrix_x4_s(g + i * 4, ((ks) ? kb1 : kb0) + (so) + i * 1024);                          \
             else gk_ldmatrix_x4_trans_s(g + i * 4, ab[i] + (so) + (ks) * 2048);                                     \
         }                                                                                                          \
@@ -115,9 +102,9 @@ static __device__ __forceinline__ void tma_run(const gk_gemm_args *p, const CUte
         for (int ks = 0; ks < ksteps; ks++) {
             const int cur = ks & 1, nxt = cur ^ 1;
 #ifdef TMA_EARLY
-            if (ks == 0 && warp == 0 && kt + stages - 1 < ktiles && tma_elect()) {
+            if (ks == 0 && warp == 0 && kt + stages - 1 < ktiles && gk_elect_one()) {
 #else
-            if (ks == 1 && warp == 0 && kt + stages - 1 < ktiles && tma_elect()) {
+            if (ks == 1 && warp == 0 && kt + stages - 1 < ktiles && gk_elect_one()) {
 #endif
                 /* into the slot of tile kt - 1, which every warp left before the last barrier */
                 const int kl = kt + stages - 1;
@@ -143,15 +130,15 @@ static __device__ __forceinline__ void tma_run(const gk_gemm_args *p, const CUte
         }
     }
 #undef TMA_FRAGS
-    gk_gemm_mma_epilogue(p, acc, GK_BF16, bm, bn, wm, wn, 256, stages * TSTAGE, m0, n0, wm0, wn0, split);
+    gk_gemm_mma_epilogue(p, acc, GK_BF16, bm, bn, wm, wn, TTHREADS, stages * TSTAGE, m0, n0, wm0, wn0, split);
 }
 
 #define TMA_KERNEL(name, TA, TB)                                                                                      \
-    static __global__ void __launch_bounds__(256, 1)                                                                   \
+    static __global__ void __launch_bounds__(TTHREADS, 1)                                                              \
         name(const __grid_constant__ gk_gemm_args p, const __grid_constant__ CUtensorMap ma,                           \
              const __grid_constant__ CUtensorMap mb)                                                                   \
     {                                                                                                                  \
-        float acc[4 * 8 * 4];                                                                                          \
+        float acc[4 * (TWN / 8) * 4];                                                                                  \
         tma_run(&p, &ma, &mb, TA, TB, acc);                                                                            \
     }
 TMA_KERNEL(tma_nn, 0, 0)
@@ -191,13 +178,14 @@ static cudaError_t tma_gemm(void *d, const void *a, const void *b, int64_t m, in
         CK(cudaFuncSetAttribute((const void *)tma_kernels[layout], cudaFuncAttributeMaxDynamicSharedMemorySize, TSMEM));
         set[layout] = 1;
     }
-    tma_kernels[layout]<<<dim3((unsigned)(p.tiles_m * p.tiles_n), 1), 256, TSMEM>>>(p, ma, mb);
+    tma_kernels[layout]<<<dim3((unsigned)(p.tiles_m * p.tiles_n), 1), TTHREADS, TSMEM>>>(p, ma, mb);
     return cudaGetLastError();
 }
 
 static cudaError_t shipped_gemm(int cfg, void *d, const void *a, const void *b, int64_t m, int64_t n, int64_t k, int ta,
                                 int tb)
 {
+    gk_gemm_tma_off = 1; /* the cp.async kernel, where the configuration has a TMA-fed twin too */
     return gk_gemm_ex(cfg, 1, GK_BF16, d, GK_BF16, n, a, ta ? m : k, ta, b, tb ? k : n, tb, NULL, 0, NULL, m, n, k, 1.0f,
                       0.0f, GK_ACT_NONE, NULL, 0, 0);
 }
@@ -245,9 +233,9 @@ int main(int argc, char **argv)
         const int64_t n = r.n;
         const double t0 = median_s([&] { return shipped_gemm(cfg, m.d, m.a, m.b, n, n, n, r.ta, r.tb); });
         const double t1 = median_s([&] { return tma_gemm(m.d, m.a, m.b, n, n, n, r.ta, r.tb); });
-        printf("%s %c%c %5lld^3: shipped %8.1f us %6.1f TFLOP/s   tma s%d %8.1f us %6.1f TFLOP/s  %.3fx\n",
+        printf("%s %c%c %5lld^3: shipped %8.1f us %6.1f TFLOP/s   tma s%d w64x%d %8.1f us %6.1f TFLOP/s  %.3fx\n",
                argc > 1 ? argv[1] : "", r.ta ? 'T' : 'N', r.tb ? 'T' : 'N', (long long)n, t0 * 1e6,
-               2.0 * n * n * n / t0 * 1e-12, TMA_STAGES, t1 * 1e6, 2.0 * n * n * n / t1 * 1e-12, t0 / t1);
+               2.0 * n * n * n / t0 * 1e-12, TMA_STAGES, TWN, t1 * 1e6, 2.0 * n * n * n / t1 * 1e-12, t0 / t1);
     }
     return bad ? 1 : 0;
 }

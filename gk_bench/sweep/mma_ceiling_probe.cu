@@ -4,7 +4,8 @@
 //   mma       the MMAs alone (fragments loaded once)
 //   ldsm      16 ldmatrix.x4 a k-tile of 2 k-steps, double-buffered like gk_gemm_mma_run
 //   ldsm_bar  the same and a block barrier a k-tile
-// Reported as TFLOP/s of the MMAs and the share of 646 (the H200's mma.sync ceiling, ANCHORS.md).
+// and the same tile as 16 warps of 64 x 32 (4 a scheduler, 64 accumulators a thread, 1.5x the
+// ldmatrix bytes a MMA). Reported as TFLOP/s of the MMAs and the share of 646 (the H200's mma.sync ceiling, ANCHORS.md).
 //   nvcc -std=c++17 -O3 -gencode arch=compute_90a,code=sm_90a -I. gk_bench/sweep/mma_ceiling_probe.cu
 #define GK_GEMM_WG_CONFIGS(X)
 #define GK_IMPLEMENTATION
@@ -15,49 +16,53 @@
 #define CEIL_SMEM (96 * 1024) /* one block an SM */
 
 static __device__ __forceinline__ void ceil_frags(unsigned *af, unsigned *bf, const char *s, const int *oa, const int *ob,
-                                                  int kk)
+                                                  int kk, int nfr)
 {
     gk_gemm_frags(af, s, oa, 1, kk, 4);
-    gk_gemm_frags(bf, s + 128 * 32 * 2, ob, 1, kk, 4);
+    gk_gemm_frags(bf, s + 128 * 32 * 2, ob, 1, kk, nfr);
 }
 
-// mode 0: MMAs alone; 1: with the ldmatrix loads; 2: and a barrier a k-tile.
-static __global__ void __launch_bounds__(256, 1) ceil_kernel(int mode, int ktiles, float *out)
+// mode 0: MMAs alone; 1: with the ldmatrix loads; 2: and a barrier a k-tile. WN: 64 or 32.
+static __device__ __forceinline__ void ceil_body(int mode, int ktiles, float *out, int wn)
 {
     extern __shared__ uint4 smem4[];
     char *smem = (char *)smem4;
-    for (int i = threadIdx.x; i < CEIL_SMEM / 16; i += 256) smem4[i] = make_uint4(i * 2654435761u, i, ~i, i ^ 0x5555u);
+    const int threads = 128 / 64 * (256 / wn) * 32, ni = wn / 8;
+    for (int i = threadIdx.x; i < CEIL_SMEM / 16; i += threads) smem4[i] = make_uint4(i * 2654435761u, i, ~i, i ^ 0x5555u);
     __syncthreads();
-    const int warp = threadIdx.x >> 5, wm0 = warp / 4 * 64, wn0 = warp % 4 * 64;
+    const int warp = threadIdx.x >> 5, wm0 = warp / (256 / wn) * 64, wn0 = warp % (256 / wn) * wn;
     int oa[8], ob[8];
     gk_gemm_frag_offsets(oa, 1, wm0, 4, 1, 32);
-    gk_gemm_frag_offsets(ob, 1, wn0, 4, 0, 32);
+    gk_gemm_frag_offsets(ob, 1, wn0, ni / 2, 0, 32);
     float acc[128];
 #pragma unroll
-    for (int i = 0; i < 128; i++) acc[i] = 0.0f;
+    for (int i = 0; i < 4 * ni * 4; i++) acc[i] = 0.0f;
     unsigned af[2][16], bf[2][16];
-    ceil_frags(af[0], bf[0], smem, oa, ob, 0);
-    ceil_frags(af[1], bf[1], smem, oa, ob, 16);
+    ceil_frags(af[0], bf[0], smem, oa, ob, 0, ni / 2);
+    ceil_frags(af[1], bf[1], smem, oa, ob, 16, ni / 2);
     if (mode == 0) {
         for (int kt = 0; kt < ktiles; kt++) {
-            gk_gemm_mma_tile(acc, af[0], bf[0], GK_BF16, 4, 8);
-            gk_gemm_mma_tile(acc, af[1], bf[1], GK_BF16, 4, 8);
+            gk_gemm_mma_tile(acc, af[0], bf[0], GK_BF16, 4, ni);
+            gk_gemm_mma_tile(acc, af[1], bf[1], GK_BF16, 4, ni);
         }
     } else {
         for (int kt = 0; kt < ktiles; kt++) {
             const char *s = smem + (kt & 3) * 24576;
-            ceil_frags(af[1], bf[1], s, oa, ob, 16);
-            gk_gemm_mma_tile(acc, af[0], bf[0], GK_BF16, 4, 8);
+            ceil_frags(af[1], bf[1], s, oa, ob, 16, ni / 2);
+            gk_gemm_mma_tile(acc, af[0], bf[0], GK_BF16, 4, ni);
             if (mode == 2) __syncthreads();
-            ceil_frags(af[0], bf[0], smem + ((kt + 1) & 3) * 24576, oa, ob, 0);
-            gk_gemm_mma_tile(acc, af[1], bf[1], GK_BF16, 4, 8);
+            ceil_frags(af[0], bf[0], smem + ((kt + 1) & 3) * 24576, oa, ob, 0, ni / 2);
+            gk_gemm_mma_tile(acc, af[1], bf[1], GK_BF16, 4, ni);
         }
     }
-    float s = 0.0f;
+    float sum = 0.0f;
 #pragma unroll
-    for (int i = 0; i < 128; i++) s += acc[i];
-    if (s == 1234.5f) out[threadIdx.x] = s; /* never: keeps the MMAs */
+    for (int i = 0; i < 4 * ni * 4; i++) sum += acc[i];
+    if (sum == 1234.5f) out[threadIdx.x] = sum; /* never: keeps the MMAs */
 }
+
+static __global__ void __launch_bounds__(256, 1) ceil_w64x64(int mode, int ktiles, float *out) { ceil_body(mode, ktiles, out, 64); }
+static __global__ void __launch_bounds__(512, 1) ceil_w64x32(int mode, int ktiles, float *out) { ceil_body(mode, ktiles, out, 32); }
 
 int main(int argc, char **argv)
 {
@@ -65,17 +70,21 @@ int main(int argc, char **argv)
     CK(gk_sm_count(&sms));
     float *out;
     CK(cudaMalloc(&out, 4096));
-    CK(cudaFuncSetAttribute((const void *)ceil_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, CEIL_SMEM));
+    CK(cudaFuncSetAttribute((const void *)ceil_w64x64, cudaFuncAttributeMaxDynamicSharedMemorySize, CEIL_SMEM));
+    CK(cudaFuncSetAttribute((const void *)ceil_w64x32, cudaFuncAttributeMaxDynamicSharedMemorySize, CEIL_SMEM));
     const char *names[3] = {"mma", "ldsm", "ldsm_bar"};
     const int ktiles = 4096;
-    for (int mode = 0; mode < 3; mode++) {
-        const double t = median_s([&] {
-            ceil_kernel<<<sms, 256, CEIL_SMEM>>>(mode, ktiles, out);
-            return cudaGetLastError();
-        });
-        const double flops = 2.0 * 128 * 256 * 32 * ktiles * sms;
-        printf("%s %-9s %8.1f us %6.1f TFLOP/s %5.1f%% of 646\n", argc > 1 ? argv[1] : "", names[mode], t * 1e6,
-               flops / t * 1e-12, flops / t * 1e-12 / 646 * 100);
-    }
+    for (int w = 0; w < 2; w++)
+        for (int mode = 0; mode < 3; mode++) {
+            const double t = median_s([&] {
+                if (w == 0) ceil_w64x64<<<sms, 256, CEIL_SMEM>>>(mode, ktiles, out);
+                else ceil_w64x32<<<sms, 512, CEIL_SMEM>>>(mode, ktiles, out);
+                return cudaGetLastError();
+            });
+            const double flops = 2.0 * 128 * 256 * 32 * ktiles * sms;
+            printf("%s %s %-9s %8.1f us %6.1f TFLOP/s %5.1f%% of 646\n", argc > 1 ? argv[1] : "",
+                   w ? "16 warps of 64 x 32" : "8 warps of 64 x 64 ", names[mode], t * 1e6, flops / t * 1e-12,
+                   flops / t * 1e-12 / 646 * 100);
+        }
     return 0;
 }
