@@ -95,7 +95,9 @@
      GK_DEFINE_GEMM_MMA(name, dt, BM, BN, BK, WM, WN, STAGES, MINB, DBUF, VEC) writes one kernel
      per layout (name_nn, _nt, _tn, _tt) and its gk_gemm_config for a block tile BM x BN x BK, warp
      tile WM x WN, STAGES cp.async stages, registers budgeted for MINB blocks per SM, fragments
-     double-buffered or not (DBUF), and cp.async (VEC 1) or element-wise (VEC 0) operand loads;
+     double-buffered or not (DBUF), and cp.async (VEC 1) or element-wise (VEC 0) operand loads,
+     or VEC 2: cp.async kernels and TMA-fed twins (name_nn_tma ..., built where nvcc targets
+     compute capability 9.0, run where the GPU is 9.0); VEC is a literal 0, 1 or 2;
      threads, shared-memory bytes and swizzle follow from them and are checked at compile time
      in plain words. STAGES 0 writes a direct tile: BM 64 (4 warps of 16 x BN), BN 8..64, BK
      the k a warp loads ahead from global memory (16..64), no shared memory.
@@ -146,8 +148,10 @@ typedef struct gk_gemm_config {
     int min_blocks; /* blocks per SM the registers are budgeted for (__launch_bounds__) */
     int dbuf;       /* fragments double-buffered across k-steps */
     int threads;    /* (BM / WM) (BN / WN) warps of 32 */
-    int smem_bytes; /* STAGES (BM + BN) BK 2 */
-    int vec;        /* 1: cp.async or TMA, operand rows must be 16-byte aligned; 0: element-wise loads */
+    int smem_bytes; /* STAGES (BM + BN) BK 2 (VEC 2: + 1024 + 8 STAGES) */
+    int vec;        /* 1: cp.async or TMA, operand rows must be 16-byte aligned; 0: element-wise loads;
+                       2: as 1, TMA-fed (one elected lane issues a k-tile's boxes) where the image
+                       has sm_90 code and the GPU is compute capability 9.0, cp.async otherwise */
     int wgmma;      /* 1: sm_90a wgmma fed by TMA (a producer warpgroup and two consumers) */
     int persistent; /* 1: one block per SM walks the tiles (the producer runs ahead into the next); 2:
                        ping-pong consumers; 3, 4: as 1, 2 with D handed to TMA stores; 5: as 3 in
@@ -710,6 +714,38 @@ GK_DEV void gk_gemm_mma_epilogue(const gk_gemm_args *p, const float *acc, int dt
     }
 }
 
+/* The block's sums out once its mainloop is done with shared memory (stage_bytes of it from the
+   start). */
+GK_DEV void gk_gemm_mma_out(const gk_gemm_args *p, const float *acc, int dt, int bm, int bn, int wm, int wn,
+                            int threads, int stage_bytes, int m0, int n0, int wm0, int wn0, int split)
+{
+    const int mi = wm / 16, ni = wn / 8;
+    if (bm * bn > 64 * 64) {
+        gk_gemm_mma_epilogue(p, acc, dt, bm, bn, wm, wn, threads, stage_bytes, m0, n0, wm0, wn0, split);
+        return;
+    }
+    /* small tiles: each fragment's pairs straight to D. Their code is small enough to stay in the
+       instruction cache, and staging would add two barriers to problems of one or two k-tiles
+       (H200: 3783 x 1 x 7 0.75x cuBLAS this way, 0.61x staged). */
+    const int lane = threadIdx.x & 31, g = lane >> 2, t = lane & 3;
+#pragma unroll
+    for (int i = 0; i < mi; i++)
+#pragma unroll
+        for (int j = 0; j < ni; j++) {
+            const float *cc = acc + (i * ni + j) * 4;
+            const int row = m0 + wm0 + i * 16 + g, col = n0 + wn0 + j * 8 + t * 2;
+            float r0 = 1.0f, r1 = 1.0f, c0 = 1.0f, c1 = 1.0f;
+            if (dt == GK_E4M3) {
+                r0 = gk_gemm_row_scale(p, row);
+                r1 = gk_gemm_row_scale(p, row + 8);
+                c0 = gk_gemm_col_scale(p, col);
+                c1 = gk_gemm_col_scale(p, col + 1);
+            }
+            gk_gemm_store2(p, row, col, cc[0] * r0 * c0, cc[1] * r0 * c1, split);
+            gk_gemm_store2(p, row + 8, col, cc[2] * r1 * c0, cc[3] * r1 * c1, split);
+        }
+}
+
 /* The whole tensor-core kernel body; sizes are literals after inlining (see the generator).
    Multi-stage pipeline: STAGES - 1 k-tiles in flight through cp.async. With DBUF, within a
    k-tile the fragments of step kk + 1 are loaded before the mma of step kk, and the first
@@ -817,30 +853,108 @@ GK_DEV void gk_gemm_mma_run(const gk_gemm_args *p, int dt, int ta, int tb, int b
     }
 #undef GK_GEMM_LOAD_STAGE
     gk_cp_async_wait_0();
-    if (bm * bn > 64 * 64) {
-        gk_gemm_mma_epilogue(p, acc, dt, bm, bn, wm, wn, threads, stages * stage_bytes, m0, n0, wm0, wn0, split);
-        return;
+    gk_gemm_mma_out(p, acc, dt, bm, bn, wm, wn, threads, stages * stage_bytes, m0, n0, wm0, wn0, split);
+}
+
+/* TMA-fed twin of gk_gemm_mma_run (VEC 2, double-buffered fragments; sm_90 and newer): one
+   elected lane of warp 0 issues a k-tile's boxes (K-major: one box of BK x rows, TMA's swizzle of
+   BK * 2 bytes; MN-major: [BK][64] panels, its 128-byte swizzle, gk_gemm_smem_off's layouts
+   both) at the k-tile's first k-step into the slot the last barrier freed, and every thread waits
+   on that slot's mbarrier where the cp.async loop waits on its group. TMA zero-fills past the
+   operands' edges, so every tile takes the same path; same MMAs in the same order, so the same
+   sums bit for bit. Fragment row addresses are shared-memory addresses kept in registers behind
+   an opaque move (ptxas otherwise recomputes them from the thread index every k-tile); a K-major
+   fragment i is fragment 0 plus 16 rows, its k-step one XOR away (the base is 1024-aligned).
+   Shared memory: the stages from the first 1024-byte boundary, then an mbarrier a stage. */
+GK_DEV void gk_gemm_mma_tma_run(const gk_gemm_args *p, const CUtensorMap *ma, const CUtensorMap *mb, int dt, int ta,
+                                int tb, int bm, int bn, int bk, int wm, int wn, int stages, float *acc)
+{
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+    extern __shared__ uint4 gk_gemm_smem[];
+    char *smem = gk_smem_align_1024(gk_gemm_smem);
+    const int mi = wm / 16, ni = wn / 8, threads = (bm / wm) * (bn / wn) * 32, ksteps = bk / 16;
+    const int warp = threadIdx.x >> 5, wm0 = warp / (bn / wn) * wm, wn0 = warp % (bn / wn) * wn;
+    const int a_bytes = bm * bk * 2, stage_bytes = (bm + bn) * bk * 2, row_bytes = bk * 2;
+    const int a_kmaj = !ta, b_kmaj = tb;
+    const unsigned s0 = gk_smem_addr(smem), bars = s0 + stages * stage_bytes;
+    int tm, tn;
+    gk_gemm_tile(p, &tm, &tn);
+    const int m0 = tm * bm, n0 = tn * bn, split = blockIdx.y;
+    const int k_begin = split * p->k_per_split, k_end = min(p->k, k_begin + p->k_per_split);
+    const int ktiles = (k_end - k_begin + bk - 1) / bk;
+    int oa[8], ob[8];
+    gk_gemm_frag_offsets(oa, a_kmaj, wm0, mi, 1, bk);
+    gk_gemm_frag_offsets(ob, b_kmaj, wn0, ni / 2, 0, bk);
+    unsigned ra[8], rb[8];
+#pragma unroll
+    for (int i = 0; i < 8; i++) {
+        ra[i] = s0 + (i < mi ? oa[i] : 0);
+        rb[i] = s0 + a_bytes + (i < ni / 2 ? ob[i] : 0);
+        asm volatile("mov.b32 %0, %0;" : "+r"(ra[i]));
+        asm volatile("mov.b32 %0, %0;" : "+r"(rb[i]));
     }
-    /* small tiles: each fragment's pairs straight to D. Their code is small enough to stay in the
-       instruction cache, and staging would add two barriers to problems of one or two k-tiles
-       (H200: 3783 x 1 x 7 0.75x cuBLAS this way, 0.61x staged). */
-    const int lane = threadIdx.x & 31, g = lane >> 2, t = lane & 3;
 #pragma unroll
-    for (int i = 0; i < mi; i++)
+    for (int i = 0; i < mi * ni * 4; i++) acc[i] = 0.0f;
+
+#define GK_GEMM_TMA_ISSUE(kt)                                                                               \
+    do {                                                                                                    \
+        const unsigned st_ = s0 + ((kt) % stages) * stage_bytes, bar_ = bars + ((kt) % stages) * 8;         \
+        const int kc_ = k_begin + (kt) * bk;                                                                \
+        gk_mbar_arrive_expect_tx_s(bar_, stage_bytes);                                                      \
+        if (a_kmaj) gk_tma_load_2d_s(st_, ma, bar_, kc_, m0);                                               \
+        else                                                                                                \
+            for (int q_ = 0; q_ < bm / 64; q_++) gk_tma_load_2d_s(st_ + q_ * bk * 128, ma, bar_, m0 + q_ * 64, kc_); \
+        if (b_kmaj) gk_tma_load_2d_s(st_ + a_bytes, mb, bar_, kc_, n0);                                     \
+        else                                                                                                \
+            for (int q_ = 0; q_ < bn / 64; q_++)                                                            \
+                gk_tma_load_2d_s(st_ + a_bytes + q_ * bk * 128, mb, bar_, n0 + q_ * 64, kc_);               \
+    } while (0)
+    /* fragments of k-step ks (0..ksteps-1) of the tile at slot offset so */
+#define GK_GEMM_TMA_FRAGS(fa, fb, so, ks)                                                                   \
+    do {                                                                                                    \
+        _Pragma("unroll") for (int i_ = 0; i_ < 8; i_++) {                                                   \
+            if (i_ < mi) {                                                                                  \
+                if (a_kmaj) gk_ldmatrix_x4_s((fa) + i_ * 4, ((ra[0] ^ ((ks) * 32)) + (so)) + i_ * 16 * row_bytes); \
+                else gk_ldmatrix_x4_trans_s((fa) + i_ * 4, ra[i_] + (so) + (ks) * 16 * 128);                 \
+            }                                                                                               \
+            if (i_ < ni / 2) {                                                                              \
+                if (b_kmaj) gk_ldmatrix_x4_s((fb) + i_ * 4, ((rb[0] ^ ((ks) * 32)) + (so)) + i_ * 16 * row_bytes); \
+                else gk_ldmatrix_x4_trans_s((fb) + i_ * 4, rb[i_] + (so) + (ks) * 16 * 128);                 \
+            }                                                                                               \
+        }                                                                                                   \
+    } while (0)
+
+    if (warp == 0 && gk_elect_one()) {
+        for (int s = 0; s < stages; s++) gk_mbar_init(smem + stages * stage_bytes + s * 8, 1);
+        gk_mbar_init_fence();
+        for (int s = 0; s < stages - 1 && s < ktiles; s++) GK_GEMM_TMA_ISSUE(s);
+    }
+    __syncthreads();
+    gk_mbar_wait_s(bars, 0);
+    unsigned af[2][4 * 8], bf[2][4 * 8];
+    GK_GEMM_TMA_FRAGS(af[0], bf[0], 0u, 0);
+    for (int kt = 0; kt < ktiles; kt++) {
+        const unsigned so = (unsigned)(kt % stages) * stage_bytes;
 #pragma unroll
-        for (int j = 0; j < ni; j++) {
-            const float *cc = acc + (i * ni + j) * 4;
-            const int row = m0 + wm0 + i * 16 + g, col = n0 + wn0 + j * 8 + t * 2;
-            float r0 = 1.0f, r1 = 1.0f, c0 = 1.0f, c1 = 1.0f;
-            if (dt == GK_E4M3) {
-                r0 = gk_gemm_row_scale(p, row);
-                r1 = gk_gemm_row_scale(p, row + 8);
-                c0 = gk_gemm_col_scale(p, col);
-                c1 = gk_gemm_col_scale(p, col + 1);
+        for (int ks = 0; ks < ksteps; ks++) {
+            const int cur = ks & 1, nxt = cur ^ 1;
+            /* into the slot of tile kt - 1, which every warp left before the last barrier */
+            if (ks == 0 && warp == 0 && kt + stages - 1 < ktiles && gk_elect_one()) GK_GEMM_TMA_ISSUE(kt + stages - 1);
+            if (ks == ksteps - 1) {
+                const int kn = kt + 1;
+                if (kn < ktiles) gk_mbar_wait_s(bars + (kn % stages) * 8, (kn / stages) & 1);
+                __syncthreads(); /* every warp done with tile kt - 1's slot before it is refilled */
+                GK_GEMM_TMA_FRAGS(af[nxt], bf[nxt], (unsigned)(kn % stages) * stage_bytes, 0);
+            } else {
+                GK_GEMM_TMA_FRAGS(af[nxt], bf[nxt], so, ks + 1);
             }
-            gk_gemm_store2(p, row, col, cc[0] * r0 * c0, cc[1] * r0 * c1, split);
-            gk_gemm_store2(p, row + 8, col, cc[2] * r1 * c0, cc[3] * r1 * c1, split);
+            gk_gemm_mma_tile(acc, af[cur], bf[cur], dt, mi, ni);
         }
+    }
+#undef GK_GEMM_TMA_ISSUE
+#undef GK_GEMM_TMA_FRAGS
+    gk_gemm_mma_out(p, acc, dt, bm, bn, wm, wn, threads, stages * stage_bytes, m0, n0, wm0, wn0, split);
+#endif
 }
 
 /* Operand value pair (k, k + 1) at row r of a [rows, k_end) view as one mma register, zeros past
@@ -958,19 +1072,58 @@ typedef void (*gk_gemm_kernel)(gk_gemm_args);
     static_assert((STAGES) == 0 || (((BM) / (WM) * (BN) / (WN) * 32) % ((BM) / 8) == 0 &&                         \
                                     ((BM) / (WM) * (BN) / (WN) * 32) % ((BN) / 8) == 0),                          \
                   #name ": the threads must cover whole 8-value columns of a tile row (threads % (BM/8, BN/8))"); \
-    static_assert((MINB) * gk_gemm_smem_bytes_c(BM, BN, BK, STAGES) <= 227 * 1024,                                 \
+    static_assert((MINB) * gk_gemm_smem_bytes_v(BM, BN, BK, STAGES, VEC) <= 227 * 1024,                           \
                   #name ": MINB blocks per SM need MINB times the shared memory");                               \
-    static_assert(gk_gemm_smem_bytes_c(BM, BN, BK, STAGES) <= 227 * 1024, #name ": over 227 KB of shared memory"); \
+    static_assert(gk_gemm_smem_bytes_v(BM, BN, BK, STAGES, VEC) <= 227 * 1024, #name ": over 227 KB of shared memory"); \
     GK_GEMM_MMA_KERNEL(name##_nn, dt, 0, 0, BM, BN, BK, WM, WN, STAGES, MINB, DBUF, VEC)                                     \
     GK_GEMM_MMA_KERNEL(name##_nt, dt, 0, 1, BM, BN, BK, WM, WN, STAGES, MINB, DBUF, VEC)                                     \
     GK_GEMM_MMA_KERNEL(name##_tn, dt, 1, 0, BM, BN, BK, WM, WN, STAGES, MINB, DBUF, VEC)                                     \
     GK_GEMM_MMA_KERNEL(name##_tt, dt, 1, 1, BM, BN, BK, WM, WN, STAGES, MINB, DBUF, VEC)                                     \
+    static_assert((VEC) != 2 || ((STAGES) >= 2 && (DBUF) && (BM) <= 256 && (BN) <= 256),                        \
+                  #name ": TMA-fed tiles (VEC 2) are double-buffered, 2 to 5 stages, BM and BN at most 256 (a box)"); \
+    GK_GEMM_MMA_TMA_KERNELS_I(VEC, name, dt, BM, BN, BK, WM, WN, STAGES, MINB)                                   \
     static const gk_gemm_kernel name##_kernels[4] = {name##_nn, name##_nt, name##_tn, name##_tt};               \
     static const gk_gemm_config name##_config = {#name, BM, BN, BK, WM, WN, STAGES, MINB, DBUF,                  \
                                                  (BM) / (WM) * ((BN) / (WN)) * 32,                                 \
-                                                 gk_gemm_smem_bytes_c(BM, BN, BK, STAGES), VEC, 0, 0, 0, 0};
+                                                 gk_gemm_smem_bytes_v(BM, BN, BK, STAGES, VEC), VEC, 0, 0, 0, 0};
 
 #define gk_gemm_smem_bytes_c(BM, BN, BK, STAGES) ((STAGES) * ((BM) + (BN)) * (BK) * 2)
+/* VEC 2: the stages from a 1024-byte boundary (TMA's swizzle), then an mbarrier a stage */
+#define gk_gemm_smem_bytes_v(BM, BN, BK, STAGES, VEC) \
+    (gk_gemm_smem_bytes_c(BM, BN, BK, STAGES) + ((VEC) == 2 ? 1024 + 8 * (STAGES) : 0))
+
+/* The TMA-fed kernels of a VEC 2 configuration (name_nn_tma .. name_tt_tma), built where nvcc
+   targets compute capability 9.0; VEC is a literal 0, 1 or 2. */
+typedef void (*gk_gemm_tma_kernel)(gk_gemm_args, CUtensorMap, CUtensorMap);
+#define GK_GEMM_MMA_TMA_KERNELS_I(v, ...) GK_GEMM_MMA_TMA_KERNELS_##v(__VA_ARGS__)
+#define GK_GEMM_MMA_TMA_KERNELS_0(...)
+#define GK_GEMM_MMA_TMA_KERNELS_1(...)
+#if GK_BUILD_HAS_SM90
+#define GK_GEMM_MMA_TMA_KERNELS_2(name, dt, BM, BN, BK, WM, WN, STAGES, MINB)                                    \
+    GK_GEMM_MMA_TMA_KERNEL(name##_nn_tma, dt, 0, 0, BM, BN, BK, WM, WN, STAGES, MINB)                          \
+    GK_GEMM_MMA_TMA_KERNEL(name##_nt_tma, dt, 0, 1, BM, BN, BK, WM, WN, STAGES, MINB)                          \
+    GK_GEMM_MMA_TMA_KERNEL(name##_tn_tma, dt, 1, 0, BM, BN, BK, WM, WN, STAGES, MINB)                          \
+    GK_GEMM_MMA_TMA_KERNEL(name##_tt_tma, dt, 1, 1, BM, BN, BK, WM, WN, STAGES, MINB)                          \
+    static const gk_gemm_tma_kernel name##_tma_kernels[4] = {name##_nn_tma, name##_nt_tma, name##_tn_tma,        \
+                                                             name##_tt_tma};
+#define GK_GEMM_TMA_ENTRY_2(name) name##_tma_kernels,
+#else
+#define GK_GEMM_MMA_TMA_KERNELS_2(...)
+#define GK_GEMM_TMA_ENTRY_2(name) NULL,
+#endif
+#define GK_GEMM_TMA_ENTRY_I(v, name) GK_GEMM_TMA_ENTRY_##v(name)
+#define GK_GEMM_TMA_ENTRY_0(name) NULL,
+#define GK_GEMM_TMA_ENTRY_1(name) NULL,
+
+#define GK_GEMM_MMA_TMA_KERNEL(kname, dt, TA, TB, BM, BN, BK, WM, WN, STAGES, MINB)                              \
+    static __global__ void __launch_bounds__((BM) / (WM) * ((BN) / (WN)) * 32, MINB)                              \
+        kname(const __grid_constant__ gk_gemm_args p, const __grid_constant__ CUtensorMap ma,                     \
+              const __grid_constant__ CUtensorMap mb)                                                            \
+    {                                                                                                            \
+        float acc[(WM) / 16 * ((WN) / 8) * 4];                                                                   \
+        gk_grid_launch_dependents();                                                                             \
+        gk_gemm_mma_tma_run(&p, &ma, &mb, dt, TA, TB, BM, BN, BK, WM, WN, STAGES, acc);                          \
+    }
 
 #define GK_GEMM_MMA_KERNEL(kname, dt, TA, TB, BM, BN, BK, WM, WN, STAGES, MINB, DBUF, VEC)                                      \
     static __global__ void __launch_bounds__((BM) / (WM) * ((BN) / (WN)) * 32, MINB)                              \
@@ -1098,13 +1251,15 @@ static int gk_gemm_wg_clusters(const char *, int, const gk_gemm_config *, int, i
    build may replace the list (probes: GK_GEMM_SHIPPED_CONFIGS(X) and candidates after them).
    - 128 x 256 x 32, 8 warps of 64 x 64, 4 stages (96 KB: an A100 holds it too), fragments
      double-buffered, one block per SM: the fewest ldmatrix bytes a MMA a warp's registers allow.
+     TMA-fed on compute capability 9.0 (H200, 4096^3: 1.03-1.06x its cp.async kernel, the same
+     bits): the copies' address arithmetic and LDGSTS leave the k-loop.
    - 64 x 64 x 64, 4 warps of 32 x 32, 3 blocks per SM: 4x the blocks for small M x N.
    - the same with element-wise loads; 64 x 8 direct, 64 of K loaded ahead (tiny problems: N of
      one n8 fragment spreads M over the most blocks; 64 x 16 .. 64 x 64 were slower on every
      tiny shape measured), registers for 2 blocks an SM (its at most 256 tiles): a round's loads
      all in flight. */
 #define GK_GEMM_SHIPPED_CONFIGS(X)                          \
-    X(128x256x32_w64x64, 128, 256, 32, 64, 64, 4, 1, 1, 1) \
+    X(128x256x32_w64x64, 128, 256, 32, 64, 64, 4, 1, 1, 2) \
     X(64x64x64_s4, 64, 64, 64, 32, 32, 4, 3, 1, 1)         \
     X(64x64x64_s4_elem, 64, 64, 64, 32, 32, 4, 3, 1, 0)   \
     X(64x8x64_direct, 64, 8, 64, 16, 8, 0, 2, 0, 0)
@@ -1122,6 +1277,46 @@ GK_GEMM_CONFIGS(GK_GEMM_X_DEFINE)
 
 static const gk_gemm_kernel *const gk_gemm_kernel_table[2][64] = {{GK_GEMM_CONFIGS(GK_GEMM_X_BF16)},
                                                                   {GK_GEMM_CONFIGS(GK_GEMM_X_F16)}};
+#define GK_GEMM_X_TMA_BF16(tile, BM, BN, BK, WM, WN, STAGES, MINB, DBUF, VEC) GK_GEMM_TMA_ENTRY_I(VEC, gk_gemm_bf16_##tile)
+#define GK_GEMM_X_TMA_F16(tile, BM, BN, BK, WM, WN, STAGES, MINB, DBUF, VEC) GK_GEMM_TMA_ENTRY_I(VEC, gk_gemm_f16_##tile)
+/* a configuration's TMA-fed kernels, NULL where it has none in this build */
+static const gk_gemm_tma_kernel *const gk_gemm_tma_kernel_table[2][64] = {{GK_GEMM_CONFIGS(GK_GEMM_X_TMA_BF16)},
+                                                                          {GK_GEMM_CONFIGS(GK_GEMM_X_TMA_F16)}};
+
+/* 1 in an image compiled for compute capability 9.0 or newer (where the TMA-fed kernels have code). */
+static __device__ int gk_gemm_tma_built =
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+    1;
+#else
+    0;
+#endif
+
+/* 1: VEC 2 configurations run their cp.async kernels; and the TMA-fed launches made (the tests
+   compare the two kernels and check that the TMA-fed one ran). */
+static int gk_gemm_tma_off;
+static unsigned gk_gemm_tma_launches;
+
+/* The TMA-fed kernels can run: the image loaded for this device is sm_90 code and the device is
+   compute capability 9.0. Asked once per device (the first 32; others every call). */
+static int gk_gemm_tma_ready(void)
+{
+    static unsigned known, ready;
+    return gk_sm90a_ready(&gk_gemm_tma_built, &known, &ready);
+}
+
+/* An operand's map for the TMA-fed kernels: [rows, cols] stored with stride ld; K-major boxes of
+   BK x tile_rows in the swizzle of BK * 2-byte rows, MN-major boxes of 64 x BK (128-byte swizzle). */
+static cudaError_t gk_gemm_mma_tma_map(const char *fn, CUtensorMap *map, const void *x, int dt, int64_t rows,
+                                       int64_t cols, int64_t ld, int k_major, int tile_rows, int bk)
+{
+    const int64_t dims[2] = {cols, rows}, strides[1] = {ld};
+    const int box_k[2] = {bk, tile_rows}, box_mn[2] = {64, bk};
+    const CUtensorMapSwizzle sw = !k_major || bk == 64 ? CU_TENSOR_MAP_SWIZZLE_128B
+                                  : bk == 32           ? CU_TENSOR_MAP_SWIZZLE_64B
+                                                       : CU_TENSOR_MAP_SWIZZLE_32B;
+    return gk_tma_encode(fn, map, x, dt == GK_F16 ? CU_TENSOR_MAP_DATA_TYPE_FLOAT16 : CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, 2,
+                         2, dims, strides, k_major ? box_k : box_mn, sw);
+}
 /* the mma.sync configurations, then the wgmma ones */
 static const gk_gemm_config *const gk_gemm_config_table[] = {GK_GEMM_CONFIGS(GK_GEMM_X_CONFIG)
                                                                  GK_GEMM_WG_CONFIGS(GK_GEMM_WG_X_CONFIG)};
@@ -1783,6 +1978,17 @@ static cudaError_t gk_gemm_run_checked(const char *fn, int config, int splits, i
     if (cfg->wgmma) {
         GK_TRY(gk_gemm_wg_launch(fn, config - GK_GEMM_NMMA, cfg, in_dtype, layout, grid, p, trans_a, trans_b, rows_a,
                                  cols_a, rows_b, cols_b, stream));
+    } else if (gk_gemm_tma_kernel_table[in_dtype == GK_F16][config] && !gk_gemm_tma_off && gk_gemm_tma_ready() &&
+               gk_is_aligned(p.a, 16) && gk_is_aligned(p.b, 16) && p.lda % 8 == 0 && p.ldb % 8 == 0) {
+        const gk_gemm_tma_kernel kern = gk_gemm_tma_kernel_table[in_dtype == GK_F16][config][layout];
+        static unsigned tma_attr_set[2][GK_GEMM_NCONFIG][4];
+        GK_TRY(gk_smem_opt_in(fn, (const void *)kern, cfg->smem_bytes, &tma_attr_set[in_dtype == GK_F16][config][layout]));
+        CUtensorMap ma, mb;
+        GK_TRY(gk_gemm_mma_tma_map(fn, &ma, p.a, in_dtype, rows_a, cols_a, p.lda, !trans_a, cfg->bm, cfg->bk));
+        GK_TRY(gk_gemm_mma_tma_map(fn, &mb, p.b, in_dtype, rows_b, cols_b, p.ldb, trans_b, cfg->bn, cfg->bk));
+        kern<<<grid, cfg->threads, cfg->smem_bytes, stream>>>(p, ma, mb);
+        GK_TRY(gk_check_launch(fn));
+        gk_gemm_tma_launches++;
     } else {
         const void *kern = (const void *)gk_gemm_kernel_table[in_dtype == GK_F16][config][layout];
         static unsigned attr_set[2][GK_GEMM_NCONFIG][4];

@@ -17,6 +17,9 @@
      gk_ldmatrix_x1/x2/x4_trans(r, p)   the same with .trans
                                         p: this lane's row address in shared memory (lanes 8j..8j+7
                                         give rows 0..7 of matrix j); r: one register per matrix
+     gk_ldmatrix_x4_s(r, a), gk_ldmatrix_x4_trans_s(r, a)
+                                        the same on a shared-memory address (gk_smem_addr), for
+                                        loops that keep their row addresses in registers
      cp.async                           gk_cp_async_16/_4, commit and wait: in gk_core.cuh (the
                                         reduce header's streaming rows use them too)
 
@@ -57,6 +60,9 @@
      gk_tma_load_2d_s, gk_tma_load_2d_multicast_s
                                         the same on shared-memory addresses (gk_smem_addr), for
                                         loops that hold them in registers
+     gk_elect_one()                     elect.sync: 1 in one lane of the (whole) warp, 0 in the others;
+                                        code under it keeps warp-uniform operands in uniform
+                                        registers (a TMA issue does not loop over lanes)
      gk_named_barrier(id, threads)      bar.sync id, threads (sm_70 and newer)
      gk_named_barrier_arrive(id, threads)
                                         bar.arrive id, threads: signal without waiting
@@ -267,6 +273,16 @@ GK_DEV void gk_ldmatrix_x4(unsigned *r, const void *p)
     asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0, %1, %2, %3}, [%4];"
                  : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3]) : "r"(gk_smem_addr(p)));
 }
+GK_DEV void gk_ldmatrix_x4_s(unsigned *r, unsigned a)
+{
+    asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0, %1, %2, %3}, [%4];"
+                 : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3]) : "r"(a));
+}
+GK_DEV void gk_ldmatrix_x4_trans_s(unsigned *r, unsigned a)
+{
+    asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0, %1, %2, %3}, [%4];"
+                 : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3]) : "r"(a));
+}
 GK_DEV void gk_ldmatrix_x1_trans(unsigned *r, const void *p)
 {
     asm volatile("ldmatrix.sync.aligned.m8n8.x1.trans.shared.b16 {%0}, [%1];" : "=r"(r[0]) : "r"(gk_smem_addr(p)));
@@ -325,6 +341,13 @@ GK_DEV void gk_mbar_wait_s(unsigned bar, int parity)
                      : "memory");
 }
 GK_DEV void gk_mbar_wait(void *bar, int parity) { gk_mbar_wait_s(gk_smem_addr(bar), parity); }
+
+GK_DEV int gk_elect_one(void)
+{
+    unsigned one;
+    asm volatile("{ .reg .pred e; elect.sync _|e, 0xffffffff; selp.u32 %0, 1, 0, e; }" : "=r"(one));
+    return (int)one;
+}
 
 /* TMA: a 2-D box of a tensor map (c0 the contiguous coordinate) into shared memory; the bytes
    count against bar's transaction. Boxes past the tensor's edge are zero-filled. */

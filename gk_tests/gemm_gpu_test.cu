@@ -465,6 +465,48 @@ TEST(GemmGpu, EveryConfigSplits1And3)
                 }
 }
 
+// The TMA-fed kernels of the VEC 2 configuration against its cp.async kernels: the same MMAs in
+// the same order, so the same D bit for bit (each run also against the reference). Edges in every
+// dimension (296 x 520 x 200: 40 rows, 8 columns and 8 of K past the last whole tile, which TMA
+// zero-fills), rows padded, splits summed by a second launch and K tiles of a split. On a 9.0 GPU
+// with sm_90 code the TMA-fed kernels must run: their launches are counted.
+TEST(GemmGpu, TmaFedTileMatchesItsCpAsyncKernel)
+{
+    GK_REQUIRE_GPU();
+    int config = -1;
+    for (int i = 0; i < gk_gemm_config_count(); i++)
+        if (gk_gemm_config_info(i).vec == 2) config = i;
+    ASSERT_GE(config, 0) << "no TMA-fed configuration in the list";
+    int dev = 0, major = 0, minor = 0;
+    GK_CUDA_OK(cudaGetDevice(&dev));
+    GK_CUDA_OK(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev));
+    GK_CUDA_OK(cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, dev));
+    if (major != 9 || minor != 0) GTEST_SKIP() << "the TMA-fed kernels run on compute capability 9.0 only";
+    ASSERT_TRUE(gk_gemm_tma_ready()) << "a 9.0 GPU and this test's sm_90 code: the TMA-fed kernels must be taken";
+    int v = 0;
+    for (int splits : {1, 3})
+        for (int layout = 0; layout < 4; layout++)
+            for (int padded = 0; padded < 2; padded++) {
+                MmaRun p = mma_run(kInDtypes[v % 2], kDDtypes[v % 3], 296, 520, splits > 1 ? 1000 : 200, layout);
+                p.config = config;
+                p.splits = splits;
+                gk_test_set_epilogue(&p, v);
+                set_padding(&p, padded);
+                if (splits > 1) p.ws_splits = splits;
+                v++;
+                std::vector<unsigned char> with_tma, with_cp_async;
+                const unsigned launches = gk_gemm_tma_launches;
+                run_mma(p, &with_tma);
+                EXPECT_EQ(gk_gemm_tma_launches, launches + 1) << describe(p) << ": the TMA-fed kernel did not run";
+                gk_gemm_tma_off = 1;
+                run_mma(p, &with_cp_async);
+                gk_gemm_tma_off = 0;
+                EXPECT_EQ(gk_gemm_tma_launches, launches + 1) << describe(p);
+                ASSERT_FALSE(HasFailure());
+                EXPECT_TRUE(with_tma == with_cp_async) << describe(p) << ": D differs from the cp.async kernel's";
+            }
+}
+
 // The split-K sum's two paths with enough splits for its unrolled loads (4 a pass) and a rest:
 // D of 2^17 outputs or more with N % 4 == 0 (4 outputs a thread: 300 x 512) and N off a multiple
 // of 4 (one a thread: 300 x 510), 5 and 9 splits on the small mma.sync tile (summed by a second

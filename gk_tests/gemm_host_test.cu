@@ -544,8 +544,10 @@ TEST(GemmConfig, DerivedSizesAndRules)
         EXPECT_EQ(g.bn % g.wn, 0);
         EXPECT_EQ(g.threads, (g.bm / g.wm) * (g.bn / g.wn) * 32);
         EXPECT_LE(g.threads, 1024);
-        EXPECT_EQ(g.smem_bytes, g.stages * (g.bm + g.bn) * g.bk * 2);
-        EXPECT_EQ(g.smem_bytes, gk_gemm_smem_bytes(g.bm, g.bn, g.bk, g.stages));
+        // the stages; TMA-fed tiles (VEC 2) also a 1024-byte alignment and an mbarrier a stage
+        const int tma_extra = g.vec == 2 ? 1024 + 8 * g.stages : 0;
+        EXPECT_EQ(g.smem_bytes, g.stages * (g.bm + g.bn) * g.bk * 2 + tma_extra);
+        EXPECT_EQ(g.smem_bytes, gk_gemm_smem_bytes(g.bm, g.bn, g.bk, g.stages) + tma_extra);
         EXPECT_LE(g.smem_bytes, 227 * 1024);
         // warp tiles of whole m16n8k16 fragments, within the fragment arrays of gk_gemm_mma_run
         // (A: 4 x 8 registers, B: 2 x 16)
@@ -572,11 +574,17 @@ TEST(GemmConfig, DerivedSizesAndRules)
         EXPECT_LE(g.stages, 5);
         EXPECT_GE(g.min_blocks, 1);
         EXPECT_LE(g.min_blocks * g.smem_bytes, 227 * 1024);
-        EXPECT_TRUE(g.vec == 0 || g.vec == 1) << g.vec;
+        EXPECT_TRUE(g.vec == 0 || g.vec == 1 || g.vec == 2) << g.vec;
+        if (g.vec == 2) { // TMA boxes: at most 256 rows; double-buffered fragments
+            EXPECT_LE(g.bm, 256);
+            EXPECT_LE(g.bn, 256);
+            EXPECT_EQ(g.dbuf, 1);
+        }
         vec_kinds |= 1 << g.vec;
     }
-    // cp.async kernels, and element-wise-load kernels for operands that are not 16-byte aligned
-    EXPECT_EQ(vec_kinds, 3);
+    // cp.async kernels (the large tile TMA-fed where it can be), and element-wise-load kernels
+    // for operands that are not 16-byte aligned
+    EXPECT_EQ(vec_kinds, 7);
     EXPECT_GE(direct_configs, 1);
     EXPECT_EQ(wgmma_configs, count - GK_GEMM_NMMA);
     EXPECT_GE(wgmma_configs, 1);

@@ -1,6 +1,7 @@
 // The mma.sync configurations (the dispatcher's large and small tiles, 0 and 1) at 4096^3 in the
 // four layouts and at 8192^3 NT, timed after the sweeps' memset flush: for comparing two builds
-// of gk_gemm.cuh side by side, or candidate tiles given as GK_GEMM_CONFIGS.
+// of gk_gemm.cuh side by side, or candidate tiles given as GK_GEMM_CONFIGS. A TMA-fed
+// configuration (VEC 2) runs twice: TMA-fed, then on its cp.async kernels (gk_gemm_tma_off).
 //   nvcc -std=c++17 -O3 -gencode arch=compute_90a,code=sm_90a -I. gk_bench/sweep/gemm_mma_sync_probe.cu
 // -DGK_PROBE_STAGES adds the large tile at 5, 6 and 8 stages (for a k-loop that takes more than 5),
 // -DGK_PROBE_BK64 the large tile with k-tiles of 64 in 3 and 4 stages.
@@ -34,16 +35,22 @@ int main(int argc, char **argv)
         int64_t n;
         int ta, tb;
     } rows[] = {{4096, 0, 1}, {4096, 0, 0}, {4096, 1, 0}, {4096, 1, 1}, {8192, 0, 1}};
-    for (int cfg = 0; cfg < GK_GEMM_NMMA; cfg++) {
+    for (int run = 0; run < GK_GEMM_NMMA + 1; run++) {
+        /* the configurations in turn; a TMA-fed one (VEC 2) also on its cp.async kernels, last */
+        const int cfg = run < GK_GEMM_NMMA ? run : 0;
         if (cfg == GK_GEMM_ELEM_CONFIG || gk_gemm_config_info(cfg).stages == 0) continue; /* not the direct tile: tiny problems */
+        if (run == GK_GEMM_NMMA && gk_gemm_config_info(cfg).vec != 2) continue;
+        gk_gemm_tma_off = run == GK_GEMM_NMMA;
+        const char *feed = gk_gemm_config_info(cfg).vec != 2 ? "" : gk_gemm_tma_off ? " cp.async" : " TMA";
         for (const auto &r : rows) {
             const int64_t n = r.n;
             const double t = median_s([&] {
                 return gk_gemm_ex(cfg, 1, GK_BF16, m.d, GK_BF16, n, m.a, n, r.ta, m.b, n, r.tb, NULL, 0, NULL, n, n, n,
                                   1.0f, 0.0f, GK_ACT_NONE, NULL, 0, 0);
             });
-            printf("%s %-26s %c%c %5lld^3: %8.1f us %6.1f TFLOP/s\n", argc > 1 ? argv[1] : "", gk_gemm_config_info(cfg).name,
-                   r.ta ? 'T' : 'N', r.tb ? 'T' : 'N', (long long)n, t * 1e6, 2.0 * n * n * n / t * 1e-12);
+            printf("%s %-26s%-9s %c%c %5lld^3: %8.1f us %6.1f TFLOP/s\n", argc > 1 ? argv[1] : "",
+                   gk_gemm_config_info(cfg).name, feed, r.ta ? 'T' : 'N', r.tb ? 'T' : 'N', (long long)n, t * 1e6,
+                   2.0 * n * n * n / t * 1e-12);
         }
     }
     return 0;
