@@ -1251,8 +1251,8 @@ static int gk_gemm_wg_clusters(const char *, int, const gk_gemm_config *, int, i
    build may replace the list (probes: GK_GEMM_SHIPPED_CONFIGS(X) and candidates after them).
    - 128 x 256 x 32, 8 warps of 64 x 64, 4 stages (96 KB: an A100 holds it too), fragments
      double-buffered, one block per SM: the fewest ldmatrix bytes a MMA a warp's registers allow.
-     TMA-fed on compute capability 9.0 (H200, 4096^3: 1.03-1.06x its cp.async kernel, the same
-     bits): the copies' address arithmetic and LDGSTS leave the k-loop.
+     TMA-fed on compute capability 9.0 (H200, 4096^3: 1.05x its cp.async kernel, TN 0.99-1.05x,
+     the same bits): the copies' address arithmetic and LDGSTS leave the k-loop.
    - 64 x 64 x 64, 4 warps of 32 x 32, 3 blocks per SM: 4x the blocks for small M x N.
    - the same with element-wise loads; 64 x 8 direct, 64 of K loaded ahead (tiny problems: N of
      one n8 fragment spreads M over the most blocks; 64 x 16 .. 64 x 64 were slower on every

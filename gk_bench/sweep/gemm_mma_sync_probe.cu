@@ -35,8 +35,11 @@ int main(int argc, char **argv)
         int64_t n;
         int ta, tb;
     } rows[] = {{4096, 0, 1}, {4096, 0, 0}, {4096, 1, 0}, {4096, 1, 1}, {8192, 0, 1}};
-    for (int run = 0; run < GK_GEMM_NMMA + 1; run++) {
+    /* argv[2] "cp_async_first": the cp.async kernels of a TMA-fed configuration before the rest */
+    const int cp_first = argc > 2 && strcmp(argv[2], "cp_async_first") == 0;
+    for (int i = 0; i < GK_GEMM_NMMA + 1; i++) {
         /* the configurations in turn; a TMA-fed one (VEC 2) also on its cp.async kernels, last */
+        const int run = cp_first ? (i == 0 ? GK_GEMM_NMMA : i - 1) : i;
         const int cfg = run < GK_GEMM_NMMA ? run : 0;
         if (cfg == GK_GEMM_ELEM_CONFIG || gk_gemm_config_info(cfg).stages == 0) continue; /* not the direct tile: tiny problems */
         if (run == GK_GEMM_NMMA && gk_gemm_config_info(cfg).vec != 2) continue;
