@@ -268,16 +268,12 @@ GK_DEV void gk_ldmatrix_x2(unsigned *r, const void *p)
     asm volatile("ldmatrix.sync.aligned.m8n8.x2.shared.b16 {%0, %1}, [%2];"
                  : "=r"(r[0]), "=r"(r[1]) : "r"(gk_smem_addr(p)));
 }
-GK_DEV void gk_ldmatrix_x4(unsigned *r, const void *p)
-{
-    asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0, %1, %2, %3}, [%4];"
-                 : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3]) : "r"(gk_smem_addr(p)));
-}
 GK_DEV void gk_ldmatrix_x4_s(unsigned *r, unsigned a)
 {
     asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0, %1, %2, %3}, [%4];"
                  : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3]) : "r"(a));
 }
+GK_DEV void gk_ldmatrix_x4(unsigned *r, const void *p) { gk_ldmatrix_x4_s(r, gk_smem_addr(p)); }
 GK_DEV void gk_ldmatrix_x4_trans_s(unsigned *r, unsigned a)
 {
     asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0, %1, %2, %3}, [%4];"
@@ -292,11 +288,7 @@ GK_DEV void gk_ldmatrix_x2_trans(unsigned *r, const void *p)
     asm volatile("ldmatrix.sync.aligned.m8n8.x2.trans.shared.b16 {%0, %1}, [%2];"
                  : "=r"(r[0]), "=r"(r[1]) : "r"(gk_smem_addr(p)));
 }
-GK_DEV void gk_ldmatrix_x4_trans(unsigned *r, const void *p)
-{
-    asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0, %1, %2, %3}, [%4];"
-                 : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3]) : "r"(gk_smem_addr(p)));
-}
+GK_DEV void gk_ldmatrix_x4_trans(unsigned *r, const void *p) { gk_ldmatrix_x4_trans_s(r, gk_smem_addr(p)); }
 
 
 /* ---------------------------------------------------------------- sm_90a: mbarrier, TMA, wgmma
