@@ -4,7 +4,8 @@
 // configuration (VEC 2) runs twice: TMA-fed, then on its cp.async kernels (gk_gemm_tma_off).
 //   nvcc -std=c++17 -O3 -gencode arch=compute_90a,code=sm_90a -I. gk_bench/sweep/gemm_mma_sync_probe.cu
 // -DGK_PROBE_STAGES adds the large tile at 5, 6 and 8 stages (for a k-loop that takes more than 5),
-// -DGK_PROBE_BK64 the large tile with k-tiles of 64 in 3 and 4 stages.
+// -DGK_PROBE_BK64 the large tile with k-tiles of 64 in 3 and 4 stages, -DGK_PROBE_TMA_BK64 the
+// same TMA-fed; -DGK_PROBE_CP_ASYNC_FIRST is argv[2] cp_async_first (below).
 #ifdef GK_PROBE_STAGES
 #define GK_PROBE_STAGES_X(X)                            \
     X(128x256x32_s5, 128, 256, 32, 64, 64, 5, 1, 1, 1) \
@@ -20,8 +21,15 @@
 #else
 #define GK_PROBE_BK64_X(X)
 #endif
-#if defined(GK_PROBE_STAGES) || defined(GK_PROBE_BK64)
-#define GK_GEMM_CONFIGS(X) GK_GEMM_SHIPPED_CONFIGS(X) GK_PROBE_STAGES_X(X) GK_PROBE_BK64_X(X)
+#ifdef GK_PROBE_TMA_BK64
+#define GK_PROBE_TMA_BK64_X(X)                                \
+    X(128x256x64_tma_s3, 128, 256, 64, 64, 64, 3, 1, 1, 2) \
+    X(128x256x64_tma_s4, 128, 256, 64, 64, 64, 4, 1, 1, 2)
+#else
+#define GK_PROBE_TMA_BK64_X(X)
+#endif
+#if defined(GK_PROBE_STAGES) || defined(GK_PROBE_BK64) || defined(GK_PROBE_TMA_BK64)
+#define GK_GEMM_CONFIGS(X) GK_GEMM_SHIPPED_CONFIGS(X) GK_PROBE_STAGES_X(X) GK_PROBE_BK64_X(X) GK_PROBE_TMA_BK64_X(X)
 #endif
 #define GK_IMPLEMENTATION
 #include "gk/gk_gemm.cuh"
@@ -36,7 +44,11 @@ int main(int argc, char **argv)
         int ta, tb;
     } rows[] = {{4096, 0, 1}, {4096, 0, 0}, {4096, 1, 0}, {4096, 1, 1}, {8192, 0, 1}};
     /* argv[2] "cp_async_first": the cp.async kernels of a TMA-fed configuration before the rest */
+#ifdef GK_PROBE_CP_ASYNC_FIRST
+    const int cp_first = 1;
+#else
     const int cp_first = argc > 2 && strcmp(argv[2], "cp_async_first") == 0;
+#endif
     for (int i = 0; i < GK_GEMM_NMMA + 1; i++) {
         /* the configurations in turn; a TMA-fed one (VEC 2) also on its cp.async kernels, last */
         const int run = cp_first ? (i == 0 ? GK_GEMM_NMMA : i - 1) : i;
