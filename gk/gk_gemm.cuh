@@ -924,10 +924,8 @@ GK_DEV void gk_gemm_mma_tma_run(const gk_gemm_args *p, const CUtensorMap *ma, co
         }                                                                                                   \
     } while (0)
 
-    const unsigned empties = bars + stages * 8;
     if (warp == 0 && gk_elect_one()) {
         for (int s = 0; s < stages; s++) gk_mbar_init(smem + stages * stage_bytes + s * 8, 1);
-        for (int s = 0; s < stages; s++) gk_mbar_init(smem + stages * stage_bytes + (stages + s) * 8, threads / 32);
         gk_mbar_init_fence();
         for (int s = 0; s < stages - 1 && s < ktiles; s++) GK_GEMM_TMA_ISSUE(s);
     }
@@ -940,21 +938,15 @@ GK_DEV void gk_gemm_mma_tma_run(const gk_gemm_args *p, const CUtensorMap *ma, co
 #pragma unroll
         for (int ks = 0; ks < ksteps; ks++) {
             const int cur = ks & 1, nxt = cur ^ 1;
-            /* into the slot of tile kt - 1 once every warp has released it */
-            if (ks == 0 && warp == 0 && kt + stages - 1 < ktiles && gk_elect_one()) {
-                if (kt > 0) gk_mbar_wait_s(empties + ((kt - 1) % stages) * 8, ((kt - 1) / stages) & 1);
-                GK_GEMM_TMA_ISSUE(kt + stages - 1);
-            }
+            /* into the slot of tile kt - 1, which every warp left before the last barrier */
+            if (ks == 0 && warp == 0 && kt + stages - 1 < ktiles && gk_elect_one()) GK_GEMM_TMA_ISSUE(kt + stages - 1);
             if (ks == ksteps - 1) {
                 const int kn = kt + 1;
                 if (kn < ktiles) gk_mbar_wait_s(bars + (kn % stages) * 8, (kn / stages) & 1);
+                __syncthreads(); /* every warp done with tile kt - 1's slot before it is refilled */
                 GK_GEMM_TMA_FRAGS(af[nxt], bf[nxt], (unsigned)(kn % stages) * stage_bytes, 0);
             } else {
                 GK_GEMM_TMA_FRAGS(af[nxt], bf[nxt], so, ks + 1);
-                if (ks + 1 == ksteps - 1) { /* this warp's last read of the slot */
-                    __syncwarp();
-                    if ((threadIdx.x & 31) == 0) gk_mbar_arrive_s(empties + (kt % stages) * 8);
-                }
             }
             gk_gemm_mma_tile(acc, af[cur], bf[cur], dt, mi, ni);
         }
@@ -1098,7 +1090,7 @@ typedef void (*gk_gemm_kernel)(gk_gemm_args);
 #define gk_gemm_smem_bytes_c(BM, BN, BK, STAGES) ((STAGES) * ((BM) + (BN)) * (BK) * 2)
 /* VEC 2: the stages from a 1024-byte boundary (TMA's swizzle), then an mbarrier a stage */
 #define gk_gemm_smem_bytes_v(BM, BN, BK, STAGES, VEC) \
-    (gk_gemm_smem_bytes_c(BM, BN, BK, STAGES) + ((VEC) == 2 ? 1024 + 16 * (STAGES) : 0))
+    (gk_gemm_smem_bytes_c(BM, BN, BK, STAGES) + ((VEC) == 2 ? 1024 + 8 * (STAGES) : 0))
 
 /* The TMA-fed kernels of a VEC 2 configuration (name_nn_tma .. name_tt_tma), built where nvcc
    targets compute capability 9.0; VEC is a literal 0, 1 or 2. */
