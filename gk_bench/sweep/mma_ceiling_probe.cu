@@ -4,6 +4,11 @@
 //   mma       the MMAs alone (fragments loaded once)
 //   ldsm      16 ldmatrix.x4 a k-tile of 2 k-steps, double-buffered like gk_gemm_mma_run
 //   ldsm_bar  the same and a block barrier a k-tile
+//   ldsm_bulk the ldmatrix loop while one elected lane of warp 0 brings a k-tile's 24 KB into the
+//             slot three k-tiles ahead by bulk copies (from L2: a 6 MB buffer), as the TMA-fed
+//             kernel does; only that lane waits, for the copy it reuses a slot of
+//   ldsm_bulk_wait      and every warp waits on the slot's mbarrier before its reads (no barrier)
+//   ldsm_bulk_wait_bar  and a block barrier a k-tile: the TMA-fed kernel's k-loop, shapes aside
 // and the same tile as 16 warps of 64 x 32 (4 a scheduler, 64 accumulators a thread, 1.5x the
 // ldmatrix bytes a MMA). Reported as TFLOP/s of the MMAs and the share of 646 (the H200's mma.sync ceiling, ANCHORS.md).
 //   nvcc -std=c++17 -O3 -gencode arch=compute_90a,code=sm_90a -I. gk_bench/sweep/mma_ceiling_probe.cu
@@ -13,7 +18,8 @@
 
 #include "gk_bench/sweep/sweep_util.h"
 
-#define CEIL_SMEM (96 * 1024) /* one block an SM */
+#define CEIL_SMEM (96 * 1024 + 64) /* one block an SM: 4 slots of 24 KB and their mbarriers */
+#define CEIL_SRC_BYTES (6 << 20)
 
 static __device__ __forceinline__ void ceil_frags(unsigned *af, unsigned *bf, const char *s, const int *oa, const int *ob,
                                                   int kk, int nfr)
@@ -22,13 +28,20 @@ static __device__ __forceinline__ void ceil_frags(unsigned *af, unsigned *bf, co
     gk_gemm_frags(bf, s + 128 * 32 * 2, ob, 1, kk, nfr);
 }
 
-// mode 0: MMAs alone; 1: with the ldmatrix loads; 2: and a barrier a k-tile. WN: 64 or 32.
-static __device__ __forceinline__ void ceil_body(int mode, int ktiles, float *out, int wn)
+// mode 0: MMAs alone; 1: with the ldmatrix loads; 2: and a barrier a k-tile; 3: the loads and
+// bulk copies into the slots; 4: and a wait on each slot; 5: and a barrier a k-tile. WN: 64 or 32.
+static __device__ __forceinline__ void ceil_body(int mode, int ktiles, float *out, int wn, const char *src)
 {
     extern __shared__ uint4 smem4[];
     char *smem = (char *)smem4;
     const int threads = 128 / 64 * (256 / wn) * 32, ni = wn / 8;
-    for (int i = threadIdx.x; i < CEIL_SMEM / 16; i += threads) smem4[i] = make_uint4(i * 2654435761u, i, ~i, i ^ 0x5555u);
+    for (int i = threadIdx.x; i < 96 * 1024 / 16; i += threads) smem4[i] = make_uint4(i * 2654435761u, i, ~i, i ^ 0x5555u);
+    char *bars = smem + 96 * 1024;
+    const int copier = mode >= 3 && threadIdx.x < 32 && gk_elect_one();
+    if (copier) {
+        for (int s = 0; s < 4; s++) gk_mbar_init(bars + s * 8, 1);
+        gk_mbar_init_fence();
+    }
     __syncthreads();
     const int warp = threadIdx.x >> 5, wm0 = warp / (256 / wn) * 64, wn0 = warp % (256 / wn) * wn;
     int oa[8], ob[8];
@@ -40,7 +53,36 @@ static __device__ __forceinline__ void ceil_body(int mode, int ktiles, float *ou
     unsigned af[2][16], bf[2][16];
     ceil_frags(af[0], bf[0], smem, oa, ob, 0, ni / 2);
     ceil_frags(af[1], bf[1], smem, oa, ob, 16, ni / 2);
-    if (mode == 0) {
+    if (mode >= 3) {
+        /* slot (kt + 3) & 3 is filled at k-tile kt, as the kernel issues; its copy of k-tile
+           kt - 1 is waited on by the copier before the slot is reused */
+        const char *from = src + (size_t)blockIdx.x * 24576 * 8 % (CEIL_SRC_BYTES - 24576 * 8);
+        if (copier)
+            for (int q = 0; q < 3; q++) {
+                gk_mbar_arrive_expect_tx(bars + q * 8, 24576);
+                gk_bulk_load(smem + q * 24576, from + q * 24576, 8192, bars + q * 8);
+                gk_bulk_load(smem + q * 24576 + 8192, from + q * 24576 + 8192, 16384, bars + q * 8);
+            }
+        for (int kt = 0; kt < ktiles; kt++) {
+            const char *s = smem + (kt & 3) * 24576;
+            if (copier) {
+                const int f = kt + 3, q = f & 3;
+                if (f >= 4) gk_mbar_wait(bars + q * 8, ((f >> 2) - 1) & 1);
+                gk_mbar_arrive_expect_tx(bars + q * 8, 24576);
+                gk_bulk_load(smem + q * 24576, from + (f & 7) * 24576, 8192, bars + q * 8);
+                gk_bulk_load(smem + q * 24576 + 8192, from + (f & 7) * 24576 + 8192, 16384, bars + q * 8);
+            }
+            ceil_frags(af[1], bf[1], s, oa, ob, 16, ni / 2);
+            gk_gemm_mma_tile(acc, af[0], bf[0], GK_BF16, 4, ni);
+            if (mode >= 4 && kt + 1 < ktiles) gk_mbar_wait(bars + ((kt + 1) & 3) * 8, ((kt + 1) >> 2) & 1);
+            if (mode == 5) __syncthreads();
+            ceil_frags(af[0], bf[0], smem + ((kt + 1) & 3) * 24576, oa, ob, 0, ni / 2);
+            gk_gemm_mma_tile(acc, af[1], bf[1], GK_BF16, 4, ni);
+        }
+        /* the copies still in flight land before the block leaves */
+        if (copier)
+            for (int f = ktiles; f < ktiles + 3; f++) gk_mbar_wait(bars + (f & 3) * 8, (f >> 2) & 1);
+    } else if (mode == 0) {
         for (int kt = 0; kt < ktiles; kt++) {
             gk_gemm_mma_tile(acc, af[0], bf[0], GK_BF16, 4, ni);
             gk_gemm_mma_tile(acc, af[1], bf[1], GK_BF16, 4, ni);
@@ -61,8 +103,14 @@ static __device__ __forceinline__ void ceil_body(int mode, int ktiles, float *ou
     if (sum == 1234.5f) out[threadIdx.x] = sum; /* never: keeps the MMAs */
 }
 
-static __global__ void __launch_bounds__(256, 1) ceil_w64x64(int mode, int ktiles, float *out) { ceil_body(mode, ktiles, out, 64); }
-static __global__ void __launch_bounds__(512, 1) ceil_w64x32(int mode, int ktiles, float *out) { ceil_body(mode, ktiles, out, 32); }
+static __global__ void __launch_bounds__(256, 1) ceil_w64x64(int mode, int ktiles, float *out, const char *src)
+{
+    ceil_body(mode, ktiles, out, 64, src);
+}
+static __global__ void __launch_bounds__(512, 1) ceil_w64x32(int mode, int ktiles, float *out, const char *src)
+{
+    ceil_body(mode, ktiles, out, 32, src);
+}
 
 int main(int argc, char **argv)
 {
@@ -70,19 +118,22 @@ int main(int argc, char **argv)
     CK(gk_sm_count(&sms));
     float *out;
     CK(cudaMalloc(&out, 4096));
+    char *src;
+    CK(cudaMalloc(&src, CEIL_SRC_BYTES));
+    CK(cudaMemset(src, 0x3c, CEIL_SRC_BYTES));
     CK(cudaFuncSetAttribute((const void *)ceil_w64x64, cudaFuncAttributeMaxDynamicSharedMemorySize, CEIL_SMEM));
     CK(cudaFuncSetAttribute((const void *)ceil_w64x32, cudaFuncAttributeMaxDynamicSharedMemorySize, CEIL_SMEM));
-    const char *names[3] = {"mma", "ldsm", "ldsm_bar"};
+    const char *names[6] = {"mma", "ldsm", "ldsm_bar", "ldsm_bulk", "ldsm_bulk_wait", "ldsm_bulk_wait_bar"};
     const int ktiles = 4096;
     for (int w = 0; w < 2; w++)
-        for (int mode = 0; mode < 3; mode++) {
+        for (int mode = 0; mode < (w == 0 ? 6 : 3); mode++) {
             const double t = median_s([&] {
-                if (w == 0) ceil_w64x64<<<sms, 256, CEIL_SMEM>>>(mode, ktiles, out);
-                else ceil_w64x32<<<sms, 512, CEIL_SMEM>>>(mode, ktiles, out);
+                if (w == 0) ceil_w64x64<<<sms, 256, CEIL_SMEM>>>(mode, ktiles, out, src);
+                else ceil_w64x32<<<sms, 512, CEIL_SMEM>>>(mode, ktiles, out, src);
                 return cudaGetLastError();
             });
             const double flops = 2.0 * 128 * 256 * 32 * ktiles * sms;
-            printf("%s %s %-9s %8.1f us %6.1f TFLOP/s %5.1f%% of 646\n", argc > 1 ? argv[1] : "",
+            printf("%s %s %-18s %8.1f us %6.1f TFLOP/s %5.1f%% of 646\n", argc > 1 ? argv[1] : "",
                    w ? "16 warps of 64 x 32" : "8 warps of 64 x 64 ", names[mode], t * 1e6, flops / t * 1e-12,
                    flops / t * 1e-12 / 646 * 100);
         }
