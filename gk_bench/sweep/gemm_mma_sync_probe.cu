@@ -5,7 +5,8 @@
 //   nvcc -std=c++17 -O3 -gencode arch=compute_90a,code=sm_90a -I. gk_bench/sweep/gemm_mma_sync_probe.cu
 // -DGK_PROBE_STAGES adds the large tile at 5, 6 and 8 stages (for a k-loop that takes more than 5),
 // -DGK_PROBE_BK64 the large tile with k-tiles of 64 in 3 and 4 stages, -DGK_PROBE_TMA_BK64 the
-// same TMA-fed; -DGK_PROBE_CP_ASYNC_FIRST is argv[2] cp_async_first (below).
+// same TMA-fed, -DGK_PROBE_TMA_STAGES the 32-wide tile TMA-fed in 5 stages;
+// -DGK_PROBE_CP_ASYNC_FIRST is argv[2] cp_async_first (below).
 #ifdef GK_PROBE_STAGES
 #define GK_PROBE_STAGES_X(X)                            \
     X(128x256x32_s5, 128, 256, 32, 64, 64, 5, 1, 1, 1) \
@@ -28,8 +29,15 @@
 #else
 #define GK_PROBE_TMA_BK64_X(X)
 #endif
-#if defined(GK_PROBE_STAGES) || defined(GK_PROBE_BK64) || defined(GK_PROBE_TMA_BK64)
-#define GK_GEMM_CONFIGS(X) GK_GEMM_SHIPPED_CONFIGS(X) GK_PROBE_STAGES_X(X) GK_PROBE_BK64_X(X) GK_PROBE_TMA_BK64_X(X)
+#ifdef GK_PROBE_TMA_STAGES
+#define GK_PROBE_TMA_STAGES_X(X) X(128x256x32_tma_s5, 128, 256, 32, 64, 64, 5, 1, 1, 2)
+#else
+#define GK_PROBE_TMA_STAGES_X(X)
+#endif
+#if defined(GK_PROBE_STAGES) || defined(GK_PROBE_BK64) || defined(GK_PROBE_TMA_BK64) || defined(GK_PROBE_TMA_STAGES)
+#define GK_GEMM_CONFIGS(X)                                                                          \
+    GK_GEMM_SHIPPED_CONFIGS(X) GK_PROBE_STAGES_X(X) GK_PROBE_BK64_X(X) GK_PROBE_TMA_BK64_X(X) \
+    GK_PROBE_TMA_STAGES_X(X)
 #endif
 #define GK_IMPLEMENTATION
 #include "gk/gk_gemm.cuh"
