@@ -15,17 +15,16 @@
 #else
 #define GK_PROBE_STAGES_X(X)
 #endif
+/* the large tile with k-tiles of 64 in 3 and 4 stages, fed by cp.async (VEC 1) or TMA (2) */
+#define GK_PROBE_BK64_TILES(X, s3, s4, VEC)             \
+    X(s3, 128, 256, 64, 64, 64, 3, 1, 1, VEC) X(s4, 128, 256, 64, 64, 64, 4, 1, 1, VEC)
 #ifdef GK_PROBE_BK64
-#define GK_PROBE_BK64_X(X)                              \
-    X(128x256x64_s3, 128, 256, 64, 64, 64, 3, 1, 1, 1) \
-    X(128x256x64_s4, 128, 256, 64, 64, 64, 4, 1, 1, 1)
+#define GK_PROBE_BK64_X(X) GK_PROBE_BK64_TILES(X, 128x256x64_s3, 128x256x64_s4, 1)
 #else
 #define GK_PROBE_BK64_X(X)
 #endif
 #ifdef GK_PROBE_TMA_BK64
-#define GK_PROBE_TMA_BK64_X(X)                                \
-    X(128x256x64_tma_s3, 128, 256, 64, 64, 64, 3, 1, 1, 2) \
-    X(128x256x64_tma_s4, 128, 256, 64, 64, 64, 4, 1, 1, 2)
+#define GK_PROBE_TMA_BK64_X(X) GK_PROBE_BK64_TILES(X, 128x256x64_tma_s3, 128x256x64_tma_s4, 2)
 #else
 #define GK_PROBE_TMA_BK64_X(X)
 #endif
