@@ -83,7 +83,7 @@ static __device__ __forceinline__ void ceil_body(int mode, int ktiles, float *ou
             }
             ceil_frags(af[1], bf[1], smem + (kt & (slots - 1)) * 24576, oa, ob, 16, ni / 2);
             gk_gemm_mma_tile(acc, af[0], bf[0], GK_BF16, 4, ni);
-            if ((mode == 4 || mode == 5) && kt + 1 < ktiles) gk_mbar_wait(bars + ((kt + 1) & 3) * 8, ((kt + 1) >> 2) & 1);
+            if ((mode == 4 || mode == 5) && kt + 1 < ktiles) gk_mbar_wait(bars + ((kt + 1) & (slots - 1)) * 8, ((kt + 1) / slots) & 1);
             if (mode == 5) __syncthreads();
             ceil_frags(af[0], bf[0], smem + ((kt + 1) & (slots - 1)) * 24576, oa, ob, 0, ni / 2);
             gk_gemm_mma_tile(acc, af[1], bf[1], GK_BF16, 4, ni);
