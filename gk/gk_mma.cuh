@@ -69,10 +69,6 @@
      gk_named_barrier_or(id, threads, pred)
                                         bar.red.or.pred: bar.sync that returns whether any of the
                                         `threads` passed a nonzero pred (sm_70 and newer)
-     gk_flag_release(f, v), gk_flag_acquire(f)
-                                        st.release.gpu / ld.acquire.gpu of a 64-bit global flag:
-                                        what a block wrote before its release, a block that
-                                        acquires the value sees (sm_70 and newer)
      gk_setmaxnreg_dec_40(), gk_setmaxnreg_inc_232()
                                         setmaxnreg: a producer warpgroup's registers to consumers
      gk_smem_align_1024(p)              the first 1024-byte boundary of shared memory from p
@@ -428,17 +424,6 @@ GK_DEV int gk_named_barrier_or(int id, int threads, int pred)
                  : "r"(pred), "r"(id), "r"(threads)
                  : "memory");
     return any;
-}
-
-GK_DEV void gk_flag_release(unsigned long long *f, unsigned long long v)
-{
-    asm volatile("st.release.gpu.global.u64 [%0], %1;" ::"l"(f), "l"(v) : "memory");
-}
-GK_DEV unsigned long long gk_flag_acquire(const unsigned long long *f)
-{
-    unsigned long long v;
-    asm volatile("ld.acquire.gpu.global.u64 %0, [%1];" : "=l"(v) : "l"(f) : "memory");
-    return v;
 }
 
 /* Register budget of the calling warpgroup (setmaxnreg): a producer gives registers back, the
