@@ -17,7 +17,7 @@
 
 int main(int argc, char **argv)
 {
-    const int rounds = argc > 1 ? atoi(argv[1]) : 2;
+    const int rounds = argc > 1 && atoi(argv[1]) > 0 ? atoi(argv[1]) : 2; // argv[1]: rounds, or a name (trial_build.sh)
     const struct {
         const char *name;
         int64_t m, n, k;
