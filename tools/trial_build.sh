@@ -23,7 +23,8 @@
 # e.g. the mma.sync k-loop against a trial that allows more stages, the probe's list with them:
 #   p=gk_bench/sweep/gemm_mma_sync_probe.cu; no_wg="'-DGK_GEMM_WG_CONFIGS(X)='"
 #   tools/trial_build.sh bundle_trial "shipped||$p|$no_wg" "mbar|9ec59e1|$p|$no_wg -DGK_PROBE_STAGES"
-# A program of gk_tests/ links GoogleTest and cuBLAS. Builds run two at a time.
+# A program of gk_tests/ links GoogleTest and cuBLAS, a probe that includes cublas_v2.h cuBLAS.
+# Builds run two at a time.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 dir=$(realpath -m "${1:-bundle_trial}")
@@ -50,6 +51,8 @@ for spec in "$@"; do
     libs=()
     if [[ $program == gk_tests/* ]]; then
         libs=(/usr/lib/x86_64-linux-gnu/libgtest.a /usr/lib/x86_64-linux-gnu/libgtest_main.a -lpthread -lcublas)
+    elif grep -q 'cublas_v2.h' "$src/$program"; then
+        libs=(-lcublas)
     fi
     eval "extra=($flags)"
     (cd "$src" && nvcc -std=c++17 -O3 -gencode arch=compute_90a,code=sm_90a -cudart static \
