@@ -1,5 +1,6 @@
 // The stream-K tail against whole tiles on the suite's shapes whose last wave is part full: a
-// row is a shape, the tile the dispatcher picks for it, and its times whole (splits 1), with the
+// row is a shape, the tile the dispatcher picks for it (or one with a tail beside a ping-pong pick,
+// which has none: its rows say refused), and its times whole (splits 1), with the
 // last wave's tiles shared by k-tiles among all blocks (GK_GEMM_SK_TAIL) and with those and a full
 // wave (GK_GEMM_SK_TAIL_WAVE), and cuBLAS's, in us. Rounds of every row, the variants' order
 // turned each round (a process's first-timed kernel can read high). On a tree without the tail
@@ -35,7 +36,9 @@ int main(int argc, char **argv)
                 {"llama3-8b gate/up", 1024, 28672, 4096, 0, 1, "wg128x256x64_s4_ptc"},
                 {"llama3-8b gate/up", 256, 28672, 4096, 0, 1, "wg128x256x64_s4_pt"},
                 {"random 8", 8976, 1824, 11240, 0, 1, "wg128x192x64_s4_pt"},
-                {"random 8", 8976, 1824, 11240, 0, 1, "wg128x256x64_s4_pt"}};
+                {"random 8", 8976, 1824, 11240, 0, 1, "wg128x256x64_s4_pt"},
+                {"random 11", 1959, 10552, 552, 0, 1, "wg128x128x64_s6_pt"},
+                {"random 11", 1959, 10552, 552, 0, 1, "wg128x128x64_s6_ppt"}};
     const size_t bytes = (size_t)1 << 30, ws_bytes = (size_t)1 << 30;
     SweepGemmBuffers buf = sweep_gemm_buffers(bytes);
 #ifdef GK_GEMM_SK_TAIL
