@@ -368,10 +368,7 @@ GK_DEV int gk_gemm_wg_split_fixup(const gk_gemm_args *p, float *acc, int nacc, i
         last = gk_gemm_wg_fixup_count(p, count, splits);
         __threadfence(); /* the other splits' partials, counted before, are seen after this */
     }
-    /* the barrier's answer through a shuffle: the compiler then knows the branch warp-uniform, and
-       the k-loops keep their descriptors in uniform registers (with the answer as it comes, the
-       PERSIST 3 tiles' k-loop moved them with 16 R2UR a k-tile: 69 instructions, 53 with it) */
-    if (!__shfl_sync(0xffffffffu, gk_named_barrier_or(1, 256, last), 0)) return 1;
+    if (!gk_named_barrier_or(1, 256, last)) return 1;
 #pragma unroll
     for (int i = 0; i < nacc; i++) acc[i] = 0.0f;
     for (int s = 0; s < splits; s++) {
