@@ -5,7 +5,8 @@
 // wave (GK_GEMM_SK_TAIL_WAVE), and cuBLAS's, in us. Rounds of every row, the variants' order
 // turned each round (a process's first-timed kernel can read high). On a tree without the tail
 // (GK_GEMM_SK_TAIL undefined) it times whole tiles and cuBLAS only: the baseline beside a trial
-// build (tools/trial_build.sh). -DGK_SK_PROBE_SUITE (a tree with the tail): every suite row
+// build (tools/trial_build.sh); its last rows (a wave or less) time the k-loop of the tiles that
+// sum splits in the kernel, whole, for trials of it. -DGK_SK_PROBE_SUITE (a tree with the tail): every suite row
 // whose pick is a tile with a tail, whole K over more tiles than SMs, instead of the rows below,
 // and the suite mean of those rows whole and at the best of the three. Plain nvcc, for the GPU host:
 //   nvcc -std=c++17 -O3 -gencode arch=compute_90a,code=sm_90a -I. gk_bench/sweep/gemm_sk_tail_probe.cu \
@@ -107,7 +108,11 @@ int main(int argc, char **argv)
                  {"random 8", 8976, 1824, 11240, 0, 1, "wg128x192x64_s4_pt"},
                  {"random 8", 8976, 1824, 11240, 0, 1, "wg128x256x64_s4_pt"},
                  {"random 11", 1959, 10552, 552, 0, 1, "wg128x128x64_s6_pt"},
-                 {"random 11", 1959, 10552, 552, 0, 1, "wg128x128x64_s6_ppt"}};
+                 {"random 11", 1959, 10552, 552, 0, 1, "wg128x128x64_s6_ppt"},
+                 // one wave or less (no tail): the PERSIST 3 tiles' k-loop alone
+                 {"llama3-8b qkv", 256, 6144, 4096, 0, 1, "wg128x128x64_s6_pt"},
+                 {"random 4", 342, 8480, 776, 0, 1, "wg128x256x64_s4_pt"},
+                 {"llama3-70b qkv", 512, 10240, 8192, 0, 1, "wg128x160x64_s5_pt"}};
     for (const auto &r : fixed) rows.push_back({r.name, r.m, r.n, r.k, r.ta, r.tb, config_named(r.tile)});
 #endif
     const size_t bytes = (size_t)1 << 30, ws_bytes = (size_t)1 << 30;
