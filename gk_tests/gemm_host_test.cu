@@ -1044,6 +1044,76 @@ TEST(GemmDispatch, SplitsSummedInKernelWhereTheyPay)
     if (GK_GEMM_NCONFIG > GK_GEMM_NMMA) EXPECT_GE(tiles_seen, 1) << "no tile sums its splits in the kernel";
 }
 
+// The stream-K tail's partition (gk_gemm_sk_*), walked for every block as the wgmma kernel walks
+// it: each tail tile's k-tiles in exactly one piece each; one piece a tile starts it (k-tile 0);
+// a piece that starts inside its tile is its share's first and publishes (at most one a share);
+// the tile's first piece, where it ends inside the tile, adds exactly the publishing shares of
+// that tile, later ones, in share order; the items before the tail fill whole waves.
+TEST(GemmStreamK, TailPartition)
+{
+    int checked = 0;
+    for (int64_t items : {1, 7, 131, 132, 133, 200, 256, 323, 1000})
+        for (int64_t step : {1, 2, 7, 66, 132})
+            for (int more : {0, 1})
+                for (int kts : {1, 2, 3, 16, 64, 177}) {
+                    SCOPED_TRACE(::testing::Message() << "items " << items << " step " << step << " more " << more
+                                                      << " kts " << kts);
+                    const int64_t tail = gk_gemm_sk_tail(items, step, more);
+                    if (items <= step || items % step == 0) {
+                        EXPECT_EQ(tail, 0);
+                        continue;
+                    }
+                    EXPECT_EQ(tail, std::min(items % step + more * step, items));
+                    EXPECT_EQ((items - tail) % step, 0) << "the items before the tail leave a wave part full";
+                    const int units = (int)tail * kts;
+                    std::vector<int> covered((size_t)units, 0), starts((size_t)tail, 0), finisher((size_t)tail, -1);
+                    std::vector<std::vector<int>> publishers((size_t)tail), added((size_t)tail);
+                    for (int c = 0; c < step; c++) {
+                        const int begin = gk_gemm_sk_share(units, c, (int)step), end = gk_gemm_sk_share(units, c + 1, (int)step);
+                        ASSERT_LE(begin, end);
+                        int published = 0;
+                        for (int u = begin; u < end;) {
+                            int t, kt0;
+                            const int n = gk_gemm_sk_piece(u, end, kts, &t, &kt0);
+                            ASSERT_GE(n, 1);
+                            ASSERT_LE(kt0 + n, kts);
+                            ASSERT_EQ(t * kts + kt0, u);
+                            for (int i = 0; i < n; i++) covered[(size_t)(u + i)]++;
+                            if (kt0 == 0) starts[(size_t)t]++;
+                            const int role = gk_gemm_sk_role(units, c, (int)step, u + n, kts);
+                            if (kt0 == 0 && n == kts) {
+                                EXPECT_EQ(role, 0);
+                            } else if (kt0 > 0) {
+                                EXPECT_EQ(role, 1);
+                                EXPECT_EQ(u, begin) << "a piece inside its tile that is not its share's first";
+                                published++;
+                                publishers[(size_t)t].push_back(c);
+                            } else {
+                                EXPECT_EQ(role, 2);
+                                EXPECT_EQ(u + n, end) << "a tile's first piece ending inside it is not its share's last";
+                                finisher[(size_t)t] = c;
+                                for (int b = gk_gemm_sk_next_part(units, c, (int)step, (t + 1) * kts); b < step;
+                                     b = gk_gemm_sk_next_part(units, b, (int)step, (t + 1) * kts)) {
+                                    EXPECT_GT(b, c);
+                                    added[(size_t)t].push_back(b);
+                                }
+                            }
+                            u += n;
+                        }
+                        EXPECT_LE(published, 1) << "share " << c;
+                    }
+                    for (int u = 0; u < units; u++) ASSERT_EQ(covered[(size_t)u], 1) << "k-tile " << u << " of the tail";
+                    for (int64_t t = 0; t < tail; t++) {
+                        EXPECT_EQ(starts[(size_t)t], 1) << "tile " << t;
+                        EXPECT_EQ(finisher[(size_t)t] >= 0, !publishers[(size_t)t].empty()) << "tile " << t;
+                        EXPECT_EQ(added[(size_t)t], publishers[(size_t)t]) << "tile " << t;
+                    }
+                    checked++;
+                    if (HasFailure()) return;
+                }
+    EXPECT_GE(checked, 100);
+}
+
 TEST(GemmDispatch, SplitsLongKOfFewTilesOnly)
 {
     // decode-like: 16 x 512 is a handful of tiles, K = 8192 long: K is split
