@@ -98,5 +98,6 @@ nvidia-smi --query-gpu=clocks.sm,temperature.gpu,power.draw --format=csv >> "\$o
 cat "\$out/summary.txt"
 EOF
 chmod +x "$dir/run.sh"
-(cd "$dir" && tar cf - --exclude=trial.tar.xz . | xz -T2 -6 > trial.tar.xz)
+# (written outside DIR, then moved in: tar fails on a folder that changes while it reads it)
+(cd "$dir" && tar cf - --exclude=trial.tar.xz . | xz -T2 -6 > "$work/trial.tar.xz") && mv "$work/trial.tar.xz" "$dir/"
 echo "trial_build.sh: ${#names[@]} builds in $dir; on the GPU host: $dir/run.sh OUT [ROUNDS [NAME...]]"
