@@ -33,9 +33,7 @@
          unaligned operands take the element-wise-load kernels.
          Split-K partials are summed in a fixed order: results are deterministic.
      gk_gemm_plan_for(m, n, k, trans_a, lda, trans_b, ldb)
-                                             the dispatcher's configuration, splits (K splits,
-                                             or GK_GEMM_SK_TAIL: whole K with a stream-K tail)
-                                             and workspace
+                                             the dispatcher's configuration, splits and workspace
      gk_gemm_ex(config, splits, in_dtype, ...the same arguments...)
          runs one configuration (0 .. gk_gemm_config_count() - 1, or -1: the dispatcher's pick)
          with a given number of K splits (0: the dispatcher's), for tuning and benchmarks.
@@ -49,13 +47,7 @@
          a second launch sums splits x M x N fp32 partials
          (on compute capability 9.0 launched dependent on the GEMM: its blocks start while the
          GEMM's finish and wait for its partials).
-         (Stream-K over all tiles was measured and not kept: gk_bench/RESULTS.md.)
-     gk_gemm_ex(config, GK_GEMM_SK_TAIL or GK_GEMM_SK_TAIL_WAVE, ...) on a tile that has it
-         (GK_GEMM_SK_TAKES): whole K, the tiles of the last, part-filled wave (and with _WAVE a
-         full wave more) shared by k-tiles among all blocks, each tile summed by the block with
-         its first k-tile in a fixed order; a workspace of SMs x (BM x BN x 4 + 8) bytes.
-         The dispatcher takes GK_GEMM_SK_TAIL where the last wave leaves GK_GEMM_SK_MIN_IDLE
-         of the waves' block time idle and the workspace holds its bytes (else whole tiles).
+         (Stream-K was measured and not kept: gk_bench/RESULTS.md.)
      gk_gemm_config_info(config)             a configuration's tile, warps, stages, threads, bytes
      gk_gemm_ledger(m, n, k, in_dtype, d_dtype, has_c, has_bias)   (gk_core.cuh) FLOPs = 2 M N K;
                                              bytes = A, B, bias read once, C read if beta != 0,
@@ -189,14 +181,6 @@ typedef struct gk_gemm_config {
 #ifndef GK_GEMM_SPLITS_IN_KERNEL
 #define GK_GEMM_SPLITS_IN_KERNEL(persistent, bm) ((persistent) == 3 && (bm) != 256)
 #endif
-/* The wgmma tiles with a stream-K tail (gk_gemm_ex's splits GK_GEMM_SK_TAIL or _TAIL_WAVE): those
-   that sum splits in the kernel, and the 128 x 256 cluster tile (PERSIST 5, a cluster's share for
-   both its tiles). Whole K; the last wave's part-filled tiles (and with _TAIL_WAVE a full wave
-   more) go by k-tiles, an equal share a block; a tile split between blocks is summed by the block
-   with its first k-tile, which adds the other blocks' partial tiles in order (deterministic). */
-#define GK_GEMM_SK_TAKES(persistent, bm) ((persistent) == 5 || GK_GEMM_SPLITS_IN_KERNEL(persistent, bm))
-#define GK_GEMM_SK_TAIL (-2)
-#define GK_GEMM_SK_TAIL_WAVE (-3)
 
 /* ---------------------------------------------------------------- public API */
 
@@ -278,50 +262,6 @@ GK_HOST cudaError_t gk_gemm_check_outputs(const char *fn, const void *d, int d_d
 /* Shared-memory bytes of a configuration: STAGES copies of the A and B tiles, 2 bytes a value. */
 GK_HD int gk_gemm_smem_bytes(int bm, int bn, int bk, int stages) { return stages * (bm + bn) * bk * 2; }
 
-/* The stream-K tail's arithmetic (the wgmma kernels; host tests). The tail's `units` k-tiles
-   (kts a tile, tiles in rasterized order) go to `step` shares, one a block (or cluster): share c
-   from c units / step. A share walks its k-tiles in pieces, each inside one tile. */
-GK_HD int gk_gemm_sk_share(int units, int c, int step) { return (int)((long long)units * c / step); }
-
-/* The piece from the tail's k-tile u in a share ending at `end`: its tile t of the tail and first
-   k-tile kt0 in it; returns its k-tiles (to its tile's end or the share's). */
-GK_HD int gk_gemm_sk_piece(int u, int end, int kts, int *t, int *kt0)
-{
-    *t = u / kts;
-    *kt0 = u - *t * kts;
-    return kts - *kt0 < end - u ? kts - *kt0 : end - u;
-}
-
-/* What share c does with its piece that ends at the tail's k-tile u1, once summed: 0, the piece
-   is its whole tile; 1, it starts inside its tile (only a share's first piece can): its partial
-   tile goes to the share's slot and flag; 2, it starts the tile and ends inside it (only a
-   share's last piece can): it adds the partials of the later shares that hold the rest of the
-   tile (gk_gemm_sk_next_part) and stores the tile. */
-GK_HD int gk_gemm_sk_role(int units, int c, int step, int u1, int kts)
-{
-    const int t0 = (u1 - 1) / kts * kts;
-    if (gk_gemm_sk_share(units, c, step) > t0) return 1;
-    return u1 == t0 + kts ? 0 : 2;
-}
-
-/* The share after b that holds part of the tile ending at the tail's k-tile tile_end: nonempty,
-   starting before tile_end (so inside the tile, past its finisher's share); step when none. */
-GK_HD int gk_gemm_sk_next_part(int units, int b, int step, int tile_end)
-{
-    for (b++; b < step && gk_gemm_sk_share(units, b, step) < tile_end; b++)
-        if (gk_gemm_sk_share(units, b, step) < gk_gemm_sk_share(units, b + 1, step)) return b;
-    return step;
-}
-
-/* The tail's items a request comes to on `items` items (tiles, or pairs of tiles in clusters)
-   and a grid of `step` blocks (or clusters): the last wave's part-filled items, and with `more`
-   1 a full wave too; none where the items fill their waves or take one at most. */
-GK_HD int64_t gk_gemm_sk_tail(int64_t items, int64_t step, int more)
-{
-    const int64_t tail = items > step && items % step ? items % step + more * step : 0;
-    return tail < items ? tail : items;
-}
-
 /* ---------------------------------------------------------------- device building blocks */
 
 typedef struct gk_gemm_args {
@@ -347,11 +287,6 @@ typedef struct gk_gemm_args {
        p->partial. fixup_tag: this launch's tag in the counters (48 bits, never 0) */
     float *fixup;
     unsigned long long fixup_tag;
-    /* the stream-K tail (GK_GEMM_SK_TAKES): the last sk_tiles items (whole tiles, or pairs in
-       clusters) shared by k-tiles among all blocks, p->fixup a partial tile and a 64-bit flag a
-       block (gk_gemm_wg_sk_fixup); 0: none. The launcher resolves the requests -1 (the last wave's
-       part-filled tiles) and -2 (those and a full wave) for its grid. */
-    int sk_tiles;
 } gk_gemm_args;
 
 /* The arguments every GEMM of the kit shares (gk_gemm, gk_quant, gk_fp8), the rest zero; m, n, k
@@ -1749,22 +1684,6 @@ static int gk_gemm_direct_fits(const gk_gemm_config *t, int64_t m, int64_t n, in
    aligned are repacked into the workspace when it is large enough (gk_gemm_workspace_bytes),
    else run on the element-wise-load kernels, as tiny problems always do
    (gk_gemm_tiny_unaligned). */
-/* Whole K on a tile with a stream-K tail (GK_GEMM_SK_TAKES) over more than one wave of items
-   (tiles, or pairs of tiles in 2-block clusters: SMs / 2 of them a wave), the last wave leaving
-   at least GK_GEMM_SK_MIN_IDLE of all the waves' block time idle: the tail pays, its fix-up (a
-   partial tile written and read back by its summing block) costing less. */
-#ifndef GK_GEMM_SK_MIN_IDLE
-#define GK_GEMM_SK_MIN_IDLE 0.02
-#endif
-static int gk_gemm_sk_pays(const gk_gemm_config *t, int64_t m, int64_t n, int64_t k, int sms)
-{
-    if (!t->wgmma || !GK_GEMM_SK_TAKES(t->persistent, t->bm)) return 0;
-    const int cl = GK_GEMM_CLUSTER(t->persistent);
-    const int64_t items = gk_ceil_div(gk_ceil_div(m, t->bm), cl) * gk_ceil_div(n, t->bn), step = sms / cl;
-    const int64_t slots = gk_ceil_div(items, step) * step;
-    return items > step && k >= 4 * t->bk && (double)(slots - items) >= GK_GEMM_SK_MIN_IDLE * slots;
-}
-
 static void gk_gemm_plan_impl(int64_t m, int64_t n, int64_t k, int64_t rows_a, int64_t cols_a, int align_a,
                               int64_t rows_b, int64_t cols_b, int align_b, int sms, int wg, int a_row_major,
                               int trans_b, int tuned, gk_gemm_plan *pl)
@@ -1866,7 +1785,6 @@ static void gk_gemm_plan_impl(int64_t m, int64_t n, int64_t k, int64_t rows_a, i
         const int pp = gk_gemm_pingpong_twin(pl->config);
         if (pp != pl->config && gk_gemm_tiles(gk_gemm_config_table[pp], m, n) <= sms) pl->config = pp;
     }
-    const int sk = wg && s == 1 && gk_gemm_sk_pays(gk_gemm_config_table[pl->config], m, n, k, sms);
     /* rows 16-byte but not 128-byte aligned (align 1): the wgmma tiles' TMA boxes straddle L2
        lines, 1.45-1.55x slower with both operands off where the MMAs are the time (H200:
        8976 x 1824 x 11240 783 us against 509 with 128-byte rows, 1959 x 10552 x 552 72 against
@@ -1890,9 +1808,7 @@ static void gk_gemm_plan_impl(int64_t m, int64_t n, int64_t k, int64_t rows_a, i
     }
     pl->pack_a_bytes = gk_gemm_pack_bytes(rows_a, cols_a, !pack_a);
     pl->pack_b_bytes = gk_gemm_pack_bytes(rows_b, cols_b, !pack_b);
-    pl->split_bytes = sk ? gk_gemm_fixup_bytes(sms, 1, pc->bm, pc->bn)
-                         : gk_gemm_splits_bytes(gk_gemm_config_table[pl->config], s, m, n);
-    if (sk) pl->splits = GK_GEMM_SK_TAIL;
+    pl->split_bytes = gk_gemm_splits_bytes(gk_gemm_config_table[pl->config], s, m, n);
     if (gk_gemm_tiny_unaligned(m, n, k, align_a, align_b)) {
         pl->config = GK_GEMM_ELEM_CONFIG;
         pl->splits = 1;
@@ -1954,12 +1870,7 @@ static cudaError_t gk_gemm_run_checked(const char *fn, int config, int splits, i
     if (act < GK_ACT_NONE || act > GK_ACT_SILU) return gk__fail(cudaErrorInvalidValue, fn, "act %d is not a gk_act", act);
     if (config < -1 || config >= GK_GEMM_NCONFIG)
         return gk__fail(cudaErrorInvalidValue, fn, "config %d is not -1 or 0..%d", config, GK_GEMM_NCONFIG - 1);
-    /* a stream-K tail: whole K (gk_gemm_args' sk_tiles, resolved at launch) */
-    int sk = splits == GK_GEMM_SK_TAIL ? 1 : splits == GK_GEMM_SK_TAIL_WAVE ? 2 : 0;
-    if (sk) splits = 1;
-    if (splits < 0)
-        return gk__fail(cudaErrorInvalidValue, fn, "splits = %d is negative (other than GK_GEMM_SK_TAIL, _TAIL_WAVE)",
-                        splits);
+    if (splits < 0) return gk__fail(cudaErrorInvalidValue, fn, "splits = %d is negative", splits);
     if (trans_a != 0 && trans_a != 1) return gk__fail(cudaErrorInvalidValue, fn, "trans_a = %d is not 0 or 1", trans_a);
     if (trans_b != 0 && trans_b != 1) return gk__fail(cudaErrorInvalidValue, fn, "trans_b = %d is not 0 or 1", trans_b);
     GK_TRY(gk_check_mnk(fn, m, n, k));
@@ -2014,26 +1925,14 @@ static cudaError_t gk_gemm_run_checked(const char *fn, int config, int splits, i
             config = pl.config = gk_gemm_cluster_twin(config, 1);
     }
     const gk_gemm_config *cfg = gk_gemm_config_table[config];
-    if (sk && (!cfg->wgmma || !GK_GEMM_SK_TAKES(cfg->persistent, cfg->bm)))
-        return gk__fail(cudaErrorInvalidValue, fn,
-                        "configuration %s has no stream-K tail (the wgmma tiles of PERSIST 3 and BM 128, and PERSIST 5, have)",
-                        cfg->name);
     if (splits == 0) splits = config == pl.config || (elementwise && pl.config == 1) ? pl.splits : 1;
-    /* the plan's stream-K tail where the workspace holds the plan's bytes, else whole tiles */
-    if (splits == GK_GEMM_SK_TAIL) {
-        splits = 1;
-        sk = workspace_bytes >= pl.workspace_bytes && cfg->wgmma && GK_GEMM_SK_TAKES(cfg->persistent, cfg->bm);
-    }
     /* the operands to repack: the plan's (rows not 16-byte aligned, and rows not 128-byte aligned
        where it pays) when the workspace holds them, else those not 16-byte aligned alone */
     int pack_a = repack && !aligned_a && cfg->vec, pack_b = repack && !aligned_b && cfg->vec;
-    /* a stream-K tail: a partial tile and a flag a block (at most one block an SM), first in the
-       workspace; the repacks that only pay take what it leaves */
-    const size_t sk_bytes = sk ? gk_gemm_fixup_bytes(sms, 1, cfg->bm, cfg->bn) : 0;
     /* (not where the plan is the direct tile, which reads rows as they are: a configuration
        given with rows off 16 bytes still needs its copies) */
     if (!elementwise && cfg->vec && gk_gemm_config_table[pl.config]->vec &&
-        workspace_bytes >= sk_bytes + pl.pack_a_bytes + pl.pack_b_bytes) {
+        workspace_bytes >= pl.pack_a_bytes + pl.pack_b_bytes) {
         pack_a = pl.pack_a_bytes > 0;
         pack_b = pl.pack_b_bytes > 0;
     }
@@ -2045,19 +1944,11 @@ static cudaError_t gk_gemm_run_checked(const char *fn, int config, int splits, i
     const int in_kernel = gk_gemm_splits_in_kernel(cfg, splits, m, n) &&
                           workspace_bytes >= gk_gemm_splits_bytes(cfg, splits, m, n) + pack_bytes;
     if (!in_kernel && workspace_bytes < gk_gemm_split_bytes(splits, m, n) + pack_bytes) splits = 1;
-    if (sk && workspace_bytes < sk_bytes + pack_bytes)
-        return gk__fail(cudaErrorInvalidValue, fn, "a stream-K tail on %s needs a workspace of %zu bytes, %zu given",
-                        cfg->name, sk_bytes + pack_bytes, workspace_bytes);
 
     p.k_per_split = (int)gk_round_up(gk_ceil_div(k, splits), cfg->bk);
     splits = (int)gk_ceil_div(k, p.k_per_split); /* no empty split */
     char *ws = (char *)workspace;
-    if (sk) {
-        p.fixup = (float *)ws;
-        p.fixup_tag = gk_gemm_fixup_tag();
-        p.sk_tiles = -sk;
-        ws += sk_bytes;
-    } else if (splits > 1 && in_kernel) {
+    if (splits > 1 && in_kernel) {
         const int64_t tiles = gk_gemm_tiles(cfg, m, n);
         p.fixup = (float *)ws;
         p.fixup_tag = gk_gemm_fixup_tag();

@@ -18,9 +18,7 @@
      tiles, each block loading half of their shared B tile into both blocks' shared memory (TMA
      multicast); a last tile column at most half full runs the half-width wgmma. K splits
      of PERSIST 3 tiles of BM 128 are summed in the kernel by the last of a tile's splits to
-     finish (gk_gemm_wg_split_fixup). With a stream-K tail (PERSIST 3 of BM 128 and PERSIST 5),
-     the last wave's part-filled tiles go by k-tiles, an equal share a block (or cluster), after
-     the whole tiles (gk_gemm_wg_next, gk_gemm_wg_sk_fixup).
+     finish (gk_gemm_wg_split_fixup).
 
    GENERATOR
      GK_DEFINE_GEMM_WGMMA(name, dt, BM, BN, STAGES, PERSIST, RATE) writes the kernels (per
@@ -328,33 +326,6 @@ GK_DEV void gk_gemm_wg_item(const gk_gemm_args *p, int item, int tiles, int cl, 
     *ktiles = (min(p->k, *k_begin + p->k_per_split) - *k_begin + bk - 1) / bk;
 }
 
-/* A block's next piece of work from its cursor *pos: 1 an item, 2 a piece of the stream-K tail,
-   0 none left. Items below dp (items less p->sk_tiles) one at a time, step apart from the
-   block's first (c: the block's index, or its cluster's); then the tail, pos - dp counting its
-   k-tiles (kts a tile, units in all), share c (gk_gemm_sk_share) in pieces (gk_gemm_sk_piece).
-   Tail items are whole tiles (splits 1), the last in the rasterized order. Its tile's origin,
-   split, first k and k-tiles as gk_gemm_wg_item's. */
-GK_DEV int gk_gemm_wg_next(const gk_gemm_args *p, int *pos, int c, int step, int dp, int units, int kts, int tiles,
-                           int cl, int bm, int bn, int bk, int *m0, int *n0, int *split, int *k_begin, int *ktiles)
-{
-    if (*pos < dp) {
-        gk_gemm_wg_item(p, *pos, tiles, cl, bm, bn, bk, m0, n0, split, k_begin, ktiles);
-        *pos += step;
-        if (*pos >= dp) *pos = dp + gk_gemm_sk_share(units, c, step);
-        return 1;
-    }
-    if (units == 0) return 0; /* no tail (for a tile without one, known at compile time) */
-    const int u = *pos - dp, end = gk_gemm_sk_share(units, c + 1, step);
-    if (u >= end) return 0;
-    int t, kt0;
-    const int n = gk_gemm_sk_piece(u, end, kts, &t, &kt0);
-    gk_gemm_wg_item(p, dp + t, tiles, cl, bm, bn, bk, m0, n0, split, k_begin, ktiles);
-    *k_begin = kt0 * bk;
-    *ktiles = n;
-    *pos += n;
-    return 2;
-}
-
 /* Counts a split into its tile's counter (word): p->fixup_tag << 16 | the splits counted so far,
    any other value read as none (nothing clears the workspace before the launch). Returns 1 for
    the tile's last split, whose block sets the word back to 0 (a CUDA graph replays the tag). */
@@ -374,100 +345,43 @@ GK_DEV int gk_gemm_wg_fixup_count(const gk_gemm_args *p, unsigned long long *wor
     }
 }
 
-/* A partial tile both consumers hold (nacc accumulators a thread; w: the consumer) to its slot
-   of the workspace, as the registers hold it (coalesced 16-byte stores), fenced and past the
-   consumers' barrier: one thread may then publish it. */
-GK_DEV void gk_gemm_wg_put_partial(float *slot, const float *acc, int nacc, int w)
+/* K splits summed in the kernel (p->fixup): split `split` of tile `tile`, summed by both
+   consumers (nacc accumulators a thread; w: the consumer; slot: BM BN floats), goes to its slot
+   of the workspace as the registers hold it (coalesced 16-byte stores), and the block counts it
+   in the tile's counter. The block that counts the tile's last split adds the tile's slots in
+   split order (the same sum whichever block is last) and returns 0: it stores the tile. The
+   others return 1. Items are split-major, so the splits of neighbouring tiles run in step and
+   share their A and B panels in L2; no block waits for another. */
+GK_DEV int gk_gemm_wg_split_fixup(const gk_gemm_args *p, float *acc, int nacc, int w, int slot, int tile, int split,
+                                  int splits)
 {
-    float4 *mine = (float4 *)slot + (size_t)w * (nacc / 4) * 128 + (threadIdx.x & 127);
+    const int t = threadIdx.x & 127, tiles = p->tiles_m * p->tiles_n;
+    const float *first = p->fixup + (size_t)tile * splits * slot;
+    unsigned long long *count = (unsigned long long *)(p->fixup + (size_t)tiles * splits * slot) + tile;
+    float4 *mine = (float4 *)(first + (size_t)split * slot) + (size_t)w * (nacc / 4) * 128 + t;
 #pragma unroll
     for (int i = 0; i < nacc / 4; i++) mine[i * 128] = make_float4(acc[4 * i], acc[4 * i + 1], acc[4 * i + 2], acc[4 * i + 3]);
     __threadfence();
     gk_named_barrier(1, 256);
-}
-
-/* Adds the partial tile of a slot (gk_gemm_wg_put_partial's layout) to the registers. */
-GK_DEV void gk_gemm_wg_add_partial(float *acc, const float *slot, int nacc, int w)
-{
-    const float4 *theirs = (const float4 *)slot + (size_t)w * (nacc / 4) * 128 + (threadIdx.x & 127);
-#pragma unroll
-    for (int i = 0; i < nacc / 4; i++) {
-        const float4 v = __ldcg(theirs + i * 128);
-        acc[4 * i] += v.x;
-        acc[4 * i + 1] += v.y;
-        acc[4 * i + 2] += v.z;
-        acc[4 * i + 3] += v.w;
-    }
-}
-
-/* K splits summed in the kernel (p->fixup): split `split` of tile `tile`, summed by both
-   consumers (nacc accumulators a thread; w: the consumer; slot: BM BN floats), goes to its slot
-   of the workspace, and the block counts it in the tile's counter. The block that counts the
-   tile's last split adds the tile's slots in split order (the same sum whichever block is
-   last) and returns 0: it stores the tile. The others return 1. Items are split-major, so the
-   splits of neighbouring tiles run in step and share their A and B panels in L2; no block waits
-   for another. */
-GK_DEV int gk_gemm_wg_split_fixup(const gk_gemm_args *p, float *acc, int nacc, int w, int slot, int tile, int split,
-                                  int splits)
-{
-    const int tiles = p->tiles_m * p->tiles_n;
-    float *first = p->fixup + (size_t)tile * splits * slot;
-    unsigned long long *count = (unsigned long long *)(p->fixup + (size_t)tiles * splits * slot) + tile;
-    gk_gemm_wg_put_partial(first + (size_t)split * slot, acc, nacc, w);
     int last = 0;
     if (threadIdx.x == 128) {
         last = gk_gemm_wg_fixup_count(p, count, splits);
         __threadfence(); /* the other splits' partials, counted before, are seen after this */
     }
-    /* the barrier's answer through a shuffle: the compiler then knows the branch warp-uniform, and
-       the k-loops keep their descriptors in uniform registers (with the answer as it comes, the
-       PERSIST 3 tiles' k-loop moved them with 16 R2UR a k-tile: 69 instructions, 53 with it) */
-    if (!__shfl_sync(0xffffffffu, gk_named_barrier_or(1, 256, last), 0)) return 1;
+    if (!gk_named_barrier_or(1, 256, last)) return 1;
 #pragma unroll
     for (int i = 0; i < nacc; i++) acc[i] = 0.0f;
-    for (int s = 0; s < splits; s++) gk_gemm_wg_add_partial(acc, first + (size_t)s * slot, nacc, w);
-    return 0;
-}
-
-/* The stream-K tail's fixup of a piece both consumers have summed (nacc, w, slot as above; u1:
-   the tail's k-tile past the piece (its cursor), kts k-tiles a tile; c, step, units as
-   gk_gemm_wg_next's; blk: the block's index in the grid, c cl + its rank in a cluster of cl), by
-   its role (gk_gemm_sk_role, from u1: nothing more stays live through the k-loop). p->fixup
-   holds a slot a block, then a 64-bit flag a block. A share's first piece that starts inside its
-   tile goes to the block's slot, and the block's flag takes the launch's tag: returns 1, nothing
-   to store. A tile's first piece that ends inside it waits for the flags of the shares holding
-   the rest of the tile and adds their slots in share order (the sum does not depend on timing),
-   sets the flags back (a CUDA graph replays the tag) and returns 0: the block stores the tile. A
-   share waits only on later shares' first pieces, which wait on nothing, and every block is
-   resident: no deadlock. */
-GK_DEV int gk_gemm_wg_sk_fixup(const gk_gemm_args *p, float *acc, int nacc, int w, int slot, int u1, int kts, int c,
-                               int step, int units, int cl, int blk)
-{
-    const int role = gk_gemm_sk_role(units, c, step, u1, kts);
-    if (role == 0) return 0;
-    unsigned long long *flags = (unsigned long long *)(p->fixup + (size_t)step * cl * slot);
-    /* the first consumer's first warp, whole (known warp-uniform through the shuffle), handles the
-       flags: one thread's wait loop inside the item loop left the compiler unsure that the warps
-       reconverge, and the k-loops moved their descriptors out of the uniform registers (16 R2UR
-       a k-tile, 73 instructions against 58) */
-    const int flagger = __shfl_sync(0xffffffffu, (int)(threadIdx.x >> 5), 0) == 4;
-    if (role == 1) {
-        gk_gemm_wg_put_partial(p->fixup + (size_t)blk * slot, acc, nacc, w);
-        if (flagger) gk_flag_release(flags + blk, p->fixup_tag);
-        return 1;
-    }
-    const int tile_end = (u1 - 1) / kts * kts + kts, rank = blk - c * cl;
-    if (flagger) {
-        for (int b = gk_gemm_sk_next_part(units, c, step, tile_end); b < step;
-             b = gk_gemm_sk_next_part(units, b, step, tile_end)) {
-            gk_flag_wait(flags + b * cl + rank, p->fixup_tag);
-            flags[b * cl + rank] = 0;
+    for (int s = 0; s < splits; s++) {
+        const float4 *theirs = (const float4 *)(first + (size_t)s * slot) + (size_t)w * (nacc / 4) * 128 + t;
+#pragma unroll
+        for (int i = 0; i < nacc / 4; i++) {
+            const float4 v = __ldcg(theirs + i * 128);
+            acc[4 * i] += v.x;
+            acc[4 * i + 1] += v.y;
+            acc[4 * i + 2] += v.z;
+            acc[4 * i + 3] += v.w;
         }
-        __threadfence();
     }
-    gk_named_barrier(1, 256);
-    for (int b = gk_gemm_sk_next_part(units, c, step, tile_end); b < step; b = gk_gemm_sk_next_part(units, b, step, tile_end))
-        gk_gemm_wg_add_partial(acc, p->fixup + (size_t)(b * cl + rank) * slot, nacc, w);
     return 0;
 }
 
@@ -669,17 +583,11 @@ GK_DEV void gk_gemm_wg_run(const gk_gemm_args *p, const CUtensorMap *tma, const 
     const int ea = swap ? p->n : p->m, eb = swap ? p->m : p->n; /* rows of the MMAs' A and B operands */
     const int first = cl == 2 ? gk_cluster_sreg(2) : blockIdx.y * gridDim.x + blockIdx.x;
     const int step = cl == 2 ? gk_cluster_sreg(3) : gridDim.x * gridDim.y, items = tiles * splits;
-    /* the stream-K tail (p->sk_tiles, splits 1): after the block's items below dp, its share of
-       the last sk_tiles items' k-tiles (gk_gemm_wg_next) */
-    const int sk_tiles = GK_GEMM_SK_TAKES(persistent, bm) ? p->sk_tiles : 0; /* 0: no tail's code */
-    const int kts = (p->k + gk_gemm_wg_bk(dt) - 1) / gk_gemm_wg_bk(dt), dp = items - sk_tiles, units = sk_tiles * kts,
-              pos0 = first < dp ? first : dp + gk_gemm_sk_share(units, first, step);
     /* the warpgroup through a shuffle: the compiler then knows it uniform across the warp and keeps
        the k-loops' descriptors and stage addresses in uniform registers (the 128 x 64 consumer: 53
        instructions a k-tile, no R2UR; 74 with 8 R2UR and an S2UR computed from threadIdx) */
     const int wg = __shfl_sync(0xffffffffu, (int)(threadIdx.x >> 7), 0), bk = gk_gemm_wg_bk(dt);
-    const int fixup = GK_GEMM_SPLITS_IN_KERNEL(persistent, bm) && p->fixup != NULL && splits > 1;
-    const int sk = GK_GEMM_SK_TAKES(persistent, bm); /* a constant: the other tiles have no tail's code */
+    const int fixup = GK_GEMM_SPLITS_IN_KERNEL(persistent, bm) && p->fixup != NULL;
 
     if (threadIdx.x == 0) {
         for (int s = 0; s < stages; s++) {
@@ -707,9 +615,9 @@ GK_DEV void gk_gemm_wg_run(const gk_gemm_args *p, const CUtensorMap *tma, const 
            barrier's phase before its first counts as done) */
         const unsigned full0 = gk_smem_addr(full), empty0 = gk_smem_addr(empty), stage0 = gk_smem_addr(smem);
         int s = 0, phase = 0;
-        int m0, n0, split, k_begin, ktiles;
-        for (int pos = pos0; gk_gemm_wg_next(p, &pos, first, step, dp, units, kts, tiles, cl, bm, bn, bk, &m0, &n0, &split,
-                                             &k_begin, &ktiles);) {
+        for (int item = first; item < items; item += step) {
+            int m0, n0, split, k_begin, ktiles;
+            gk_gemm_wg_item(p, item, tiles, cl, bm, bn, bk, &m0, &n0, &split, &k_begin, &ktiles);
             const int ra = swap ? n0 : m0, rb = swap ? m0 : n0; /* the MMAs' A and B tile rows */
             /* only rows inside the operand are loaded: TMA's zero fill of rows past its end is
                slow (H200, x[65, 8192] w[8192, 8192]^T on 128 x 64 tiles: 70.6 us with 63 of
@@ -749,10 +657,9 @@ GK_DEV void gk_gemm_wg_run(const gk_gemm_args *p, const CUtensorMap *tma, const 
     const int kpar = ns ? wg - 1 : -1;
     unsigned long long *other = pp ? turn + (2 - wg) : NULL;
     int sc = 0; /* TMA stores issued by this consumer */
-    int m0, n0, split, k_begin, ktiles, pos = pos0, kind;
-    for (int j = 0, turns = 0; (kind = gk_gemm_wg_next(p, &pos, first, step, dp, units, kts, tiles, cl, bm, bn, bk, &m0,
-                                                      &n0, &split, &k_begin, &ktiles)) != 0;
-         j++) {
+    for (int item = first, j = 0, turns = 0; item < items; item += step, j++) {
+        int m0, n0, split, k_begin, ktiles;
+        gk_gemm_wg_item(p, item, tiles, cl, bm, bn, bk, &m0, &n0, &split, &k_begin, &ktiles);
         if (pp && (j & 1) != wg - 1) {
             it += ktiles;
             continue;
@@ -768,22 +675,14 @@ GK_DEV void gk_gemm_wg_run(const gk_gemm_args *p, const CUtensorMap *tma, const 
             it = gk_gemm_wg_consume(smem, full, empty, stage_bytes, a_bytes, dt, ta, tb, wr, cb, bn / 2, stages, ktiles,
                                     it, acc, blocks, tmp, p, row0, n0, k_begin / 128, other, cl, -1);
             if (m0 >= p->m) continue; /* a cluster's tile past M */
-            if (fixup && gk_gemm_wg_split_fixup(p, acc, cb * (bn / 2) / 256, wg - 1, bm * bn, m0 / bm * p->tiles_n + n0 / bn,
-                                                split, splits))
-                continue;
-            if (sk && kind == 2 && gk_gemm_wg_sk_fixup(p, acc, cb * (bn / 2) / 256, wg - 1, bm * bn, pos - dp, kts, first,
-                                                       step, units, cl, first * cl + rank))
+            if (fixup && gk_gemm_wg_split_fixup(p, acc, cb * (bn / 2) / 256, wg - 1, bm * bn, item % tiles, split, splits))
                 continue;
             sc = gk_gemm_wg_out(p, tmd, acc, stg, epi, persistent, dt == GK_E4M3, wg - 1, bm, bn, bn / 2, m0, n0, split, sc);
         } else {
             it = gk_gemm_wg_consume(smem, full, empty, stage_bytes, a_bytes, dt, ta, tb, wr, cb, mn, stages, ktiles, it,
                                     acc, blocks, tmp, p, row0, n0, k_begin / 128, other, cl, kpar);
             if (m0 >= p->m) continue; /* a cluster's tile past M */
-            if (fixup && gk_gemm_wg_split_fixup(p, acc, cb * mn / 256, wg - 1, bm * bn, m0 / bm * p->tiles_n + n0 / bn,
-                                                split, splits))
-                continue;
-            if (sk && kind == 2 && gk_gemm_wg_sk_fixup(p, acc, cb * mn / 256, wg - 1, bm * bn, pos - dp, kts, first, step,
-                                                       units, cl, first * cl + rank))
+            if (fixup && gk_gemm_wg_split_fixup(p, acc, cb * mn / 256, wg - 1, bm * bn, item % tiles, split, splits))
                 continue;
             sc = gk_gemm_wg_out(p, tmd, acc, stg, epi, persistent, dt == GK_E4M3, wg - 1, bm, bn, bn, m0, n0, split, sc);
         }
@@ -1190,18 +1089,6 @@ static int gk_gemm_wg_clusters(const char *fn, int wg, const gk_gemm_config *cfg
     return gk_clusters_fit(kern, cfg->threads, cfg->smem_bytes, 2, f) ? *f : 0;
 }
 
-/* The stream-K tail a request (p->sk_tiles -1 or -2) comes to on `items` items and a grid of
-   `step` blocks (or clusters): gk_gemm_sk_tail; its k-tiles counted in 32 bits. */
-static cudaError_t gk_gemm_wg_sk_resolve(const char *fn, gk_gemm_args *p, int64_t items, int64_t step)
-{
-    if (p->sk_tiles >= 0) return cudaSuccess;
-    p->sk_tiles = (int)gk_gemm_sk_tail(items, step, -p->sk_tiles - 1);
-    if (items + p->sk_tiles * gk_ceil_div(p->k, GK_GEMM_WG_BK) >= ((int64_t)1 << 31))
-        return gk__fail(cudaErrorInvalidValue, fn, "a stream-K tail of %d tiles of %d k-tiles is past 32-bit indexing",
-                        p->sk_tiles, (int)gk_ceil_div(p->k, GK_GEMM_WG_BK));
-    return cudaSuccess;
-}
-
 /* Launches wgmma configuration wg (cfg) for layout on the prepared arguments: its shared-memory
    opt-in, the operands' tensor maps, the kernel. */
 static cudaError_t gk_gemm_wg_launch(const char *fn, int wg, const gk_gemm_config *cfg, int in_dtype, int layout,
@@ -1234,7 +1121,6 @@ static cudaError_t gk_gemm_wg_launch(const char *fn, int wg, const gk_gemm_confi
             return gk__fail(cudaErrorInvalidConfiguration, fn, "configuration %s: no cluster of 2 of its blocks fits this GPU",
                             cfg->name);
         const int64_t pairs = gk_ceil_div(p.tiles_m, 2) * p.tiles_n * gk_ceil_div(p.k, p.k_per_split);
-        GK_TRY(gk_gemm_wg_sk_resolve(fn, &p, pairs, pairs < fits ? pairs : fits));
         cudaLaunchAttribute attr;
         const cudaLaunchConfig_t lc =
             gk_cluster_launch_config(&attr, 2 * (pairs < fits ? pairs : fits), cfg->threads, cfg->smem_bytes, 2, stream);
@@ -1242,7 +1128,6 @@ static cudaError_t gk_gemm_wg_launch(const char *fn, int wg, const gk_gemm_confi
         GK_TRY(cudaLaunchKernelExC(&lc, kern, args));
         return gk_check_launch(fn);
     }
-    GK_TRY(gk_gemm_wg_sk_resolve(fn, &p, (int64_t)p.tiles_m * p.tiles_n * gk_ceil_div(p.k, p.k_per_split), grid.x));
     ((gk_gemm_wg_kernel)kern)<<<grid, cfg->threads, cfg->smem_bytes, stream>>>(p, ma, mb, ma_last, mb_last, md);
     return gk_check_launch(fn);
 }

@@ -69,13 +69,6 @@
      gk_named_barrier_or(id, threads, pred)
                                         bar.red.or.pred: bar.sync that returns whether any of the
                                         `threads` passed a nonzero pred (sm_70 and newer)
-     gk_flag_release(f, v), gk_flag_wait(f, v)
-                                        st.release.gpu of a 64-bit global flag / ld.acquire.gpu
-                                        of it until it holds v: what a block wrote before its
-                                        release, a block that waited for the value sees. A whole
-                                        warp waits (lane 0's reading decides); the wait traps
-                                        after 10 s of GPU time (a flag never set fails the launch
-                                        instead of hanging it) (sm_70 and newer)
      gk_setmaxnreg_dec_40(), gk_setmaxnreg_inc_232()
                                         setmaxnreg: a producer warpgroup's registers to consumers
      gk_smem_align_1024(p)              the first 1024-byte boundary of shared memory from p
@@ -431,23 +424,6 @@ GK_DEV int gk_named_barrier_or(int id, int threads, int pred)
                  : "r"(pred), "r"(id), "r"(threads)
                  : "memory");
     return any;
-}
-
-GK_DEV void gk_flag_release(unsigned long long *f, unsigned long long v)
-{
-    asm volatile("st.release.gpu.global.u64 [%0], %1;" ::"l"(f), "l"(v) : "memory");
-}
-GK_DEV void gk_flag_wait(const unsigned long long *f, unsigned long long v)
-{
-    unsigned long long t0, t, got;
-    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t0));
-    for (;;) {
-        asm volatile("ld.acquire.gpu.global.u64 %0, [%1];" : "=l"(got) : "l"(f) : "memory");
-        /* lane 0's reading decides for the warp: a whole warp waiting leaves the loop together */
-        if (__shfl_sync(0xffffffffu, got, 0) == v) return;
-        asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
-        if (__shfl_sync(0xffffffffu, t - t0, 0) > 10000000000ull) __trap();
-    }
 }
 
 /* Register budget of the calling warpgroup (setmaxnreg): a producer gives registers back, the

@@ -296,7 +296,6 @@ static std::string pick_text(const Gemm &g, int *config)
     }
     std::string s = config_text(*config);
     if (splits > 1) s += ", split-K " + std::to_string(splits);
-    if (splits == GK_GEMM_SK_TAIL) s += ", stream-K tail";
     if (pl.pack_a_bytes || pl.pack_b_bytes) s += ", operands repacked to 128-byte rows";
     return s;
 }
@@ -455,8 +454,8 @@ static void register_all()
 }
 
 // The suite as one table: a shape a line, gk / cuBLAS speed, the dispatcher's tile, K splits,
-// tiles and waves (tiles over SMs x the blocks a tile's configuration budgets an SM; splits "tail":
-// whole K with the stream-K tail), then the geometric mean and the shapes under 0.9x.
+// tiles and waves (tiles over SMs x the blocks a tile's configuration budgets an SM), then the
+// geometric mean and the shapes under 0.9x.
 static void print_suite()
 {
     if (suite_results.empty()) return;
@@ -474,15 +473,11 @@ static void print_suite()
         const gk_gemm_config c = gk_gemm_config_info(r.plan.config);
         const int64_t tiles = gk_ceil_div(q.m, c.bm) * gk_ceil_div(q.n, c.bn) * (r.plan.splits > 1 ? r.plan.splits : 1);
         const double waves = (double)tiles / (sms * (c.persistent ? 1 : c.min_blocks > 0 ? c.min_blocks : 1));
-        char mnk[40], splits[16];
+        char mnk[40];
         snprintf(mnk, sizeof mnk, "%lldx%lldx%lld", (long long)q.m, (long long)q.n, (long long)q.k);
-        if (r.plan.splits == GK_GEMM_SK_TAIL)
-            snprintf(splits, sizeof splits, "tail");
-        else
-            snprintf(splits, sizeof splits, "%d", r.plan.splits);
-        printf("%-18s %-6s %-19s %10.1f %10.1f %7.3fx %8.1f  %-22s %6s %7lld %6.2f%s\n", q.name,
+        printf("%-18s %-6s %-19s %10.1f %10.1f %7.3fx %8.1f  %-22s %6d %7lld %6.2f%s\n", q.name,
                q.ta ? (q.tb ? "TT" : "TN") : (q.tb ? "NT" : "NN"), mnk, r.gk * 1e6, r.cublas * 1e6, speed,
-               2.0 * q.m * q.n * q.k / r.gk * 1e-12, config_tile(r.plan.config).c_str(), splits,
+               2.0 * q.m * q.n * q.k / r.gk * 1e-12, config_tile(r.plan.config).c_str(), r.plan.splits,
                (long long)tiles, waves, speed < 0.9 ? "  < 0.9x" : "");
         log_sum += log(speed);
         count++;

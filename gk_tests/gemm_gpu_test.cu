@@ -144,7 +144,6 @@ struct MmaRun : GkEpilogue {
     bool ws_plan = false;
     int ws_splits = 0;
     bool ws_fixup = false; // + the partial tiles and counters of splits summed in the kernel (config, splits)
-    bool ws_sk = false;    // + a stream-K tail's partial tile and flag a block, a block an SM (config)
     int64_t ws_adjust = 0;
     int ws_expect = -1;      // 1: the workspace must be written, 0: it must stay untouched
     int64_t sample_rows = 0; // rows checked against the reference (0: all)
@@ -190,13 +189,12 @@ static std::string describe(const MmaRun &p)
     char s[400];
     snprintf(s, sizeof s,
              "%s -> %s %s%s m=%lld n=%lld k=%lld lda=%lld ldb=%lld ldc=%lld ldd=%lld a_off=%d b_off=%d alpha=%g "
-             "beta=%g c=%s bias=%d act=%s config=%d splits=%d ws_plan=%d ws_splits=%d ws_fixup=%d ws_sk=%d ws_adjust=%lld",
+             "beta=%g c=%s bias=%d act=%s config=%d splits=%d ws_plan=%d ws_splits=%d ws_fixup=%d ws_adjust=%lld",
              gk_dtype_name(p.in_dt), gk_dtype_name(p.d_dt), p.ta ? "T" : "N", p.tb ? "T" : "N", (long long)p.m,
              (long long)p.n, (long long)p.k, (long long)p.lda, (long long)p.ldb, (long long)p.ldc, (long long)p.ldd,
              p.a_off, p.b_off, p.alpha, p.beta,
              p.c_mode == kCNull ? "NULL" : p.c_mode == kCNaN ? "NaN" : p.c_mode == kCValues ? "values" : "D (in place)",
-             p.bias, act_name(p.act), p.config, p.splits, p.ws_plan, p.ws_splits, p.ws_fixup, p.ws_sk,
-             (long long)p.ws_adjust);
+             p.bias, act_name(p.act), p.config, p.splits, p.ws_plan, p.ws_splits, p.ws_fixup, (long long)p.ws_adjust);
     return s;
 }
 
@@ -207,17 +205,6 @@ static uint64_t run_salt(const MmaRun &p)
                       p.ldc, p.ldd, (int64_t)p.c_mode, (int64_t)p.act, (int64_t)p.config, (int64_t)p.splits})
         h = (h ^ (uint64_t)v) * 0x100000001b3ull + 0x9e37;
     return h;
-}
-
-// The workspace of a stream-K tail on configuration `config`: a partial tile (fp32) and an 8-byte
-// flag for each block of a grid of at most one an SM.
-static int64_t sk_workspace_bytes(int config)
-{
-    int dev = 0, sms = 0;
-    cudaGetDevice(&dev);
-    cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev);
-    const gk_gemm_config f = gk_gemm_config_info(config);
-    return gk_round_up((int64_t)sms * ((int64_t)f.bm * f.bn * 4 + 8), 256);
 }
 
 // Runs one GEMM and checks it; D's bytes go to *d_bytes when asked (determinism checks).
@@ -239,7 +226,6 @@ static void run_mma(const MmaRun &p, std::vector<unsigned char> *d_bytes = nullp
         ws_bytes += gk_round_up(gk_ceil_div(m, f.bm) * gk_ceil_div(n, f.bn) * ((int64_t)p.splits * f.bm * f.bn * 4 + 8), 256) +
                     plan.pack_a_bytes + plan.pack_b_bytes;
     }
-    if (p.ws_sk) ws_bytes += sk_workspace_bytes(p.config) + plan.pack_a_bytes + plan.pack_b_bytes;
     if (ws_bytes < 0) ws_bytes = 0;
 
     HostTensor ha(p.in_dt, (rows_a - 1) * lda + cols_a), hb(p.in_dt, (rows_b - 1) * ldb + cols_b), hbias(GK_F32, n);
@@ -907,60 +893,11 @@ TEST(GemmGpu, SplitsSummedInKernel)
     EXPECT_GE(tried, 1) << "no configuration sums its splits in the kernel";
 }
 
-// Runs configuration `config` with `splits` (a count, or a stream-K tail) on a workspace of random
-// bytes, then the same call captured in a CUDA graph and replayed twice on that workspace (the
-// same tag every replay): the same bits each time, every output written (D poisoned before each
-// run). What the kernel leaves in its counters or flags must not change the next run.
-static void replay_on_random_workspace(int config, int splits, int64_t m, int64_t n, int64_t k, size_t ws_bytes)
-{
-    const gk_gemm_config f = gk_gemm_config_info(config);
-    SCOPED_TRACE(f.name);
-    GkRng rng(0x5eed0000 + config + 64 * (splits + 8));
-    HostTensor ha(GK_BF16, m * k), hb(GK_BF16, n * k), hw(GK_F32, ws_bytes / 4);
-    ha.fill_uniform(rng, -1.0f, 1.0f);
-    hb.fill_uniform(rng, -1.0f, 1.0f);
-    for (size_t i = 0; i < hw.bytes.size(); i++) hw.bytes[i] = (unsigned char)rng.next();
-    DeviceTensor da(GK_BF16, m * k), db(GK_BF16, n * k), dd(GK_BF16, m * n), dws(GK_F32, ws_bytes / 4);
-    ASSERT_TRUE(da.ok() && db.ok() && dd.ok() && dws.ok());
-    GK_CUDA_OK(da.upload(ha));
-    GK_CUDA_OK(db.upload(hb));
-    GK_CUDA_OK(dws.upload(hw));
-    cudaStream_t st;
-    GK_CUDA_OK(cudaStreamCreateWithFlags(&st, cudaStreamNonBlocking));
-    auto call = [&] {
-        return gk_gemm_ex(config, splits, GK_BF16, dd.ptr(), GK_BF16, n, da.ptr(), k, 0, db.ptr(), k, 1, NULL, 0, NULL, m,
-                          n, k, 1.0f, 0.0f, GK_ACT_NONE, dws.ptr(), ws_bytes, st);
-    };
-    std::vector<HostTensor> got;
-    GK_CUDA_OK(dd.poison());
-    GK_CUDA_OK(call());
-    GK_CUDA_OK(cudaStreamSynchronize(st));
-    got.emplace_back(GK_BF16, m * n);
-    GK_CUDA_OK(dd.download(&got.back()));
-    cudaGraph_t graph;
-    cudaGraphExec_t exec;
-    GK_CUDA_OK(cudaStreamBeginCapture(st, cudaStreamCaptureModeThreadLocal));
-    const cudaError_t captured = call();
-    GK_CUDA_OK(cudaStreamEndCapture(st, &graph));
-    GK_CUDA_OK(captured);
-    GK_CUDA_OK(cudaGraphInstantiate(&exec, graph, 0));
-    for (int r = 0; r < 2; r++) {
-        GK_CUDA_OK(dd.poison());
-        GK_CUDA_OK(cudaGraphLaunch(exec, st));
-        GK_CUDA_OK(cudaStreamSynchronize(st));
-        got.emplace_back(GK_BF16, m * n);
-        GK_CUDA_OK(dd.download(&got.back()));
-    }
-    GK_CUDA_OK(cudaGraphExecDestroy(exec));
-    GK_CUDA_OK(cudaGraphDestroy(graph));
-    GK_CUDA_OK(cudaStreamDestroy(st));
-    EXPECT_EQ(gk_test_count_poison(got[0]), 0u) << "outputs not written by the first call";
-    EXPECT_TRUE(got[1].bytes == got[0].bytes) << "the first replay differs from the call";
-    EXPECT_TRUE(got[2].bytes == got[0].bytes) << "the second replay differs from the call";
-}
-
 // Splits summed in the kernel need no cleared workspace: each tile's counter holds the launch's
-// tag, and the block that sums the tile sets it back. SplitsSummedInKernel checks the values.
+// tag, and the block that sums the tile sets it back. Each such configuration on a workspace of
+// random bytes, then the same call captured in a CUDA graph and replayed twice on that workspace
+// (the same tag every replay): the same bits each time, every output written (D poisoned before
+// each run). SplitsSummedInKernel checks the values.
 TEST(GemmGpu, SplitsSummedInKernelReplayed)
 {
     GK_REQUIRE_GPU();
@@ -971,77 +908,53 @@ TEST(GemmGpu, SplitsSummedInKernelReplayed)
         if (!f.wgmma || !GK_GEMM_SPLITS_IN_KERNEL(f.persistent, f.bm)) continue;
         tried++;
         const int64_t m = 200, n = 300, k = 2000, splits = 3;
-        replay_on_random_workspace(config, (int)splits, m, n, k,
-                                   gk_round_up(gk_ceil_div(m, f.bm) * gk_ceil_div(n, f.bn) * (splits * f.bm * f.bn * 4 + 8), 256));
+        SCOPED_TRACE(f.name);
+        GkRng rng(0x5eed0000 + config);
+        const size_t ws_bytes = gk_round_up(gk_ceil_div(m, f.bm) * gk_ceil_div(n, f.bn) * (splits * f.bm * f.bn * 4 + 8), 256);
+        HostTensor ha(GK_BF16, m * k), hb(GK_BF16, n * k), hw(GK_F32, ws_bytes / 4);
+        ha.fill_uniform(rng, -1.0f, 1.0f);
+        hb.fill_uniform(rng, -1.0f, 1.0f);
+        for (size_t i = 0; i < hw.bytes.size(); i++) hw.bytes[i] = (unsigned char)rng.next();
+        DeviceTensor da(GK_BF16, m * k), db(GK_BF16, n * k), dd(GK_BF16, m * n), dws(GK_F32, ws_bytes / 4);
+        ASSERT_TRUE(da.ok() && db.ok() && dd.ok() && dws.ok());
+        GK_CUDA_OK(da.upload(ha));
+        GK_CUDA_OK(db.upload(hb));
+        GK_CUDA_OK(dws.upload(hw));
+        cudaStream_t st;
+        GK_CUDA_OK(cudaStreamCreateWithFlags(&st, cudaStreamNonBlocking));
+        auto call = [&] {
+            return gk_gemm_ex(config, (int)splits, GK_BF16, dd.ptr(), GK_BF16, n, da.ptr(), k, 0, db.ptr(), k, 1, NULL, 0,
+                              NULL, m, n, k, 1.0f, 0.0f, GK_ACT_NONE, dws.ptr(), ws_bytes, st);
+        };
+        std::vector<HostTensor> got;
+        GK_CUDA_OK(dd.poison());
+        GK_CUDA_OK(call());
+        GK_CUDA_OK(cudaStreamSynchronize(st));
+        got.emplace_back(GK_BF16, m * n);
+        GK_CUDA_OK(dd.download(&got.back()));
+        cudaGraph_t graph;
+        cudaGraphExec_t exec;
+        GK_CUDA_OK(cudaStreamBeginCapture(st, cudaStreamCaptureModeThreadLocal));
+        const cudaError_t captured = call();
+        GK_CUDA_OK(cudaStreamEndCapture(st, &graph));
+        GK_CUDA_OK(captured);
+        GK_CUDA_OK(cudaGraphInstantiate(&exec, graph, 0));
+        for (int r = 0; r < 2; r++) {
+            GK_CUDA_OK(dd.poison());
+            GK_CUDA_OK(cudaGraphLaunch(exec, st));
+            GK_CUDA_OK(cudaStreamSynchronize(st));
+            got.emplace_back(GK_BF16, m * n);
+            GK_CUDA_OK(dd.download(&got.back()));
+        }
+        GK_CUDA_OK(cudaGraphExecDestroy(exec));
+        GK_CUDA_OK(cudaGraphDestroy(graph));
+        GK_CUDA_OK(cudaStreamDestroy(st));
+        EXPECT_EQ(gk_test_count_poison(got[0]), 0u) << "outputs not written by the first call";
+        EXPECT_TRUE(got[1].bytes == got[0].bytes) << "the first replay differs from the call";
+        EXPECT_TRUE(got[2].bytes == got[0].bytes) << "the second replay differs from the call";
         if (HasFailure()) return;
     }
     EXPECT_GE(tried, 1) << "no configuration sums its splits in the kernel";
-}
-
-// The stream-K tail (gk_gemm_ex's splits GK_GEMM_SK_TAIL: the last wave's part-filled tiles shared
-// by k-tiles among all blocks; GK_GEMM_SK_TAIL_WAVE: those and a full wave) on every tile that has
-// it, 17 tile rows (odd: a cluster's second tile past M) and 19 tile columns: more tiles than the
-// grid holds, the last wave part full. K of 1 k-tile (shares of less than one: blocks with none),
-// 2 (a tile's two pieces apart, empty shares between) and 16 (a tile over several shares); a last
-// tile column more than half full and, for BN 128 and 256, at most half (the half-width MMAs);
-// every layout the tile takes, the epilogues in turn. Then the same bits on a workspace of random
-// bytes and in a CUDA graph replayed (the flags set back), and the refusals: a tile without a tail,
-// a workspace one byte short.
-TEST(GemmGpu, StreamKTail)
-{
-    GK_REQUIRE_GPU();
-    if (!gk_gemm_wg_ready()) GTEST_SKIP() << "no sm_90a kernels in this build or on this GPU: no stream-K tail";
-    int v = 0, tried = 0;
-    for (int config = 0; config < gk_gemm_config_count(); config++) {
-        const gk_gemm_config f = gk_gemm_config_info(config);
-        if (!f.wgmma || !GK_GEMM_SK_TAKES(f.persistent, f.bm)) continue;
-        tried++;
-        const int64_t m = 17 * f.bm - 60;
-        std::vector<int64_t> ns = {19 * f.bn - f.bn / 4};
-        if (f.bn == 128 || f.bn == 256) ns.push_back(18 * f.bn + f.bn / 4);
-        for (int64_t n : ns)
-            for (int64_t k : {64, 100, 1000})
-                for (int mode : {GK_GEMM_SK_TAIL, GK_GEMM_SK_TAIL_WAVE}) {
-                    if (n != ns[0] && k != 1000) continue;
-                    const int layout = GK_GEMM_WG_B_K_MAJOR(f.bm, f.bn) ? 1 + 2 * (v % 2) : v % 4;
-                    MmaRun p = mma_run(v % 2 ? GK_F16 : GK_BF16, kDDtypes[v % 3], m, n, k, layout);
-                    p.config = config;
-                    p.splits = mode;
-                    p.sample_rows = 96;
-                    gk_test_set_epilogue(&p, v);
-                    p.ws_sk = true;
-                    p.ws_expect = k > 64 ? 1 : -1; // with K of one k-tile no piece is partial
-                    v++;
-                    run_mma(p);
-                    if (HasFailure()) return;
-                }
-        replay_on_random_workspace(config, GK_GEMM_SK_TAIL, m, 19 * f.bn - 8, 1000, sk_workspace_bytes(config));
-        if (HasFailure()) return;
-    }
-    EXPECT_GE(tried, 1) << "no configuration has a stream-K tail";
-    for (int config = 0; config < gk_gemm_config_count(); config++) {
-        const gk_gemm_config f = gk_gemm_config_info(config);
-        const bool takes = f.wgmma && GK_GEMM_SK_TAKES(f.persistent, f.bm);
-        if (takes && f.bm != 128) continue;
-        // a tile without a tail, and a tail's workspace one byte short: refused, nothing written
-        const int64_t m = 17 * 128 - 60, n = 19 * 256 - 64, k = 1000;
-        const int64_t ws_bytes = takes ? sk_workspace_bytes(config) - 1 : (int64_t)1 << 26;
-        DeviceTensor da(GK_BF16, m * k), db(GK_BF16, n * k), dd(GK_BF16, m * n), dws(GK_F32, ws_bytes / 4 + 1);
-        ASSERT_TRUE(da.ok() && db.ok() && dd.ok() && dws.ok());
-        for (DeviceTensor *t : {&da, &db, &dd, &dws}) GK_CUDA_OK(t->poison());
-        EXPECT_EQ(gk_gemm_ex(config, GK_GEMM_SK_TAIL, GK_BF16, dd.ptr(), GK_BF16, n, da.ptr(), k, 0, db.ptr(), k, 1, NULL, 0,
-                             NULL, m, n, k, 1.0f, 0.0f, GK_ACT_NONE, dws.ptr(), ws_bytes, 0),
-                  cudaErrorInvalidValue)
-            << f.name;
-        EXPECT_NE(std::string(gk_failure_reason()).find(takes ? "workspace" : "no stream-K tail"), std::string::npos)
-            << f.name << ": " << gk_failure_reason();
-        GK_CUDA_OK(cudaDeviceSynchronize());
-        HostTensor d(GK_BF16, dd.n), w(GK_F32, dws.n);
-        GK_CUDA_OK(dd.download(&d));
-        GK_CUDA_OK(dws.download(&w));
-        EXPECT_EQ(gk_test_count_poison(d), d.n) << f.name << ": D written by a refused call";
-        EXPECT_EQ(gk_test_count_poison(w), w.n) << f.name << ": the workspace written by a refused call";
-    }
 }
 
 // Same inputs, same bits: with K split (partials summed in a fixed order) and without.

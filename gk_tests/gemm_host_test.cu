@@ -636,20 +636,12 @@ static gk_gemm_plan expect_plan_consistent(int64_t m, int64_t n, int64_t k, int 
     SCOPED_TRACE(trace);
     EXPECT_GE(pl.config, 0);
     EXPECT_LT(pl.config, gk_gemm_config_count());
-    const gk_gemm_config cfg = gk_gemm_config_info(pl.config);
-    if (pl.splits == GK_GEMM_SK_TAIL) { // whole K with the stream-K tail: a partial tile and a flag an SM
-        EXPECT_TRUE(cfg.wgmma && GK_GEMM_SK_TAKES(cfg.persistent, cfg.bm)) << cfg.name;
-        int sms = 132; // as gk_gemm_plan_for takes it
-        if (gk_sm_count(&sms) != cudaSuccess) sms = 132;
-        EXPECT_EQ(pl.split_bytes, (size_t)gk_round_up(sms * ((int64_t)cfg.bm * cfg.bn * 4 + 8), 256));
-        EXPECT_EQ(pl.workspace_bytes, pl.split_bytes + pl.pack_a_bytes + pl.pack_b_bytes);
-        return pl;
-    }
     EXPECT_GE(pl.splits, 1);
     EXPECT_LE(pl.splits, GK_GEMM_MAX_SPLITS);
     if (pl.splits > 1) EXPECT_GE(k / pl.splits, 256) << "splits of K too short to pay for their partials";
     EXPECT_EQ(pl.workspace_bytes, pl.split_bytes + pl.pack_a_bytes + pl.pack_b_bytes);
     EXPECT_EQ(gk_gemm_workspace_bytes(m, n, k, ta, lda, tb, ldb), pl.workspace_bytes);
+    const gk_gemm_config cfg = gk_gemm_config_info(pl.config);
     if (pl.splits == 1)
         EXPECT_EQ(pl.split_bytes, 0u);
     else if (gk_gemm_splits_in_kernel(&cfg, pl.splits, m, n)) // a partial tile a split, a counter a tile
@@ -780,18 +772,16 @@ TEST(GemmDispatch, WgmmaTilesByWaves)
         int splits;
     } picks[] = {
         // 4096^2: 512 tiles of 128 x 256 or 256 x 128 (4 waves each), 1024 of 128 x 128 (8 waves);
-        // whole K on 128 x 256 in 32 tile rows and 3.9 waves: its twin in 2-block clusters, 256
-        // pairs on 66 clusters leaving 8 of 264 slots idle: the stream-K tail
-        {4096, 4096, 4096, 1, 1, "wg128x256x64_s4_ptc", GK_GEMM_SK_TAIL},
+        // whole K on 128 x 256 in 32 tile rows and 3.9 waves: its twin in 2-block clusters
+        {4096, 4096, 4096, 1, 1, "wg128x256x64_s4_ptc", 1},
         // 4095 x 4097: 544 tiles of 128 x 256 (5 waves), 528 of 256 x 128 (4 waves)
         {4095, 4097, 4093, 1, 1, "wg256x128x64_s4_pt", 1},
         // M = 128, N = 28672: 112 tiles of 128 x 256 in one (partial) wave beat 224 of 128 x 128
         {128, 28672, 8192, 1, 1, "wg128x256x64_s4_pt", 1},
         // 8192 x 4096: 1024 tiles of 128 x 256 (32 tile rows): the twin; M = 1152 (9 tile rows,
-        // 1152 tiles): the tile alone (a pair's second tile past M would leave its block idle);
-        // both with the tail (512 pairs in 528 slots, 1152 tiles in 1188)
-        {8192, 4096, 4096, 1, 1, "wg128x256x64_s4_ptc", GK_GEMM_SK_TAIL},
-        {1152, 32768, 4096, 1, 1, "wg128x256x64_s4_pt", GK_GEMM_SK_TAIL},
+        // 1152 tiles): the tile alone (a pair's second tile past M would leave its block idle)
+        {8192, 4096, 4096, 1, 1, "wg128x256x64_s4_ptc", 1},
+        {1152, 32768, 4096, 1, 1, "wg128x256x64_s4_pt", 1},
         // M = 128, N = 8192: 128 tiles of 128 x 64 (one wave, at 426 against 64 of 128 x 128 at
         // 653 and 32 of 128 x 256 at 858): not split, so its ping-pong twin (one consumer a tile)
         {128, 8192, 8192, 1, 1, "wg128x64x64_s8_ppt", 1},
@@ -875,51 +865,9 @@ TEST(GemmDispatch, WgmmaTilesByWaves)
                 EXPECT_EQ(gk_gemm_config_info(pl.config).wgmma, 1) << m << " " << n << " " << k;
                 const bool tiny = k < 1024 && ((m + 127) / 128) * ((n + 63) / 64) * 4 <= 132;
                 EXPECT_EQ(gk_gemm_config_info(pl.config).swap, m <= 64 || tiny ? 1 : 0) << m << " " << n << " " << k;
-                if (pl.splits == GK_GEMM_SK_TAIL) continue; // GemmDispatch.StreamKTailWhereWavesIdle
                 EXPECT_GE(pl.splits, 1);
                 EXPECT_LE(pl.splits, GK_GEMM_MAX_SPLITS);
             }
-}
-
-static int config_named(const char *tile)
-{
-    for (int c = 0; c < gk_gemm_config_count(); c++)
-        if (std::string(gk_gemm_config_info(c).name) == std::string("gk_gemm_bf16_") + tile) return c;
-    return -1;
-}
-
-// Whole K takes the stream-K tail on a tile that has it, over more than one wave of items (tiles;
-// pairs of tiles on the cluster tile, 66 clusters on 132 SMs) with at least 2% of the waves' slots
-// idle, and K of 4 k-tiles or more.
-TEST(GemmDispatch, StreamKTailWhereWavesIdle)
-{
-    if (GK_GEMM_NCONFIG <= GK_GEMM_NMMA) GTEST_SKIP() << "no wgmma configurations in this build";
-    const struct {
-        const char *tile;
-        int64_t m, n, k;
-        int pays;
-    } rows[] = {
-        {"wg128x256x64_s4_pt", 1536, 5632, 4096, 0},  // 12 x 22 = 264 tiles: two full waves
-        {"wg128x256x64_s4_pt", 1536, 5888, 4096, 1},  // 12 x 23 = 276 tiles: 120 of 396 slots idle
-        {"wg128x256x64_s4_pt", 33664, 256, 4096, 0},  // 263 tiles: 1 of 264 idle
-        {"wg128x256x64_s4_pt", 128 * 259, 256, 4096, 0}, // 259 tiles: 5 of 264 idle (1.9%)
-        {"wg128x256x64_s4_pt", 128 * 258, 256, 4096, 1}, // 258 tiles: 6 of 264 (2.3%)
-        {"wg128x256x64_s4_pt", 128 * 131, 256, 4096, 0}, // 131 tiles: one wave
-        {"wg128x256x64_s4_pt", 1536, 5888, 256, 1},   // 4 k-tiles
-        {"wg128x256x64_s4_pt", 1536, 5888, 255, 0},   // under 4
-        {"wg128x128x64_s6_pt", 1959, 10552, 552, 1},  // 16 x 83 = 1328 tiles: 124 of 1452 idle
-        {"wg128x256x64_s4_ptc", 4096, 4096, 4096, 1}, // 16 x 16 = 256 pairs: 8 of 264 idle
-        {"wg128x256x64_s4_ptc", 128 * 2 * 66, 256, 4096, 0}, // 66 pairs: one wave
-        {"wg128x256x64_s4_ptc", 128 * 2 * 67, 256, 4096, 1}, // 67 pairs: 65 of 132 idle
-        {"wg256x128x64_s4_pt", 4096, 4096, 4096, 0},  // no tail on BM 256
-        {"wg128x128x64_s6_ppt", 1959, 10552, 552, 0}, // nor on a ping-pong tile
-    };
-    for (const auto &r : rows) {
-        const int c = config_named(r.tile);
-        ASSERT_GE(c, 0) << r.tile;
-        EXPECT_EQ(gk_gemm_sk_pays(gk_gemm_config_table[c], r.m, r.n, r.k, 132), r.pays)
-            << r.tile << " " << r.m << " x " << r.n << " x " << r.k;
-    }
 }
 
 #ifdef GK_GEMM_TUNED
@@ -994,8 +942,7 @@ TEST(GemmDispatch, MeasuredTable)
         // measured with the twins among the tiles), splits of 128 of K at least
         const int64_t s = std::min<int64_t>(std::min<int64_t>(e.splits, GK_GEMM_MAX_SPLITS), std::max<int64_t>(e.k / 128, 1));
         EXPECT_EQ(got.config, c);
-        // (whole K: the stream-K tail where the waves leave slots idle, GemmDispatch.StreamKTailWhereWavesIdle)
-        EXPECT_EQ(got.splits, s == 1 && gk_gemm_sk_pays(gk_gemm_config_table[c], e.m, e.n, e.k, 132) ? GK_GEMM_SK_TAIL : (int)s);
+        EXPECT_EQ(got.splits, s);
         // a shape 10% off in each dimension is still this entry's, unless another is nearer
         const gk_gemm_plan near = tuned_plan(e.m + e.m / 10, e.n + e.n / 10, e.k + e.k / 10, e.trans_a, e.trans_b);
         EXPECT_GE(near.config, 0);
@@ -1095,76 +1042,6 @@ TEST(GemmDispatch, SplitsSummedInKernelWhereTheyPay)
         EXPECT_EQ(gk_gemm_splits_in_kernel(gk_gemm_config_table[c], 2, 1, 4096), 0) << f.name;
     }
     if (GK_GEMM_NCONFIG > GK_GEMM_NMMA) EXPECT_GE(tiles_seen, 1) << "no tile sums its splits in the kernel";
-}
-
-// The stream-K tail's partition (gk_gemm_sk_*), walked for every block as the wgmma kernel walks
-// it: each tail tile's k-tiles in exactly one piece each; one piece a tile starts it (k-tile 0);
-// a piece that starts inside its tile is its share's first and publishes (at most one a share);
-// the tile's first piece, where it ends inside the tile, adds exactly the publishing shares of
-// that tile, later ones, in share order; the items before the tail fill whole waves.
-TEST(GemmStreamK, TailPartition)
-{
-    int checked = 0;
-    for (int64_t items : {1, 7, 131, 132, 133, 200, 256, 323, 1000})
-        for (int64_t step : {1, 2, 7, 66, 132})
-            for (int more : {0, 1})
-                for (int kts : {1, 2, 3, 16, 64, 177}) {
-                    SCOPED_TRACE(::testing::Message() << "items " << items << " step " << step << " more " << more
-                                                      << " kts " << kts);
-                    const int64_t tail = gk_gemm_sk_tail(items, step, more);
-                    if (items <= step || items % step == 0) {
-                        EXPECT_EQ(tail, 0);
-                        continue;
-                    }
-                    EXPECT_EQ(tail, std::min(items % step + more * step, items));
-                    EXPECT_EQ((items - tail) % step, 0) << "the items before the tail leave a wave part full";
-                    const int units = (int)tail * kts;
-                    std::vector<int> covered((size_t)units, 0), starts((size_t)tail, 0), finisher((size_t)tail, -1);
-                    std::vector<std::vector<int>> publishers((size_t)tail), added((size_t)tail);
-                    for (int c = 0; c < step; c++) {
-                        const int begin = gk_gemm_sk_share(units, c, (int)step), end = gk_gemm_sk_share(units, c + 1, (int)step);
-                        ASSERT_LE(begin, end);
-                        int published = 0;
-                        for (int u = begin; u < end;) {
-                            int t, kt0;
-                            const int n = gk_gemm_sk_piece(u, end, kts, &t, &kt0);
-                            ASSERT_GE(n, 1);
-                            ASSERT_LE(kt0 + n, kts);
-                            ASSERT_EQ(t * kts + kt0, u);
-                            for (int i = 0; i < n; i++) covered[(size_t)(u + i)]++;
-                            if (kt0 == 0) starts[(size_t)t]++;
-                            const int role = gk_gemm_sk_role(units, c, (int)step, u + n, kts);
-                            if (kt0 == 0 && n == kts) {
-                                EXPECT_EQ(role, 0);
-                            } else if (kt0 > 0) {
-                                EXPECT_EQ(role, 1);
-                                EXPECT_EQ(u, begin) << "a piece inside its tile that is not its share's first";
-                                published++;
-                                publishers[(size_t)t].push_back(c);
-                            } else {
-                                EXPECT_EQ(role, 2);
-                                EXPECT_EQ(u + n, end) << "a tile's first piece ending inside it is not its share's last";
-                                finisher[(size_t)t] = c;
-                                for (int b = gk_gemm_sk_next_part(units, c, (int)step, (t + 1) * kts); b < step;
-                                     b = gk_gemm_sk_next_part(units, b, (int)step, (t + 1) * kts)) {
-                                    EXPECT_GT(b, c);
-                                    added[(size_t)t].push_back(b);
-                                }
-                            }
-                            u += n;
-                        }
-                        EXPECT_LE(published, 1) << "share " << c;
-                    }
-                    for (int u = 0; u < units; u++) ASSERT_EQ(covered[(size_t)u], 1) << "k-tile " << u << " of the tail";
-                    for (int64_t t = 0; t < tail; t++) {
-                        EXPECT_EQ(starts[(size_t)t], 1) << "tile " << t;
-                        EXPECT_EQ(finisher[(size_t)t] >= 0, !publishers[(size_t)t].empty()) << "tile " << t;
-                        EXPECT_EQ(added[(size_t)t], publishers[(size_t)t]) << "tile " << t;
-                    }
-                    checked++;
-                    if (HasFailure()) return;
-                }
-    EXPECT_GE(checked, 100);
 }
 
 TEST(GemmDispatch, SplitsLongKOfFewTilesOnly)
