@@ -77,9 +77,7 @@ GK_DEV void gk_attn_wg_run(const gk_attn_args *p, const CUtensorMap *tq, const C
     int lo, hi;
     gk_attn_key_range(m0, min(m0 + GK_ATTN_WG_BM, sq_len), sq_len, sk_len, p->left, p->right, &lo, &hi);
     const int jb = lo / BN, je = hi > lo ? (hi + BN - 1) / BN : jb;
-    /* the warpgroup through a shuffle: known warp-uniform, so the consumers' wgmma descriptors
-       stay in uniform registers (as gk_gemm_sm90.cuh's) */
-    const int wg = __shfl_sync(0xffffffffu, (int)(threadIdx.x >> 7), 0);
+    const int wg = threadIdx.x >> 7;
 
     if (threadIdx.x == 0) {
         gk_mbar_init(q_full, 1);
