@@ -30,7 +30,8 @@ struct SkRow {
 };
 
 // One row: whole tiles, the tails (where the tree has them) and cuBLAS, in an order turned by
-// `round`; the times in t[4] (whole, tail, tail + wave, cuBLAS; -1 refused, below 0 not built).
+// `round`; the times in t[4] (whole, tail, tail + wave, cuBLAS; -1 where not timed: refused, or no
+// tail in this tree).
 static void time_row(const SkRow &r, int round, const SweepGemmBuffers &buf, size_t ws_bytes, double t[4])
 {
 #ifdef GK_GEMM_SK_TAIL
@@ -41,7 +42,7 @@ static void time_row(const SkRow &r, int round, const SweepGemmBuffers &buf, siz
     const char *mode_names[3] = {"whole", "tail", "tail+wave"};
     const int64_t lda = r.ta ? r.m : r.k, ldb = r.tb ? r.k : r.n;
     t[0] = 0;
-    t[1] = t[2] = -1e-6;
+    t[1] = t[2] = -1;
     for (int i = 0; i < 4; i++) {
         const int v = (i + round) % 4; // 3: cuBLAS
         if (v != 3 && v >= nmodes) continue;
@@ -61,11 +62,17 @@ static void time_row(const SkRow &r, int round, const SweepGemmBuffers &buf, siz
         }
         t[v] = median_s(run);
     }
-    printf("round %d %s %s%s %lldx%lldx%lld %s: cuBLAS %.1f us, whole %.1f, tail %.1f, tail+wave %.1f; "
-           "cuBLAS / gk %.3f %.3f %.3f\n",
+    char tail[2][48]; // a tail's time and cuBLAS / gk, or "-"
+    for (int v = 1; v < 3; v++)
+        if (t[v] > 0)
+            snprintf(tail[v - 1], sizeof tail[0], "%.1f (%.3f)", t[v] * 1e6, t[3] / t[v]);
+        else
+            snprintf(tail[v - 1], sizeof tail[0], "-");
+    printf("round %d %s %s%s %lldx%lldx%lld %s: cuBLAS %.1f us, whole %.1f (%.3f), tail %s, tail+wave %s "
+           "(us, cuBLAS / gk)\n",
            round, r.name, r.ta ? "T" : "N", r.tb ? "T" : "N", (long long)r.m, (long long)r.n, (long long)r.k,
-           gk_gemm_config_info(r.config).name + strlen("gk_gemm_bf16_"), t[3] * 1e6, t[0] * 1e6, t[1] * 1e6, t[2] * 1e6,
-           t[3] / t[0], t[3] / t[1], t[3] / t[2]);
+           gk_gemm_config_info(r.config).name + strlen("gk_gemm_bf16_"), t[3] * 1e6, t[0] * 1e6, t[3] / t[0], tail[0],
+           tail[1]);
     fflush(stdout);
 }
 
