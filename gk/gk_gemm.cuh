@@ -101,8 +101,7 @@
      compute capability 9.0, run where the GPU is 9.0); VEC is a literal 0, 1 or 2;
      threads, shared-memory bytes and swizzle follow from them and are checked at compile time
      in plain words. STAGES 0 writes a direct tile: BM 64 (4 warps of 16 x BN), BN 8..64, BK
-     the k a warp loads ahead from global memory (16..64), no shared memory under BN 32; from
-     BN 32 its sums go through shared memory, so that D is written 16 bytes a thread.
+     the k a warp loads ahead from global memory (16..64), no shared memory.
      GK_DEFINE_GEMM_WGMMA: gk_gemm_sm90.cuh.
 
    MEASURED   gk_bench/RESULTS.md has the current figures against cuBLAS in the same process.
@@ -1000,14 +999,10 @@ GK_DEV void gk_gemm_direct_load(unsigned *af, unsigned *bf, const gk_gemm_args *
     }
 }
 
-/* The direct kernels (STAGES 0): no operand tiles in shared memory, no pipeline to fill. 4
-   warps a block, each 16 rows x BN of D; a warp loads its m16n8k16 fragments straight from global
-   memory, BK / 16 k-steps a round with the next round's loads in flight during this one's MMAs.
-   A tile of BN < 32 (tiny problems) stores its pairs through the epilogue: no shared memory, no
-   barrier. A wider one (thin K, large D) stages its sums as fp32 rows in shared memory and
-   writes D 16 bytes a thread (gk_gemm_mma_epilogue): D is most of the bytes there. */
-#define GK_GEMM_DIRECT_STAGED(bn) ((bn) >= 32)
-#define gk_gemm_direct_stage_bytes(BN) (GK_GEMM_DIRECT_STAGED(BN) ? 64 * ((BN) + 8) * 4 : 0)
+/* The direct kernels (STAGES 0), for tiny problems: no shared memory, no barrier, no pipeline
+   to fill. 4 warps a block, each 16 rows x BN of D; a warp loads its m16n8k16 fragments straight
+   from global memory, BK / 16 k-steps a round with the next round's loads in flight during this
+   one's MMAs, and stores its pairs through the epilogue. */
 GK_DEV void gk_gemm_direct_run(const gk_gemm_args *p, int dt, int ta, int tb, int bn, int bk, float *acc)
 {
     const int nf = bn / 8, u = bk / 16, a_kmaj = !ta, b_kmaj = tb;
@@ -1019,12 +1014,10 @@ GK_DEV void gk_gemm_direct_run(const gk_gemm_args *p, int dt, int ta, int tb, in
     const int pb = b_kmaj && p->ldb % 2 == 0 && gk_is_aligned(p->b, 4);
 #pragma unroll
     for (int i = 0; i < nf * 4; i++) acc[i] = 0.0f;
-    /* a warp past M: nothing to load; a staged tile's warps still meet at its barriers */
-    if (m0 >= p->m && !GK_GEMM_DIRECT_STAGED(bn)) return;
+    if (m0 >= p->m) return;
     unsigned af[2][4 * 4], bf[2][4 * 8 * 2];
-    const int k_stop = m0 < p->m ? k_end : k_begin;
-    if (k_begin < k_stop) gk_gemm_direct_load(af[0], bf[0], p, a_kmaj, b_kmaj, pa, pb, m0, n0, k_begin, k_end, nf, u);
-    for (int k0 = k_begin; k0 < k_stop; k0 += 2 * bk) {
+    gk_gemm_direct_load(af[0], bf[0], p, a_kmaj, b_kmaj, pa, pb, m0, n0, k_begin, k_end, nf, u);
+    for (int k0 = k_begin; k0 < k_end; k0 += 2 * bk) {
         /* two rounds an iteration: the buffers swap by name, not by copies */
 #pragma unroll
         for (int h = 0; h < 2; h++) {
@@ -1043,11 +1036,6 @@ GK_DEV void gk_gemm_direct_run(const gk_gemm_args *p, int dt, int ta, int tb, in
                 }
             }
         }
-    }
-    if (GK_GEMM_DIRECT_STAGED(bn)) {
-        gk_gemm_mma_epilogue(p, acc, dt, 64, bn, 16, bn, 128, gk_gemm_direct_stage_bytes(bn), tm * 64, n0,
-                             (threadIdx.x >> 5) * 16, 0, split);
-        return;
     }
     const int lane = threadIdx.x & 31, g = lane >> 2, t = lane & 3;
 #pragma unroll
@@ -1103,8 +1091,7 @@ typedef void (*gk_gemm_kernel)(gk_gemm_args);
 #define gk_gemm_smem_bytes_c(BM, BN, BK, STAGES) ((STAGES) * ((BM) + (BN)) * (BK) * 2)
 /* VEC 2: the stages from a 1024-byte boundary (TMA's swizzle), then an mbarrier a stage */
 #define gk_gemm_smem_bytes_v(BM, BN, BK, STAGES, VEC) \
-    (gk_gemm_smem_bytes_c(BM, BN, BK, STAGES) + ((VEC) == 2 ? 1024 + 8 * (STAGES) : 0) + \
-     ((STAGES) == 0 ? gk_gemm_direct_stage_bytes(BN) : 0))
+    (gk_gemm_smem_bytes_c(BM, BN, BK, STAGES) + ((VEC) == 2 ? 1024 + 8 * (STAGES) : 0))
 
 /* The TMA-fed kernels of a VEC 2 configuration (name_nn_tma .. name_tt_tma), built where nvcc
    targets compute capability 9.0; VEC is a literal 0, 1 or 2. */
@@ -1271,15 +1258,12 @@ static int gk_gemm_wg_clusters(const char *, int, const gk_gemm_config *, int, i
    - the same with element-wise loads; 64 x 8 direct, 64 of K loaded ahead (tiny problems: N of
      one n8 fragment spreads M over the most blocks; 64 x 16 .. 64 x 64 were slower on every
      tiny shape measured), registers for 2 blocks an SM (its at most 256 tiles): a round's loads
-     all in flight.
-   - 64 x 64 direct, 16 of K a round, its sums staged for 16-byte stores, registers for 4 blocks
-     an SM: thin K (K <= 32) with a large D, where writing D is the work. */
+     all in flight. */
 #define GK_GEMM_SHIPPED_CONFIGS(X)                          \
     X(128x256x32_w64x64, 128, 256, 32, 64, 64, 4, 1, 1, 2) \
     X(64x64x64_s4, 64, 64, 64, 32, 32, 4, 3, 1, 1)         \
     X(64x64x64_s4_elem, 64, 64, 64, 32, 32, 4, 3, 1, 0)   \
-    X(64x8x64_direct, 64, 8, 64, 16, 8, 0, 2, 0, 0)        \
-    X(64x64x16_direct, 64, 64, 16, 16, 64, 0, 4, 0, 0)
+    X(64x8x64_direct, 64, 8, 64, 16, 8, 0, 2, 0, 0)
 #ifndef GK_GEMM_CONFIGS
 #define GK_GEMM_CONFIGS(X) GK_GEMM_SHIPPED_CONFIGS(X)
 #endif
@@ -1652,22 +1636,12 @@ static int gk_gemm_tiny_unaligned(int64_t m, int64_t n, int64_t k, int align_a, 
     return (align_a == 0 || align_b == 0) && m * n <= 65536 && k <= 256;
 }
 
-/* The first direct configuration (STAGES 0) of the build whose sums are staged (1) or not (0),
-   -1 if none. */
-static int gk_gemm_direct_config(int staged)
+/* The first direct configuration (STAGES 0) of the build, -1 if none. */
+static int gk_gemm_direct_config(void)
 {
     for (int c = 0; c < GK_GEMM_NMMA; c++)
-        if (gk_gemm_config_table[c]->stages == 0 && GK_GEMM_DIRECT_STAGED(gk_gemm_config_table[c]->bn) == staged)
-            return c;
+        if (gk_gemm_config_table[c]->stages == 0) return c;
     return -1;
-}
-
-/* Thin K with a large D for the staged direct tile: K <= 32 and 2^18 outputs or more, where
-   writing D is the work and a tile of 64 x 64 with 16-byte stores and four blocks an SM keeps
-   the most stores in flight. Before the measured table, which was made without this tile. */
-static int gk_gemm_thin_fits(int64_t m, int64_t n, int64_t k)
-{
-    return k <= 32 && m * n >= ((int64_t)1 << 18);
 }
 
 /* Tiny problems for the direct tile t: at most 256 of its tiles (two blocks an SM of an H200),
@@ -1726,13 +1700,7 @@ static void gk_gemm_plan_impl(int64_t m, int64_t n, int64_t k, int64_t rows_a, i
     (void)trans_b;
     (void)tuned;
 #endif
-    const int direct = gk_gemm_direct_config(0), thin = gk_gemm_direct_config(1);
-    if (thin >= 0 && gk_gemm_thin_fits(m, n, k)) {
-        memset(pl, 0, sizeof *pl); /* any alignment: nothing to repack, and no splits */
-        pl->config = thin;
-        pl->splits = 1;
-        return;
-    }
+    const int direct = gk_gemm_direct_config();
     if (tuned_config < 0 && direct >= 0 &&
         gk_gemm_direct_fits(gk_gemm_config_table[direct], m, n, k, a_row_major && trans_b)) {
         memset(pl, 0, sizeof *pl); /* any alignment: nothing to repack, and no splits */

@@ -616,46 +616,6 @@ TEST(GemmGpu, TinyProblemsOnTheDirectTile)
     EXPECT_GE(direct, 40) << "the dispatcher should take the direct tile for most of these";
 }
 
-// Thin K with a large D, which the dispatcher gives the staged direct tile (its sums through
-// shared memory, D written 16 bytes a thread): M past a multiple of 64 (warps past M still meet
-// at the tile's barriers), N off 8 (the edge stored value by value), odd K and leading dimensions
-// (two 16-bit loads a pair), A or B a value past 4-byte alignment, every layout and epilogue
-// variant (C, bias, activations, fp32 D), a split run through gk_gemm_ex. Sampled rows.
-TEST(GemmGpu, ThinKOnTheStagedDirectTile)
-{
-    GK_REQUIRE_GPU();
-    const struct {
-        int64_t m, n, k;
-    } shapes[] = {{7825, 968, 8}, {5181, 304, 24}, {1000, 1001, 17}, {4097, 72, 32}, {12, 30000, 1}, {513, 520, 31}};
-    int v = 0, thin = 0;
-    for (const auto &q : shapes)
-        for (int layout = 0; layout < 4; layout++)
-            for (int shift : {0, 1}) {
-                MmaRun p = mma_run(v % 2 ? GK_F16 : GK_BF16, kDDtypes[v % 3], q.m, q.n, q.k, layout);
-                if (shift) {
-                    p.a_off = v % 4 < 2 ? 1 : 0;
-                    p.b_off = v % 4 < 2 ? 0 : 1;
-                    if (v % 3 == 0) p.ldd = q.n + 5;
-                }
-                p.sample_rows = 40;
-                gk_test_set_epilogue(&p, v++);
-                const gk_gemm_plan pl = gk_gemm_plan_for(q.m, q.n, q.k, p.ta, p.ta ? q.m : q.k, p.tb, p.tb ? q.k : q.n);
-                thin += strcmp(gk_gemm_config_info(pl.config).name, "gk_gemm_bf16_64x64x16_direct") == 0;
-                EXPECT_EQ(pl.workspace_bytes, 0u) << "the direct tile reads rows as they are";
-                run_mma(p);
-                if (HasFailure()) return;
-            }
-    EXPECT_EQ(thin, 48) << "the dispatcher should take the staged direct tile for every one of these";
-    for (int config = 0; config < gk_gemm_config_count(); config++) {
-        if (strcmp(gk_gemm_config_info(config).name, "gk_gemm_bf16_64x64x16_direct") != 0) continue;
-        MmaRun p = mma_run(GK_BF16, GK_F32, 300, 200, 96, 1); // 3 splits of 32, partials summed after
-        p.config = config;
-        p.splits = 3;
-        p.ws_splits = 3;
-        run_mma(p);
-    }
-}
-
 // A problem the dispatcher gives the direct tile (no copies: it reads rows as they are), with rows
 // off 16 bytes (K = 11), run on every configuration with a workspace: the configurations that
 // need 16-byte rows still repack A and B (the plan of the direct tile asks for no copies).

@@ -522,10 +522,9 @@ TEST(GemmConfig, DerivedSizesAndRules)
         }
         EXPECT_LT(i, GK_GEMM_NMMA) << "the mma.sync configurations come first";
         if (g.stages == 0) {
-            // direct (tiny problems, thin K): 4 warps of 16 x BN whose fragments come straight from
-            // global memory, BK / 16 k-steps a round (gk_gemm_direct_run's arrays: 4 k-steps, 8 n8
-            // fragments), any alignment; shared memory only from BN 32, for its staged sums (64
-            // rows of BN + 8 floats)
+            // direct (tiny problems): 4 warps of 16 x BN whose fragments come straight from global
+            // memory, BK / 16 k-steps a round (gk_gemm_direct_run's arrays: 4 k-steps, 8 n8
+            // fragments), no shared memory, any alignment
             EXPECT_EQ(g.bm, 64);
             EXPECT_EQ(g.wm, 16);
             EXPECT_EQ(g.wn, g.bn);
@@ -534,7 +533,7 @@ TEST(GemmConfig, DerivedSizesAndRules)
             EXPECT_EQ(g.bk % 16, 0);
             EXPECT_LE(g.bk, 64);
             EXPECT_EQ(g.threads, 128);
-            EXPECT_EQ(g.smem_bytes, g.bn >= 32 ? 64 * (g.bn + 8) * 4 : 0);
+            EXPECT_EQ(g.smem_bytes, 0);
             EXPECT_EQ(g.vec, 0);
             EXPECT_EQ(g.dbuf, 0);
             EXPECT_GE(g.min_blocks, 1);
@@ -608,12 +607,6 @@ static bool direct_tiny(int64_t m, int64_t n, int64_t k, int ta, int tb)
 
 static const char *direct_name() { return "gk_gemm_bf16_64x8x64_direct"; }
 
-// The rule for the staged direct tile, restated: K <= 32 and 2^18 outputs or more, any layout and
-// alignment, before the measured table and the direct tile's rule.
-static bool thin_k(int64_t m, int64_t n, int64_t k) { return k <= 32 && m * n >= (1 << 18); }
-
-static const char *thin_name() { return "gk_gemm_bf16_64x64x16_direct"; }
-
 // Whether the measured table names a configuration for this shape in this process (it comes
 // before the direct tile's rule; the plan reads it only where the wgmma kernels can run).
 static bool table_names(int64_t m, int64_t n, int64_t k, int ta, int tb)
@@ -661,12 +654,6 @@ static gk_gemm_plan expect_plan_consistent(int64_t m, int64_t n, int64_t k, int 
     const int64_t rows_a = ta ? k : m, cols_a = ta ? m : k, rows_b = tb ? n : k, cols_b = tb ? k : n;
     const size_t whole_a = (size_t)gk_round_up(rows_a * gk_round_up(cols_a, 64) * 2, 256),
                  whole_b = (size_t)gk_round_up(rows_b * gk_round_up(cols_b, 64) * 2, 256);
-    if (thin_k(m, n, k)) { // thin K, large D: the staged direct tile, any alignment, one launch
-        EXPECT_STREQ(cfg.name, thin_name());
-        EXPECT_EQ(pl.splits, 1);
-        EXPECT_EQ(pl.workspace_bytes, 0u);
-        return pl;
-    }
     if (direct_tiny(m, n, k, ta, tb) && !table_names(m, n, k, ta, tb)) { // tiny: the direct tile, any alignment, one launch
         EXPECT_STREQ(cfg.name, direct_name());
         EXPECT_EQ(pl.splits, 1);
@@ -857,15 +844,6 @@ TEST(GemmDispatch, WgmmaTilesByWaves)
         {528, 3, 127, 1, 1, "64x8x64_direct", 1},
         {16168, 16, 8, 1, 1, "wg128x64x64_s8_ppt", 1},
         {9, 11056, 24, 1, 1, "wg16x128x64_s8_p", 1},
-        // thin K (K <= 32) with 2^18 outputs or more: the staged direct tile, with or without the
-        // wgmma kernels, A transposed or not; just under 2^18 outputs, or K = 33, the model
-        {7825, 968, 8, 1, 1, "64x64x16_direct", 1},
-        {5181, 304, 24, 1, 1, "64x64x16_direct", 1},
-        {5181, 304, 24, 0, 1, "64x64x16_direct", 1},
-        {5181, 304, 24, 1, 0, "64x64x16_direct", 1},
-        {12, 30000, 1, 1, 1, "64x64x16_direct", 1},
-        {511, 513, 32, 1, 1, "wg128x64x64_s8_ppt", 1},
-        {5181, 304, 33, 1, 1, "wg128x128x64_s6_pt", 1},
     };
     for (const auto &c : picks) expect_pick(c.m, c.n, c.k, c.a_row_major, c.wg, c.tile, c.splits);
     gk_gemm_plan pl;
@@ -876,10 +854,6 @@ TEST(GemmDispatch, WgmmaTilesByWaves)
         for (int64_t n : {1, 300, 4097, 28672})
             for (int64_t k : {1, 1000, 8192}) {
                 pl = wg_plan(m, n, k);
-                if (thin_k(m, n, k)) {
-                    EXPECT_STREQ(gk_gemm_config_info(pl.config).name, thin_name()) << m << " " << n << " " << k;
-                    continue;
-                }
                 if (direct_tiny(m, n, k, 0, 1)) {
                     EXPECT_STREQ(gk_gemm_config_info(pl.config).name, direct_name()) << m << " " << n << " " << k;
                     continue;
@@ -911,8 +885,7 @@ static gk_gemm_plan tuned_plan(int64_t m, int64_t n, int64_t k, int ta, int tb, 
 }
 
 // Whole K on the 128 x 64 tile in one wave: the model's pick goes to its ping-pong twin, the
-// fastest there in the sweep and the bench (1024^3 in every layout, 1161 x 512 x 32 before the
-// staged direct tile took thin K), table or not.
+// fastest there in the sweep and the bench (1024^3 in every layout, 1161 x 512 x 32), table or not.
 TEST(GemmDispatch, PingPongTwinInOneWave)
 {
     if (GK_GEMM_NCONFIG <= GK_GEMM_NMMA) GTEST_SKIP() << "no wgmma configurations in this build";
@@ -924,7 +897,7 @@ TEST(GemmDispatch, PingPongTwinInOneWave)
                 EXPECT_EQ(wg_name(pl), twin) << "1024^3 ta " << ta << " tb " << tb << " tuned " << tuned;
                 EXPECT_EQ(pl.splits, 1);
             }
-    EXPECT_EQ(wg_name(tuned_plan(1161, 512, 64, 0, 1)), twin);
+    EXPECT_EQ(wg_name(tuned_plan(1161, 512, 32, 0, 1)), twin);
     // 132 tiles of 128 x 64 are one wave; in K splits the cooperative tile stays
     EXPECT_EQ(wg_name(tuned_plan(128 * 33, 64 * 4, 4096, 0, 1, 1, 0)), twin);
     const gk_gemm_plan split = tuned_plan(256, 1024, 8192, 0, 1, 1, 0);
@@ -942,10 +915,6 @@ TEST(GemmDispatch, MeasuredTable)
         const int c = gk_gemm_tuned_config(i);
         const gk_gemm_plan got = tuned_plan(e.m, e.n, e.k, e.trans_a, e.trans_b);
         const gk_gemm_plan model = tuned_plan(e.m, e.n, e.k, e.trans_a, e.trans_b, 1, 0);
-        if (thin_k(e.m, e.n, e.k)) {
-            EXPECT_STREQ(gk_gemm_config_info(got.config).name, thin_name()) << "thin K comes before the table";
-            continue;
-        }
         if (direct_tiny(e.m, e.n, e.k, e.trans_a, e.trans_b) && std::string(e.tile) == "model") {
             EXPECT_STREQ(gk_gemm_config_info(got.config).name, direct_name()) << "a tiny problem left to the model: the direct tile";
             continue;
