@@ -21,7 +21,8 @@ int main()
     const size_t bytes = (size_t)1 << 30;
     SweepGemmBuffers buf = sweep_gemm_buffers(bytes);
     const int64_t shapes[][3] = {{8976, 1824, 11240}, {1959, 10552, 552}, {342, 8480, 776},
-                                 {4096, 4096, 4040},  {2048, 2048, 2040},  {7613, 88, 3696}};
+                                 {4096, 4096, 4040},  {2048, 2048, 2040},  {7613, 88, 3696},
+                                 {8266, 10296, 144},  {15055, 1360, 96}};
     static const char *names[] = {"both padded", "A off 128 B", "B off 128 B", "both off", "both off, workspace"};
     for (int rep = 0; rep < 2; rep++)
         for (const auto &sh : shapes) {
