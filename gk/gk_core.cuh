@@ -28,7 +28,7 @@
                   gk_cp_async_wait_0..3 (cp.async.wait_group N), gk_cp_async_wait_all; gk_smem_addr.
      grid deps    gk_grid_dependency_wait, gk_grid_launch_dependents (programmatic dependent
                   launch, sm_90 and later; no-ops before); gk_launch_dependent launches a
-                  kernel that way, gk_dependent_launch_attr is its launch attribute (host).
+                  kernel that way (host).
      elements     gk_load1_f32 / gk_store1_f32 (one element of any float dtype as fp32),
                   gk_unpack_f32 / gk_pack_f32 (a 16- or 8-byte vector of a dtype <-> fp32 values),
                   gk_pack_e4m3 (4 or 8 fp32 values to saturated e4m3 codes).
@@ -444,15 +444,6 @@ GK_HOST int gk_clusters_fit(const void *kernel, int threads, int smem, int n, in
     return *fits > 0;
 }
 
-/* The launch attribute that makes a launch dependent on the grid before it in the stream
-   (programmatic stream serialization; compute capability 9.0 and later). */
-GK_HOST void gk_dependent_launch_attr(cudaLaunchAttribute *at)
-{
-    memset(at, 0, sizeof *at);
-    at->id = cudaLaunchAttributeProgrammaticStreamSerialization;
-    at->val.programmaticStreamSerializationAllowed = 1;
-}
-
 /* kern (its arguments as cudaLaunchKernel takes them) launched dependent on the grid before it in
    the stream (programmatic stream serialization) on compute capability 9.0 and later: its blocks
    may start while that grid finishes, and gk_grid_dependency_wait in it waits for that grid's
@@ -469,7 +460,9 @@ GK_HOST cudaError_t gk_launch_dependent(const char *fn, const void *kern, dim3 g
     lc.blockDim = block;
     lc.stream = stream;
     cudaLaunchAttribute at;
-    gk_dependent_launch_attr(&at);
+    memset(&at, 0, sizeof at);
+    at.id = cudaLaunchAttributeProgrammaticStreamSerialization;
+    at.val.programmaticStreamSerializationAllowed = 1;
     lc.attrs = &at;
     lc.numAttrs = major >= 9 ? 1 : 0;
     const cudaError_t e = cudaLaunchKernelExC(&lc, kern, args);

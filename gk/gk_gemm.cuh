@@ -75,8 +75,7 @@
      edge is read value by value, so no read leaves the operand's allocation), and operands
      whose rows are not 16-byte aligned are repacked into the workspace or, without one (or in a
      problem of M N <= 65536 and K <= 256, where one launch beats two), read by element-wise
-     loads. A wgmma GEMM after a repack is launched dependent on it (sm_90): its blocks start
-     while the repack's last ones run, and wait for its writes before their first copy.
+     loads.
 
    CONFIGURATION MACROS
      GK_GEMM_GROUP_M (8)      tile rows per rasterization group: a group of 8 x N-tiles walks down
@@ -1238,7 +1237,7 @@ static cudaError_t gk_gemm_reduce_launch(const char *fn, gk_gemm_args p, int spl
 #define GK_GEMM_WG_CONFIGS(X)
 static int gk_gemm_wg_ready(void) { return 0; }
 static cudaError_t gk_gemm_wg_launch(const char *fn, int, const gk_gemm_config *, int, int, dim3, gk_gemm_args, int, int,
-                                     int64_t, int64_t, int64_t, int64_t, int, cudaStream_t)
+                                     int64_t, int64_t, int64_t, int64_t, cudaStream_t)
 {
     return gk__fail(cudaErrorNotSupported, fn, "this build has no wgmma kernels (GK_GEMM_SM90 is 0)");
 }
@@ -1368,7 +1367,6 @@ GK_DEV uint4 gk_gemm_pack_word(const char *w, const char *end)
    operands (134 MB read + written) take 36.9 us, cudaMemcpy of the same bytes 35.4. */
 static __global__ void __launch_bounds__(256) gk_gemm_pack(gk_gemm_pack_job j0, gk_gemm_pack_job j1)
 {
-    gk_grid_launch_dependents(); /* the GEMM's blocks may start as these finish (they wait for them) */
     const unsigned i = blockIdx.x * 256u + threadIdx.x;
     if (i >= j0.words + j1.words) return;
     const int second = i >= j0.words;
@@ -1979,7 +1977,7 @@ static cudaError_t gk_gemm_run_checked(const char *fn, int config, int splits, i
     const dim3 grid = gk_gemm_grid(&p, splits, cfg->persistent, sms);
     if (cfg->wgmma) {
         GK_TRY(gk_gemm_wg_launch(fn, config - GK_GEMM_NMMA, cfg, in_dtype, layout, grid, p, trans_a, trans_b, rows_a,
-                                 cols_a, rows_b, cols_b, pack_a || pack_b, stream));
+                                 cols_a, rows_b, cols_b, stream));
     } else if (gk_gemm_tma_kernel_table[in_dtype == GK_F16][config] && !gk_gemm_tma_off && gk_gemm_tma_ready() &&
                gk_is_aligned(p.a, 16) && gk_is_aligned(p.b, 16) && p.lda % 8 == 0 && p.ldb % 8 == 0) {
         const gk_gemm_tma_kernel kern = gk_gemm_tma_kernel_table[in_dtype == GK_F16][config][layout];

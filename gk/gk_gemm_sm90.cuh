@@ -615,7 +615,6 @@ GK_DEV void gk_gemm_wg_run(const gk_gemm_args *p, const CUtensorMap *tma, const 
            barrier's phase before its first counts as done) */
         const unsigned full0 = gk_smem_addr(full), empty0 = gk_smem_addr(empty), stage0 = gk_smem_addr(smem);
         int s = 0, phase = 0;
-        gk_grid_dependency_wait(); /* a repack's writes (gk_gemm_wg_launch); else returns at once */
         for (int item = first; item < items; item += step) {
             int m0, n0, split, k_begin, ktiles;
             gk_gemm_wg_item(p, item, tiles, cl, bm, bn, bk, &m0, &n0, &split, &k_begin, &ktiles);
@@ -1094,8 +1093,7 @@ static int gk_gemm_wg_clusters(const char *fn, int wg, const gk_gemm_config *cfg
    opt-in, the operands' tensor maps, the kernel. */
 static cudaError_t gk_gemm_wg_launch(const char *fn, int wg, const gk_gemm_config *cfg, int in_dtype, int layout,
                                      dim3 grid, gk_gemm_args p, int trans_a, int trans_b, int64_t rows_a,
-                                     int64_t cols_a, int64_t rows_b, int64_t cols_b, int after_pack,
-                                     cudaStream_t stream)
+                                     int64_t cols_a, int64_t rows_b, int64_t cols_b, cudaStream_t stream)
 {
     const void *kern = (const void *)gk_gemm_wg_kernel_table[in_dtype == GK_F16][wg][layout];
     GK_TRY(gk_smem_opt_in(fn, kern, cfg->smem_bytes, &gk_gemm_wg_attr_set[in_dtype == GK_F16][wg][layout]));
@@ -1116,9 +1114,6 @@ static cudaError_t gk_gemm_wg_launch(const char *fn, int wg, const gk_gemm_confi
     p.tma_d = cfg->persistent >= 3 && cfg->bn % 64 == 0 && !p.partial && p.beta == 0.0f && (p.d_dtype == GK_BF16 || p.d_dtype == GK_F16) &&
               p.act <= GK_ACT_RELU && p.ldd % 8 == 0 && p.n % 8 == 0 && gk_is_aligned(p.d, 16);
     if (p.tma_d) GK_TRY(gk_gemm_tensor_map(fn, &md, p.d, p.d_dtype, p.m, p.n, p.ldd, 64));
-    /* after a repack, launched dependent on it: the blocks start while its last ones run, and the
-       producer waits for its writes before the first copy */
-    void *args[6] = {&p, &ma, &mb, &ma_last, &mb_last, &md};
     if (cl == 2) {
         /* a cluster a pair of tiles (a split each), at most as many as are resident at once */
         const int fits = gk_gemm_wg_clusters(fn, wg, cfg, in_dtype, layout);
@@ -1126,16 +1121,14 @@ static cudaError_t gk_gemm_wg_launch(const char *fn, int wg, const gk_gemm_confi
             return gk__fail(cudaErrorInvalidConfiguration, fn, "configuration %s: no cluster of 2 of its blocks fits this GPU",
                             cfg->name);
         const int64_t pairs = gk_ceil_div(p.tiles_m, 2) * p.tiles_n * gk_ceil_div(p.k, p.k_per_split);
-        cudaLaunchAttribute attr[2];
-        cudaLaunchConfig_t lc =
-            gk_cluster_launch_config(attr, 2 * (pairs < fits ? pairs : fits), cfg->threads, cfg->smem_bytes, 2, stream);
-        gk_dependent_launch_attr(attr + 1);
-        lc.numAttrs = after_pack ? 2 : 1;
+        cudaLaunchAttribute attr;
+        const cudaLaunchConfig_t lc =
+            gk_cluster_launch_config(&attr, 2 * (pairs < fits ? pairs : fits), cfg->threads, cfg->smem_bytes, 2, stream);
+        void *args[6] = {&p, &ma, &mb, &ma_last, &mb_last, &md};
         GK_TRY(cudaLaunchKernelExC(&lc, kern, args));
         return gk_check_launch(fn);
     }
-    if (after_pack) GK_TRY(gk_launch_dependent(fn, kern, grid, dim3(cfg->threads), cfg->smem_bytes, args, stream));
-    else ((gk_gemm_wg_kernel)kern)<<<grid, cfg->threads, cfg->smem_bytes, stream>>>(p, ma, mb, ma_last, mb_last, md);
+    ((gk_gemm_wg_kernel)kern)<<<grid, cfg->threads, cfg->smem_bytes, stream>>>(p, ma, mb, ma_last, mb_last, md);
     return gk_check_launch(fn);
 }
 
