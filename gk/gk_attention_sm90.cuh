@@ -77,10 +77,9 @@ GK_DEV void gk_attn_wg_run(const gk_attn_args *p, const CUtensorMap *tq, const C
     int lo, hi;
     gk_attn_key_range(m0, min(m0 + GK_ATTN_WG_BM, sq_len), sq_len, sk_len, p->left, p->right, &lo, &hi);
     const int jb = lo / BN, je = hi > lo ? (hi + BN - 1) / BN : jb;
-    /* D <= 128: the warpgroup through a shuffle, known warp-uniform, so the consumers' wgmma
-       descriptors stay in uniform registers (H100: up to 2% faster); at D 256 that measured 1.2%
-       slower, so there it comes from threadIdx */
-    const int wg = DK <= 128 ? __shfl_sync(0xffffffffu, (int)(threadIdx.x >> 7), 0) : (int)(threadIdx.x >> 7);
+    /* D <= 128: the warpgroup known warp-uniform (H100: up to 2% faster); at D 256 that measured
+       1.2% slower, so there it comes from threadIdx */
+    const int wg = DK <= 128 ? gk_warp_uniform((int)(threadIdx.x >> 7)) : (int)(threadIdx.x >> 7);
 
     if (threadIdx.x == 0) {
         gk_mbar_init(q_full, 1);

@@ -583,10 +583,10 @@ GK_DEV void gk_gemm_wg_run(const gk_gemm_args *p, const CUtensorMap *tma, const 
     const int ea = swap ? p->n : p->m, eb = swap ? p->m : p->n; /* rows of the MMAs' A and B operands */
     const int first = cl == 2 ? gk_cluster_sreg(2) : blockIdx.y * gridDim.x + blockIdx.x;
     const int step = cl == 2 ? gk_cluster_sreg(3) : gridDim.x * gridDim.y, items = tiles * splits;
-    /* the warpgroup through a shuffle: the compiler then knows it uniform across the warp and keeps
-       the k-loops' descriptors and stage addresses in uniform registers (the 128 x 64 consumer: 53
-       instructions a k-tile, no R2UR; 74 with 8 R2UR and an S2UR computed from threadIdx) */
-    const int wg = __shfl_sync(0xffffffffu, (int)(threadIdx.x >> 7), 0), bk = gk_gemm_wg_bk(dt);
+    /* the warpgroup known warp-uniform: the k-loops' descriptors and stage addresses stay in
+       uniform registers (the 128 x 64 consumer: 53 instructions a k-tile, no R2UR; 74 with 8 R2UR
+       and an S2UR computed from threadIdx) */
+    const int wg = gk_warp_uniform((int)(threadIdx.x >> 7)), bk = gk_gemm_wg_bk(dt);
     const int fixup = GK_GEMM_SPLITS_IN_KERNEL(persistent, bm) && p->fixup != NULL;
 
     if (threadIdx.x == 0) {

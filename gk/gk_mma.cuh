@@ -63,6 +63,9 @@
      gk_elect_one()                     elect.sync: 1 in one lane of the (whole) warp, 0 in the others;
                                         code under it keeps warp-uniform operands in uniform
                                         registers (a TMA issue does not loop over lanes)
+     gk_warp_uniform(v)                 v as lane 0 holds it, through a shuffle: the compiler then
+                                        knows it warp-uniform, so what derives from it (a warp or
+                                        warpgroup index, wgmma descriptors) stays in uniform registers
      gk_named_barrier(id, threads)      bar.sync id, threads (sm_70 and newer)
      gk_named_barrier_arrive(id, threads)
                                         bar.arrive id, threads: signal without waiting
@@ -333,6 +336,8 @@ GK_DEV void gk_mbar_wait_s(unsigned bar, int parity)
                      : "memory");
 }
 GK_DEV void gk_mbar_wait(void *bar, int parity) { gk_mbar_wait_s(gk_smem_addr(bar), parity); }
+
+GK_DEV int gk_warp_uniform(int v) { return __shfl_sync(0xffffffffu, v, 0); }
 
 GK_DEV int gk_elect_one(void)
 {

@@ -880,9 +880,8 @@ GK_DEV void gk_w4_wg(const gk_w4_args *p, const CUtensorMap *tmc, const CUtensor
     const int RT = 4 * WGS, sb = gk_w4_wg_stage_bytes_c(T, RT);
     char *smem = gk_smem_align_1024(gk_w4_wg_smem);
     unsigned long long *full = (unsigned long long *)(smem + stages * sb), *empty = full + stages;
-    /* the warp index through a shuffle: the compiler then knows it warp-uniform, and the
-       consumers' wgmma descriptors stay in uniform registers (without it: 16 R2UR a position) */
-    const int warp = __shfl_sync(0xffffffffu, (int)(threadIdx.x >> 5), 0), lane = threadIdx.x & 31, w = blockIdx.x;
+    /* the warp index known warp-uniform (without it: 16 R2UR a position) */
+    const int warp = gk_warp_uniform((int)(threadIdx.x >> 5)), lane = threadIdx.x & 31, w = blockIdx.x;
     if (threadIdx.x == 0) {
         for (int s = 0; s < stages; s++) {
             gk_mbar_init(full + s, 1);
