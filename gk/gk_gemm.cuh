@@ -54,10 +54,10 @@
                                              D written once
      The dispatcher takes the wgmma kernels (any layout) when the build has sm_90a code, the GPU
      is compute capability 9.0 and operand rows are 16-byte aligned (or repacked); otherwise
-     the mma.sync kernels. Tiny problems (at most 256 tiles of 64 x 8, K <= 128 with both operands
-     K-contiguous, else K <= 16:
-     gk_gemm_direct_fits) in any build take the direct tile: mma.sync fragments loaded straight
-     from global memory, no shared memory, one launch. Whether the build has sm_90a code is read
+     the mma.sync kernels. Tiny problems (at most 256 tiles of 64 x 8, or of 16 x 64, K <= 128
+     with both operands K-contiguous, else K <= 16: gk_gemm_direct_pick) in any build take a
+     direct tile: mma.sync fragments loaded straight from global memory, no shared memory, one
+     launch. Whether the build has sm_90a code is read
      from the device once per device (a synchronous cudaMemcpyFromSymbol): make the first gk_gemm call (or
      gk_gemm_plan_for) on a device outside CUDA graph capture. Large problems (whole K, an even
      count of 128-row tiles, three waves of tiles or more) run the 128 x 256 tile in clusters of
@@ -99,8 +99,9 @@
      or VEC 2: cp.async kernels and TMA-fed twins (name_nn_tma ..., built where nvcc targets
      compute capability 9.0, run where the GPU is 9.0); VEC is a literal 0, 1 or 2;
      threads, shared-memory bytes and swizzle follow from them and are checked at compile time
-     in plain words. STAGES 0 writes a direct tile: BM 64 (4 warps of 16 x BN), BN 8..64, BK
-     the k a warp loads ahead from global memory (16..64), no shared memory.
+     in plain words. STAGES 0 writes a direct tile: BM 64 (4 warps of 16 x BN) or 16 (4 warps of
+     16 x BN / 4), warps' WN 8..64, BK the k a warp loads ahead from global memory (16..64), no
+     shared memory.
      GK_DEFINE_GEMM_WGMMA: gk_gemm_sm90.cuh.
 
    MEASURED   gk_bench/RESULTS.md has the current figures against cuBLAS in the same process.
@@ -999,21 +1000,23 @@ GK_DEV void gk_gemm_direct_load(unsigned *af, unsigned *bf, const gk_gemm_args *
 }
 
 /* The direct kernels (STAGES 0), for tiny problems: no shared memory, no barrier, no pipeline
-   to fill. 4 warps a block, each 16 rows x BN of D; a warp loads its m16n8k16 fragments straight
+   to fill. 4 warps a block, each 16 rows x WN of D, stacked along M (64 x BN, WN = BN) or along
+   N (16 x BN, WN = BN / 4: M <= 16 beside a wide N); a warp loads its m16n8k16 fragments straight
    from global memory, BK / 16 k-steps a round with the next round's loads in flight during this
    one's MMAs, and stores its pairs through the epilogue. */
-GK_DEV void gk_gemm_direct_run(const gk_gemm_args *p, int dt, int ta, int tb, int bn, int bk, float *acc)
+GK_DEV void gk_gemm_direct_run(const gk_gemm_args *p, int dt, int ta, int tb, int bm, int bn, int wn, int bk,
+                               float *acc)
 {
-    const int nf = bn / 8, u = bk / 16, a_kmaj = !ta, b_kmaj = tb;
+    const int nf = wn / 8, u = bk / 16, a_kmaj = !ta, b_kmaj = tb, warp = threadIdx.x >> 5, wcols = bn / wn;
     int tm, tn;
     gk_gemm_tile(p, &tm, &tn);
-    const int m0 = tm * 64 + (threadIdx.x >> 5) * 16, n0 = tn * bn, split = blockIdx.y;
+    const int m0 = tm * bm + warp / wcols * 16, n0 = tn * bn + warp % wcols * wn, split = blockIdx.y;
     const int k_begin = split * p->k_per_split, k_end = min(p->k, k_begin + p->k_per_split);
     const int pa = a_kmaj && p->lda % 2 == 0 && gk_is_aligned(p->a, 4);
     const int pb = b_kmaj && p->ldb % 2 == 0 && gk_is_aligned(p->b, 4);
 #pragma unroll
     for (int i = 0; i < nf * 4; i++) acc[i] = 0.0f;
-    if (m0 >= p->m) return;
+    if (m0 >= p->m || n0 >= p->n) return;
     unsigned af[2][4 * 4], bf[2][4 * 8 * 2];
     gk_gemm_direct_load(af[0], bf[0], p, a_kmaj, b_kmaj, pa, pb, m0, n0, k_begin, k_end, nf, u);
     for (int k0 = k_begin; k0 < k_end; k0 += 2 * bk) {
@@ -1052,10 +1055,11 @@ typedef void (*gk_gemm_kernel)(gk_gemm_args);
 
 /* One configuration: a kernel per layout (NN, NT, TN, TT), its derived sizes checked here. */
 #define GK_DEFINE_GEMM_MMA(name, dt, BM, BN, BK, WM, WN, STAGES, MINB, DBUF, VEC)                                 \
-    static_assert((STAGES) != 0 || ((BM) == 64 && (WM) == 16 && (WN) == (BN) && (BN) % 8 == 0 && (BN) <= 64 &&     \
-                                    (BK) % 16 == 0 && (BK) <= 64 && !(DBUF) && !(VEC)),                           \
-                  #name ": a direct tile (STAGES 0) is 64 x BN x BK, 4 warps of 16 x BN, BN 8..64 in steps of 8, "  \
-                        "BK 16..64 in steps of 16, DBUF 0, VEC 0");                                             \
+    static_assert((STAGES) != 0 || ((((BM) == 64 && (WN) == (BN)) || ((BM) == 16 && (BN) == 4 * (WN))) &&          \
+                                    (WM) == 16 && (WN) % 8 == 0 && (WN) <= 64 && (BK) % 16 == 0 && (BK) <= 64 &&    \
+                                    !(DBUF) && !(VEC)),                                                           \
+                  #name ": a direct tile (STAGES 0) is 64 x BN x BK or 16 x BN x BK, 4 warps of 16 x WN (WN = BN, "  \
+                        "or BN / 4 for BM 16), WN 8..64 in steps of 8, BK 16..64 in steps of 16, DBUF 0, VEC 0");    \
     static_assert((STAGES) == 0 || ((BM) % (WM) == 0 && (BN) % (WN) == 0),                                        \
                   #name ": the warp tile must divide the block tile");                                           \
     static_assert((STAGES) == 0 || ((WM) % 16 == 0 && (WN) % 16 == 0 && (WM) <= 128 && (WN) <= 128),              \
@@ -1132,7 +1136,7 @@ typedef void (*gk_gemm_tma_kernel)(gk_gemm_args, CUtensorMap, CUtensorMap);
         float acc[(WM) / 16 * ((WN) / 8) * 4];                                                                   \
         gk_grid_launch_dependents(); /* the split-K sum's blocks start and wait (gk_gemm_reduce_launch) */       \
         /* (a direct tile's dead branch still compiles: no stage count of 0 in it) */                         \
-        if ((STAGES) == 0) gk_gemm_direct_run(&p, dt, TA, TB, BN, BK, acc);                                      \
+        if ((STAGES) == 0) gk_gemm_direct_run(&p, dt, TA, TB, BM, BN, WN, BK, acc);                                      \
         else gk_gemm_mma_run(&p, dt, TA, TB, BM, BN, BK, WM, WN, (STAGES) ? (STAGES) : 2, DBUF, VEC, acc);       \
     }
 
@@ -1257,12 +1261,14 @@ static int gk_gemm_wg_clusters(const char *, int, const gk_gemm_config *, int, i
    - the same with element-wise loads; 64 x 8 direct, 64 of K loaded ahead (tiny problems: N of
      one n8 fragment spreads M over the most blocks; 64 x 16 .. 64 x 64 were slower on every
      tiny shape measured), registers for 2 blocks an SM (its at most 256 tiles): a round's loads
-     all in flight. */
+     all in flight; 16 x 64 direct, its warps along N, for M <= 16 where N is too wide for 256
+     tiles of 64 x 8 (9 x 11056 x 24: 173 tiles, not 1382). */
 #define GK_GEMM_SHIPPED_CONFIGS(X)                          \
     X(128x256x32_w64x64, 128, 256, 32, 64, 64, 4, 1, 1, 2) \
     X(64x64x64_s4, 64, 64, 64, 32, 32, 4, 3, 1, 1)         \
     X(64x64x64_s4_elem, 64, 64, 64, 32, 32, 4, 3, 1, 0)   \
-    X(64x8x64_direct, 64, 8, 64, 16, 8, 0, 2, 0, 0)
+    X(64x8x64_direct, 64, 8, 64, 16, 8, 0, 2, 0, 0)       \
+    X(16x64x64_direct, 16, 64, 64, 16, 16, 0, 2, 0, 0)
 #ifndef GK_GEMM_CONFIGS
 #define GK_GEMM_CONFIGS(X) GK_GEMM_SHIPPED_CONFIGS(X)
 #endif
@@ -1634,13 +1640,6 @@ static int gk_gemm_tiny_unaligned(int64_t m, int64_t n, int64_t k, int align_a, 
     return (align_a == 0 || align_b == 0) && m * n <= 65536 && k <= 256;
 }
 
-/* The first direct configuration (STAGES 0) of the build, -1 if none. */
-static int gk_gemm_direct_config(void)
-{
-    for (int c = 0; c < GK_GEMM_NMMA; c++)
-        if (gk_gemm_config_table[c]->stages == 0) return c;
-    return -1;
-}
 
 /* Tiny problems for the direct tile t: at most 256 of its tiles (two blocks an SM of an H200),
    K <= 128 with both operands K-contiguous (kc: a value pair a 32-bit load in rows of 16-byte
@@ -1652,10 +1651,19 @@ static int gk_gemm_direct_config(void)
    6.8-6.9 against 8.9, 350 x 3 x 113 6.3-6.5 against 8.5-8.9; past the bounds slower: 6 x 8 x
    176 7.0 against 5.1, 12 x 10768 x 24 (1346 tiles, M filling a quarter of the warps) 7.6
    against 5.9. NN, TN and TT (MN-contiguous, K <= 16), 6 shapes each: the fastest tile on all
-   18, 0.85-1.30x cuBLAS (472 x 24 x 8 TT 5.4 us, the next tile 5.8). */
+   18, 0.85-1.30x cuBLAS (472 x 24 x 8 TT 5.4 us, the next tile 5.8). The 16 x 64 tile takes
+   M <= 16 beside an N too wide for 256 tiles of 64 x 8 (12 x 10768 x 24: 169 tiles). */
 static int gk_gemm_direct_fits(const gk_gemm_config *t, int64_t m, int64_t n, int64_t k, int kc)
 {
-    return gk_gemm_tiles(t, m, n) <= 256 && k <= (kc ? 128 : 16);
+    return gk_gemm_tiles(t, m, n) <= 256 && k <= (kc ? 128 : 16) && (t->bm == 64 || m <= t->bm);
+}
+
+/* The first direct configuration (STAGES 0) of the build that a problem fits, -1 if none. */
+static int gk_gemm_direct_pick(int64_t m, int64_t n, int64_t k, int kc)
+{
+    for (int c = 0; c < GK_GEMM_NMMA; c++)
+        if (gk_gemm_config_table[c]->stages == 0 && gk_gemm_direct_fits(gk_gemm_config_table[c], m, n, k, kc)) return c;
+    return -1;
 }
 
 /* The dispatcher.
@@ -1680,10 +1688,10 @@ static int gk_gemm_direct_fits(const gk_gemm_config *t, int64_t m, int64_t n, in
      the resident blocks' cp.async stages are the bytes in flight.
    With the wgmma kernels and `tuned`, the measured table above comes first: its pick where it has
    one, as it is (the twin rules are the time model's). Before the others (after the table), a
-   problem gk_gemm_direct_fits takes the direct tile. Operands whose rows are not 16-byte
-   aligned are repacked into the workspace when it is large enough (gk_gemm_workspace_bytes),
-   else run on the element-wise-load kernels, as tiny problems always do
-   (gk_gemm_tiny_unaligned). */
+   problem that a direct tile fits takes it (gk_gemm_direct_pick). Operands whose rows are not
+   16-byte aligned are repacked into the workspace when it is large enough
+   (gk_gemm_workspace_bytes), else run on the element-wise-load kernels, as tiny problems always
+   do (gk_gemm_tiny_unaligned). */
 static void gk_gemm_plan_impl(int64_t m, int64_t n, int64_t k, int64_t rows_a, int64_t cols_a, int align_a,
                               int64_t rows_b, int64_t cols_b, int align_b, int sms, int wg, int a_row_major,
                               int trans_b, int tuned, gk_gemm_plan *pl)
@@ -1698,9 +1706,8 @@ static void gk_gemm_plan_impl(int64_t m, int64_t n, int64_t k, int64_t rows_a, i
     (void)trans_b;
     (void)tuned;
 #endif
-    const int direct = gk_gemm_direct_config();
-    if (tuned_config < 0 && direct >= 0 &&
-        gk_gemm_direct_fits(gk_gemm_config_table[direct], m, n, k, a_row_major && trans_b)) {
+    const int direct = tuned_config < 0 ? gk_gemm_direct_pick(m, n, k, a_row_major && trans_b) : -1;
+    if (direct >= 0) {
         memset(pl, 0, sizeof *pl); /* any alignment: nothing to repack, and no splits */
         pl->config = direct;
         pl->splits = 1;

@@ -522,14 +522,15 @@ TEST(GemmConfig, DerivedSizesAndRules)
         }
         EXPECT_LT(i, GK_GEMM_NMMA) << "the mma.sync configurations come first";
         if (g.stages == 0) {
-            // direct (tiny problems): 4 warps of 16 x BN whose fragments come straight from global
-            // memory, BK / 16 k-steps a round (gk_gemm_direct_run's arrays: 4 k-steps, 8 n8
-            // fragments), no shared memory, any alignment
-            EXPECT_EQ(g.bm, 64);
+            // direct (tiny problems): 4 warps of 16 x WN, along M (64 x BN) or along N (16 x BN),
+            // whose fragments come straight from global memory, BK / 16 k-steps a round
+            // (gk_gemm_direct_run's arrays: 4 k-steps, 8 n8 fragments), no shared memory, any
+            // alignment
+            EXPECT_TRUE(g.bm == 64 || g.bm == 16) << g.name;
             EXPECT_EQ(g.wm, 16);
-            EXPECT_EQ(g.wn, g.bn);
-            EXPECT_EQ(g.bn % 8, 0);
-            EXPECT_LE(g.bn, 64);
+            EXPECT_EQ(g.wn, g.bm == 64 ? g.bn : g.bn / 4);
+            EXPECT_EQ(g.wn % 8, 0);
+            EXPECT_LE(g.wn, 64);
             EXPECT_EQ(g.bk % 16, 0);
             EXPECT_LE(g.bk, 64);
             EXPECT_EQ(g.threads, 128);
@@ -597,15 +598,16 @@ TEST(GemmConfig, DerivedSizesAndRules)
 
 // ------------------------------------------------------------------ dispatcher
 
-// The dispatcher's rule for the direct tile, restated: at most 256 tiles of 64 x 8, and K <= 128
-// where A is row-major and B transposed (both K-contiguous, whatever their rows' alignment),
-// K <= 16 otherwise.
-static bool direct_tiny(int64_t m, int64_t n, int64_t k, int ta, int tb)
+// The dispatcher's rule for the direct tiles, restated: K <= 128 where A is row-major and B
+// transposed (both K-contiguous, whatever their rows' alignment), K <= 16 otherwise; then at most
+// 256 tiles of 64 x 8, or M <= 16 and at most 256 tiles of 16 x 64. The tile's name, or null.
+static const char *direct_tile(int64_t m, int64_t n, int64_t k, int ta, int tb)
 {
-    return ((m + 63) / 64) * ((n + 7) / 8) <= 256 && k <= (!ta && tb ? 128 : 16);
+    if (k > (!ta && tb ? 128 : 16)) return nullptr;
+    if (((m + 63) / 64) * ((n + 7) / 8) <= 256) return "gk_gemm_bf16_64x8x64_direct";
+    if (m <= 16 && (n + 63) / 64 <= 256) return "gk_gemm_bf16_16x64x64_direct";
+    return nullptr;
 }
-
-static const char *direct_name() { return "gk_gemm_bf16_64x8x64_direct"; }
 
 // Whether the measured table names a configuration for this shape in this process (it comes
 // before the direct tile's rule; the plan reads it only where the wgmma kernels can run).
@@ -654,8 +656,8 @@ static gk_gemm_plan expect_plan_consistent(int64_t m, int64_t n, int64_t k, int 
     const int64_t rows_a = ta ? k : m, cols_a = ta ? m : k, rows_b = tb ? n : k, cols_b = tb ? k : n;
     const size_t whole_a = (size_t)gk_round_up(rows_a * gk_round_up(cols_a, 64) * 2, 256),
                  whole_b = (size_t)gk_round_up(rows_b * gk_round_up(cols_b, 64) * 2, 256);
-    if (direct_tiny(m, n, k, ta, tb) && !table_names(m, n, k, ta, tb)) { // tiny: the direct tile, any alignment, one launch
-        EXPECT_STREQ(cfg.name, direct_name());
+    if (direct_tile(m, n, k, ta, tb) && !table_names(m, n, k, ta, tb)) { // tiny: a direct tile, any alignment, one launch
+        EXPECT_STREQ(cfg.name, direct_tile(m, n, k, ta, tb));
         EXPECT_EQ(pl.splits, 1);
         EXPECT_EQ(pl.workspace_bytes, 0u);
         return pl;
@@ -843,7 +845,14 @@ TEST(GemmDispatch, WgmmaTilesByWaves)
         {3277, 1, 39, 1, 1, "64x8x64_direct", 1},
         {528, 3, 127, 1, 1, "64x8x64_direct", 1},
         {16168, 16, 8, 1, 1, "wg128x64x64_s8_ppt", 1},
-        {9, 11056, 24, 1, 1, "wg16x128x64_s8_p", 1},
+        // M <= 16 beside an N too wide for 256 tiles of 64 x 8: the 16 x 64 direct tile (past 256
+        // of its tiles, or past 16 of M, not)
+        {9, 11056, 24, 1, 1, "16x64x64_direct", 1},
+        {12, 10768, 24, 1, 0, "16x64x64_direct", 1},
+        {2, 11912, 32, 1, 1, "16x64x64_direct", 1},
+        {16, 16384, 128, 1, 1, "16x64x64_direct", 1},
+        {16, 16448, 128, 1, 1, "wg16x128x64_s8_p", 1},
+        {17, 8192, 24, 1, 1, "wg64x128x64_s7_p", 1},
     };
     for (const auto &c : picks) expect_pick(c.m, c.n, c.k, c.a_row_major, c.wg, c.tile, c.splits);
     gk_gemm_plan pl;
@@ -854,8 +863,8 @@ TEST(GemmDispatch, WgmmaTilesByWaves)
         for (int64_t n : {1, 300, 4097, 28672})
             for (int64_t k : {1, 1000, 8192}) {
                 pl = wg_plan(m, n, k);
-                if (direct_tiny(m, n, k, 0, 1)) {
-                    EXPECT_STREQ(gk_gemm_config_info(pl.config).name, direct_name()) << m << " " << n << " " << k;
+                if (direct_tile(m, n, k, 0, 1)) {
+                    EXPECT_STREQ(gk_gemm_config_info(pl.config).name, direct_tile(m, n, k, 0, 1)) << m << " " << n << " " << k;
                     continue;
                 }
                 if (k == 1 && m * n <= 65536) {
@@ -915,8 +924,9 @@ TEST(GemmDispatch, MeasuredTable)
         const int c = gk_gemm_tuned_config(i);
         const gk_gemm_plan got = tuned_plan(e.m, e.n, e.k, e.trans_a, e.trans_b);
         const gk_gemm_plan model = tuned_plan(e.m, e.n, e.k, e.trans_a, e.trans_b, 1, 0);
-        if (direct_tiny(e.m, e.n, e.k, e.trans_a, e.trans_b) && std::string(e.tile) == "model") {
-            EXPECT_STREQ(gk_gemm_config_info(got.config).name, direct_name()) << "a tiny problem left to the model: the direct tile";
+        if (direct_tile(e.m, e.n, e.k, e.trans_a, e.trans_b) && std::string(e.tile) == "model") {
+            EXPECT_STREQ(gk_gemm_config_info(got.config).name, direct_tile(e.m, e.n, e.k, e.trans_a, e.trans_b))
+                << "a tiny problem left to the model: a direct tile";
             continue;
         }
         if (gk_gemm_tiny_unaligned(e.m, e.n, e.k, gk_gemm_row_align(NULL, e.trans_a ? e.m : e.k),
