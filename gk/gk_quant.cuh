@@ -131,7 +131,7 @@
    CONFIGURATION MACROS
      GK_W4_DEQUANT_M (128)    from this M on, with workspace for it, the dispatcher dequantizes W
                               and runs gk_gemm (its wgmma kernels) instead of the fused kernel;
-     GK_W4_WG_DEQUANT_M (512) the same where the wgmma kernels run
+     GK_W4_WG_DEQUANT_M (1024) the same where the wgmma kernels run
      GK_W4_WGMMA_M (16)       past this M (below GK_W4_WG_DEQUANT_M), where the wgmma kernels run and
                               the workspace holds X's staged copy, the dispatcher takes them
      GK_W4_CONFIGS(X), GK_W4_LEAN_CONFIGS(X), GK_W4_WG_CONFIGS(X)
@@ -178,12 +178,13 @@
 /* past this M, where they run, the dispatcher takes the wgmma kernels, and dequantizes W for gk_gemm
    only from GK_W4_WG_DEQUANT_M on (H200, M = 16, 28672 x 8192: the lean kernel 67 us, wgmma 79; M
    = 128: wgmma 145 us, dequantize + GEMM 319; M = 256: 268 against ~320; M = 4096: 6582 against
-   2821) */
+   2821 before the wgmma kernels' warp index went through a shuffle; since, on an H100, M = 512: the
+   w128 kernel 489-496 us against 558-569, and, twice its work, even at M = 1024 by estimate) */
 #ifndef GK_W4_WGMMA_M
 #define GK_W4_WGMMA_M 16
 #endif
 #ifndef GK_W4_WG_DEQUANT_M
-#define GK_W4_WG_DEQUANT_M 512
+#define GK_W4_WG_DEQUANT_M 1024
 #endif
 
 typedef enum gk_w4_zeros { GK_W4_SYMMETRIC = 0, GK_W4_ZEROS_INT4 = 1, GK_W4_ZEROS_FLOAT = 2 } gk_w4_zeros;
