@@ -57,9 +57,9 @@
      the mma.sync kernels. Tiny problems (at most 256 tiles of 64 x 8, or of 16 x 64, K <= 128
      with both operands K-contiguous, else K <= 16: gk_gemm_direct_pick) in any build take a
      direct tile: mma.sync fragments loaded straight from global memory, no shared memory, one
-     launch. Whether the build has sm_90a code is read
-     from the device once per device (a synchronous cudaMemcpyFromSymbol): make the first gk_gemm call (or
-     gk_gemm_plan_for) on a device outside CUDA graph capture. Large problems (whole K, an even
+     launch. Whether the build has sm_90a code is read from the device once per device (a
+     synchronous cudaMemcpyFromSymbol): make the first gk_gemm call (or gk_gemm_plan_for) on a
+     device outside CUDA graph capture. Large problems (whole K, an even
      count of 128-row tiles, three waves of tiles or more) run the 128 x 256 tile in clusters of
      two blocks that load each B tile once for both (TMA multicast); on a GPU partition that
      holds none of those clusters, the same tile alone.
@@ -1136,7 +1136,7 @@ typedef void (*gk_gemm_tma_kernel)(gk_gemm_args, CUtensorMap, CUtensorMap);
         float acc[(WM) / 16 * ((WN) / 8) * 4];                                                                   \
         gk_grid_launch_dependents(); /* the split-K sum's blocks start and wait (gk_gemm_reduce_launch) */       \
         /* (a direct tile's dead branch still compiles: no stage count of 0 in it) */                         \
-        if ((STAGES) == 0) gk_gemm_direct_run(&p, dt, TA, TB, BM, BN, WN, BK, acc);                                      \
+        if ((STAGES) == 0) gk_gemm_direct_run(&p, dt, TA, TB, BM, BN, WN, BK, acc);                              \
         else gk_gemm_mma_run(&p, dt, TA, TB, BM, BN, BK, WM, WN, (STAGES) ? (STAGES) : 2, DBUF, VEC, acc);       \
     }
 
@@ -1640,7 +1640,6 @@ static int gk_gemm_tiny_unaligned(int64_t m, int64_t n, int64_t k, int align_a, 
     return (align_a == 0 || align_b == 0) && m * n <= 65536 && k <= 256;
 }
 
-
 /* Tiny problems for the direct tile t: at most 256 of its tiles (two blocks an SM of an H200),
    K <= 128 with both operands K-contiguous (kc: a value pair a 32-bit load in rows of 16-byte
    multiples, else two 16-bit loads in flight together), K <= 16 otherwise. One launch with no
@@ -1800,12 +1799,14 @@ static void gk_gemm_plan_impl(int64_t m, int64_t n, int64_t k, int64_t rows_a, i
        the GEMM whatever its size (5181 x 304 x 24 with B's 15 KB repacked: 10.3 us, in place
        7.9; 15055 x 1360 x 96 with both repacked 27.3, in place 22.7); not for the 2-block
        cluster tile, which loads half of B a block (4096 x 4096 x 4040: 1.03x off, and the
-       repack costs 1.2x); and an operand off costs by its share of the tile's rows (8976 x 1824
-       x 11240 on 128 x 192: A off 1.02x, B off 1.21x), so the larger operand, where the tile
-       takes fewer of its rows, stays as it is */
+       repack costs 1.2x); nor for K <= 256, where writing D (2 bytes an output at 3 TB/s) takes
+       longer than its MMAs (2 K FLOPs at 800 TFLOP/s) and the loads have room (H100: 8266 x 10296
+       x 144 in place 112.7-114.0 us, repacked 119.4-119.9); and an operand off costs by its
+       share of the tile's rows (8976 x 1824 x 11240 on 128 x 192: A off 1.02x, B off 1.21x), so
+       the larger operand, where the tile takes fewer of its rows, stays as it is */
     int pack_a = align_a == 0, pack_b = align_b == 0;
     const gk_gemm_config *pc = gk_gemm_config_table[pl->config];
-    if (wg && (align_a == 1 || align_b == 1) && GK_GEMM_CLUSTER(pc->persistent) == 1) {
+    if (wg && (align_a == 1 || align_b == 1) && GK_GEMM_CLUSTER(pc->persistent) == 1 && k > 256) {
         const double bytes_a = 4.0 * rows_a * cols_a, bytes_b = 4.0 * rows_b * cols_b;
         const double bytes = (align_a == 1 ? bytes_a : 0.0) + (align_b == 1 ? bytes_b : 0.0);
         if (2.0 * m * n * k / 600e12 >= 3.0 * (bytes / 3e12 + 2e-6)) {

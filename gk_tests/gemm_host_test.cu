@@ -977,8 +977,9 @@ TEST(GemmDispatch, MeasuredTable)
 // the tile's wider side; not 15055 x 1360 x 96 nor 5181 x 304 x 24, a few microseconds), the larger
 // operand left as it is where the tile takes fewer of its rows (8976 x 1824 x 11240 on 128 x 192:
 // B alone); not on the 2-block cluster tile (4096 x 4096 x 4040), not where the copy would take
-// over a third of the GEMM (7613 x 88 x 3696, 342 x 8480 x 776), never without the wgmma kernels,
-// never for 128-byte rows.
+// over a third of the GEMM (7613 x 88 x 3696, 342 x 8480 x 776), not for K <= 256, where writing
+// D is the time (8266 x 10296 x 144; 8266 x 10296 x 264 repacked), never without the wgmma
+// kernels, never for 128-byte rows.
 TEST(GemmDispatch, RepacksRowsOffTheLineWhereItPays)
 {
     auto plan = [](int64_t m, int64_t n, int64_t k, int64_t ld, int wg) {
@@ -1014,6 +1015,10 @@ TEST(GemmDispatch, RepacksRowsOffTheLineWhereItPays)
     EXPECT_EQ(pl.pack_a_bytes + pl.pack_b_bytes, 0u);
     pl = plan(5181, 304, 24, 24, 1);
     EXPECT_EQ(pl.pack_a_bytes + pl.pack_b_bytes, 0u);
+    pl = plan(8266, 10296, 144, 144, 1);
+    EXPECT_EQ(pl.pack_a_bytes + pl.pack_b_bytes, 0u);
+    pl = plan(8266, 10296, 264, 264, 1);
+    EXPECT_GT(pl.pack_a_bytes + pl.pack_b_bytes, 0u);
     EXPECT_EQ(gk_gemm_row_align(NULL, 4040), 1);
     EXPECT_EQ(gk_gemm_row_align(NULL, 4096), 2);
     EXPECT_EQ(gk_gemm_row_align(NULL, 4093), 0);
