@@ -54,12 +54,12 @@
                                              D written once
      The dispatcher takes the wgmma kernels (any layout) when the build has sm_90a code, the GPU
      is compute capability 9.0 and operand rows are 16-byte aligned (or repacked); otherwise
-     the mma.sync kernels. Tiny problems (at most 256 tiles of 64 x 8, or of 16 x 64, K <= 128
-     with both operands K-contiguous, else K <= 16: gk_gemm_direct_pick) in any build take a
-     direct tile: mma.sync fragments loaded straight from global memory, no shared memory, one
-     launch. Whether the build has sm_90a code is read from the device once per device (a
-     synchronous cudaMemcpyFromSymbol): make the first gk_gemm call (or gk_gemm_plan_for) on a
-     device outside CUDA graph capture. Large problems (whole K, an even
+     the mma.sync kernels. Tiny problems (at most 256 tiles of 64 x 8, or M <= 16 in 512 of 16 x
+     32, K <= 128 with both operands K-contiguous, else K <= 16: gk_gemm_direct_pick) take a
+     direct tile in any build: mma.sync fragments loaded straight from global memory, no shared
+     memory, one launch. Whether the build has sm_90a code is read from the device once per
+     device (a synchronous cudaMemcpyFromSymbol): make the first gk_gemm call (or
+     gk_gemm_plan_for) on a device outside CUDA graph capture. Large problems (whole K, an even
      count of 128-row tiles, three waves of tiles or more) run the 128 x 256 tile in clusters of
      two blocks that load each B tile once for both (TMA multicast); on a GPU partition that
      holds none of those clusters, the same tile alone.
@@ -1261,14 +1261,16 @@ static int gk_gemm_wg_clusters(const char *, int, const gk_gemm_config *, int, i
    - the same with element-wise loads; 64 x 8 direct, 64 of K loaded ahead (tiny problems: N of
      one n8 fragment spreads M over the most blocks; 64 x 16 .. 64 x 64 were slower on every
      tiny shape measured), registers for 2 blocks an SM (its at most 256 tiles): a round's loads
-     all in flight; 16 x 64 direct, its warps along N, for M <= 16 where N is too wide for 256
-     tiles of 64 x 8 (9 x 11056 x 24: 173 tiles, not 1382). */
+     all in flight; 16 x 32 direct, its warps along N (one n8 fragment each), registers for 4
+     blocks an SM, for M <= 16 where N is too wide for 256 tiles of 64 x 8 (9 x 11056 x 24: 346
+     tiles, not 1382; H100, against the swapped 16 x 128 wgmma tile: 5.6 us against 6.6, where
+     16 x 64 took 6.1 and 16 x 128 7.8). */
 #define GK_GEMM_SHIPPED_CONFIGS(X)                          \
     X(128x256x32_w64x64, 128, 256, 32, 64, 64, 4, 1, 1, 2) \
     X(64x64x64_s4, 64, 64, 64, 32, 32, 4, 3, 1, 1)         \
     X(64x64x64_s4_elem, 64, 64, 64, 32, 32, 4, 3, 1, 0)   \
     X(64x8x64_direct, 64, 8, 64, 16, 8, 0, 2, 0, 0)       \
-    X(16x64x64_direct, 16, 64, 64, 16, 16, 0, 2, 0, 0)
+    X(16x32x64_direct, 16, 32, 64, 16, 8, 0, 4, 0, 0)
 #ifndef GK_GEMM_CONFIGS
 #define GK_GEMM_CONFIGS(X) GK_GEMM_SHIPPED_CONFIGS(X)
 #endif
@@ -1640,9 +1642,9 @@ static int gk_gemm_tiny_unaligned(int64_t m, int64_t n, int64_t k, int align_a, 
     return (align_a == 0 || align_b == 0) && m * n <= 65536 && k <= 256;
 }
 
-/* Tiny problems for the direct tile t: at most 256 of its tiles (two blocks an SM of an H200),
-   K <= 128 with both operands K-contiguous (kc: a value pair a 32-bit load in rows of 16-byte
-   multiples, else two 16-bit loads in flight together), K <= 16 otherwise. One launch with no
+/* Tiny problems for the direct tile t: at most 128 MINB of its tiles (one wave of MINB blocks
+   an SM), K <= 128 with both operands K-contiguous (kc: a value pair a 32-bit load in rows of
+   16-byte multiples, else two 16-bit loads in flight together), K <= 16 otherwise. One launch with no
    pipeline to fill, but each round of 64 of K is a trip to memory. H200, NT, against the
    dispatcher's pick before it: 3 x 8 x 8 4.6 us against 6.1, 16168 x 8 x 8 (253 tiles) 5.7
    against 6.7, 1063 x 91 x 11 6.4 against 10.4, 9398 x 8 x 128 7.1 against 7.3; rows off 16
@@ -1650,11 +1652,12 @@ static int gk_gemm_tiny_unaligned(int64_t m, int64_t n, int64_t k, int align_a, 
    6.8-6.9 against 8.9, 350 x 3 x 113 6.3-6.5 against 8.5-8.9; past the bounds slower: 6 x 8 x
    176 7.0 against 5.1, 12 x 10768 x 24 (1346 tiles, M filling a quarter of the warps) 7.6
    against 5.9. NN, TN and TT (MN-contiguous, K <= 16), 6 shapes each: the fastest tile on all
-   18, 0.85-1.30x cuBLAS (472 x 24 x 8 TT 5.4 us, the next tile 5.8). The 16 x 64 tile takes
-   M <= 16 beside an N too wide for 256 tiles of 64 x 8 (12 x 10768 x 24: 169 tiles). */
+   18, 0.85-1.30x cuBLAS (472 x 24 x 8 TT 5.4 us, the next tile 5.8). The 16 x 32 tile takes
+   M <= 16 beside an N too wide for 256 tiles of 64 x 8 (H100: 12 x 10768 x 24, 337 tiles, 5.7
+   us against the swapped wgmma tile's 6.0; 2 x 11912 x 32 5.5 against 5.7-5.9). */
 static int gk_gemm_direct_fits(const gk_gemm_config *t, int64_t m, int64_t n, int64_t k, int kc)
 {
-    return gk_gemm_tiles(t, m, n) <= 256 && k <= (kc ? 128 : 16) && (t->bm == 64 || m <= t->bm);
+    return gk_gemm_tiles(t, m, n) <= 128 * t->min_blocks && k <= (kc ? 128 : 16) && (t->bm == 64 || m <= t->bm);
 }
 
 /* The first direct configuration (STAGES 0) of the build that a problem fits, -1 if none. */

@@ -589,7 +589,7 @@ TEST(GemmGpu, DecodeShapesThroughDispatcher)
 // odd K and leading dimensions (value pairs read as two 16-bit loads), A or B a value past
 // 4-byte alignment (the same), 16-byte rows (32-bit pair loads), a tail of a 64-value round, M
 // past one block of 64 rows, every layout and epilogue variant; and M <= 16 beside an N too wide
-// for the 64 x 8 tile, on the 16 x 64 tile (its warps along N, the last one's columns past N).
+// for the 64 x 8 tile, on the 16 x 32 tile (its warps along N, the last one's columns past N).
 TEST(GemmGpu, TinyProblemsOnTheDirectTile)
 {
     GK_REQUIRE_GPU();
@@ -612,12 +612,12 @@ TEST(GemmGpu, TinyProblemsOnTheDirectTile)
                 const gk_gemm_plan pl = gk_gemm_plan_for(q.m, q.n, q.k, p.ta, p.lda ? p.lda : (p.ta ? q.m : q.k), p.tb,
                                                          p.tb ? q.k : q.n);
                 direct += strstr(gk_gemm_config_info(pl.config).name, "_direct") != nullptr;
-                narrow += strstr(gk_gemm_config_info(pl.config).name, "_16x64x64_direct") != nullptr;
+                narrow += strstr(gk_gemm_config_info(pl.config).name, "_16x32x64_direct") != nullptr;
                 run_mma(p);
                 if (HasFailure()) return;
             }
     EXPECT_GE(direct, 60) << "the dispatcher should take a direct tile for most of these";
-    EXPECT_GE(narrow, 12) << "the dispatcher should take the 16 x 64 direct tile for M <= 16 beside a wide N";
+    EXPECT_GE(narrow, 12) << "the dispatcher should take the 16 x 32 direct tile for M <= 16 beside a wide N";
 }
 
 // A problem the dispatcher gives the direct tile (no copies: it reads rows as they are), with rows

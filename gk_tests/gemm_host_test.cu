@@ -600,12 +600,12 @@ TEST(GemmConfig, DerivedSizesAndRules)
 
 // The dispatcher's rule for the direct tiles, restated: K <= 128 where A is row-major and B
 // transposed (both K-contiguous, whatever their rows' alignment), K <= 16 otherwise; then at most
-// 256 tiles of 64 x 8, or M <= 16 and at most 256 tiles of 16 x 64. The tile's name, or null.
+// 256 tiles of 64 x 8, or M <= 16 and at most 512 tiles of 16 x 32. The tile's name, or null.
 static const char *direct_tile(int64_t m, int64_t n, int64_t k, int ta, int tb)
 {
     if (k > (!ta && tb ? 128 : 16)) return nullptr;
     if (((m + 63) / 64) * ((n + 7) / 8) <= 256) return "gk_gemm_bf16_64x8x64_direct";
-    if (m <= 16 && (n + 63) / 64 <= 256) return "gk_gemm_bf16_16x64x64_direct";
+    if (m <= 16 && (n + 31) / 32 <= 512) return "gk_gemm_bf16_16x32x64_direct";
     return nullptr;
 }
 
@@ -845,12 +845,12 @@ TEST(GemmDispatch, WgmmaTilesByWaves)
         {3277, 1, 39, 1, 1, "64x8x64_direct", 1},
         {528, 3, 127, 1, 1, "64x8x64_direct", 1},
         {16168, 16, 8, 1, 1, "wg128x64x64_s8_ppt", 1},
-        // M <= 16 beside an N too wide for 256 tiles of 64 x 8: the 16 x 64 direct tile (past 256
+        // M <= 16 beside an N too wide for 256 tiles of 64 x 8: the 16 x 32 direct tile (past 512
         // of its tiles, or past 16 of M, not)
-        {9, 11056, 24, 1, 1, "16x64x64_direct", 1},
-        {12, 10768, 24, 1, 0, "16x64x64_direct", 1},
-        {2, 11912, 32, 1, 1, "16x64x64_direct", 1},
-        {16, 16384, 128, 1, 1, "16x64x64_direct", 1},
+        {9, 11056, 24, 1, 1, "16x32x64_direct", 1},
+        {12, 10768, 24, 1, 0, "16x32x64_direct", 1},
+        {2, 11912, 32, 1, 1, "16x32x64_direct", 1},
+        {16, 16384, 128, 1, 1, "16x32x64_direct", 1},
         {16, 16448, 128, 1, 1, "wg16x128x64_s8_p", 1},
         {17, 8192, 24, 1, 1, "wg64x128x64_s7_p", 1},
     };
