@@ -1642,29 +1642,31 @@ static int gk_gemm_tiny_unaligned(int64_t m, int64_t n, int64_t k, int align_a, 
     return (align_a == 0 || align_b == 0) && m * n <= 65536 && k <= 256;
 }
 
-/* Tiny problems for the direct tile t: at most 128 MINB of its tiles (one wave of MINB blocks
-   an SM), K <= 128 with both operands K-contiguous (kc: a value pair a 32-bit load in rows of
-   16-byte multiples, else two 16-bit loads in flight together), K <= 16 otherwise. One launch with no
-   pipeline to fill, but each round of 64 of K is a trip to memory. H200, NT, against the
-   dispatcher's pick before it: 3 x 8 x 8 4.6 us against 6.1, 16168 x 8 x 8 (253 tiles) 5.7
-   against 6.7, 1063 x 91 x 11 6.4 against 10.4, 9398 x 8 x 128 7.1 against 7.3; rows off 16
-   bytes against the element-wise kernel: 3277 x 1 x 39 4.9-5.1 against 6.7-7.0, 528 x 3 x 127
-   6.8-6.9 against 8.9, 350 x 3 x 113 6.3-6.5 against 8.5-8.9; past the bounds slower: 6 x 8 x
-   176 7.0 against 5.1, 12 x 10768 x 24 (1346 tiles, M filling a quarter of the warps) 7.6
-   against 5.9. NN, TN and TT (MN-contiguous, K <= 16), 6 shapes each: the fastest tile on all
-   18, 0.85-1.30x cuBLAS (472 x 24 x 8 TT 5.4 us, the next tile 5.8). The 16 x 32 tile takes
-   M <= 16 beside an N too wide for 256 tiles of 64 x 8 (H100: 12 x 10768 x 24, 337 tiles, 5.7
-   us against the swapped wgmma tile's 6.0; 2 x 11912 x 32 5.5 against 5.7-5.9). */
+/* Tiny problems for the direct tile t: at most 128 MINB of its tiles (one wave of MINB blocks an
+   SM), K <= 128 with both operands K-contiguous (kc: a value pair a 32-bit load in rows of
+   16-byte multiples, else two 16-bit loads in flight together), K <= 16 otherwise; M <= 16 for
+   the 16-row tile. One launch with no pipeline to fill, but each round of 64 of K is a trip to
+   memory. H200, NT, against the dispatcher's pick before it: 3 x 8 x 8 4.6 us against 6.1, 16168
+   x 8 x 8 (253 tiles) 5.7 against 6.7, 1063 x 91 x 11 6.4 against 10.4, 9398 x 8 x 128 7.1
+   against 7.3; rows off 16 bytes against the element-wise kernel: 3277 x 1 x 39 4.9-5.1 against
+   6.7-7.0, 528 x 3 x 127 6.8-6.9 against 8.9, 350 x 3 x 113 6.3-6.5 against 8.5-8.9; past the
+   bounds slower: 6 x 8 x 176 7.0 against 5.1, 12 x 10768 x 24 (1346 tiles, M filling a quarter
+   of the warps) 7.6 against 5.9. NN, TN and TT (MN-contiguous, K <= 16), 6 shapes each: the
+   fastest tile on all 18, 0.85-1.30x cuBLAS (472 x 24 x 8 TT 5.4 us, the next tile 5.8). The 16
+   x 32 tile takes M <= 16 beside an N too wide for 256 tiles of 64 x 8 (H100: 12 x 10768 x 24,
+   337 tiles, 5.7 us against the swapped wgmma tile's 6.0; 2 x 11912 x 32 5.5 against 5.7-5.9). */
 static int gk_gemm_direct_fits(const gk_gemm_config *t, int64_t m, int64_t n, int64_t k, int kc)
 {
-    return gk_gemm_tiles(t, m, n) <= 128 * t->min_blocks && k <= (kc ? 128 : 16) && (t->bm == 64 || m <= t->bm);
+    return gk_gemm_tiles(t, m, n) <= 128 * t->min_blocks && k <= (kc ? 128 : 16) &&
+           (t->bm == 64 || m <= t->bm);
 }
 
 /* The first direct configuration (STAGES 0) of the build that a problem fits, -1 if none. */
 static int gk_gemm_direct_pick(int64_t m, int64_t n, int64_t k, int kc)
 {
     for (int c = 0; c < GK_GEMM_NMMA; c++)
-        if (gk_gemm_config_table[c]->stages == 0 && gk_gemm_direct_fits(gk_gemm_config_table[c], m, n, k, kc)) return c;
+        if (gk_gemm_config_table[c]->stages == 0 && gk_gemm_direct_fits(gk_gemm_config_table[c], m, n, k, kc))
+            return c;
     return -1;
 }
 
