@@ -11,6 +11,7 @@
 int main()
 {
     const int M = 4095, N = 4097, K = 4093;
+    const int c128x256 = config_named("wg128x256x64_s4_pt"), c256x128 = config_named("wg256x128x64_s4_pt");
     const size_t G = (size_t)160 << 20;
     SweepGemmBuffers x = sweep_gemm_buffers(G);
     char *a2, *b2;
@@ -40,16 +41,16 @@ int main()
                  return gk_gemm_ex(-1, 0, GK_BF16, x.d, GK_BF16, 4096, x.a, 4096, 0, x.b, 4096, 0, NULL, 0, NULL, 4096,
                                    4096, 4096, 1.0f, 0.0f, GK_ACT_NONE, x.ws, G, 0);
              }), 2.0 * 4096 * 4096 * 4096);
-        show("4096^3 NN cfg 4 (256x128)", median_s([&] {
-                 return gk_gemm_ex(4, 0, GK_BF16, x.d, GK_BF16, 4096, x.a, 4096, 0, x.b, 4096, 0, NULL, 0, NULL, 4096,
+        show("4096^3 NN 256x128", median_s([&] {
+                 return gk_gemm_ex(c256x128, 0, GK_BF16, x.d, GK_BF16, 4096, x.a, 4096, 0, x.b, 4096, 0, NULL, 0, NULL, 4096,
                                    4096, 4096, 1.0f, 0.0f, GK_ACT_NONE, x.ws, G, 0);
              }), 2.0 * 4096 * 4096 * 4096);
         show("odd: repack + GEMM (lda 4093, ldb 4097, ldd 4097)", median_s([&] { return gemm(x.a, K, x.b, N, N, -1); }), fl);
         show("odd: repack alone", median_s(pack), 0);
         show("odd: GEMM alone, lda 4096 ldb 4160 ldd 4097 (repack's)", median_s([&] { return gemm(a2, 4096, b2, 4160, N, -1); }), fl);
-        show("odd: GEMM alone, (4096, 4160, 4097), cfg 3 (128x256)", median_s([&] { return gemm(a2, 4096, b2, 4160, N, 3); }), fl);
-        show("odd: GEMM alone, (4096, 4160, 4097), cfg 4 (256x128)", median_s([&] { return gemm(a2, 4096, b2, 4160, N, 4); }), fl);
-        show("odd: repack + GEMM, cfg 3 (128x256)", median_s([&] { return gemm(x.a, K, x.b, N, N, 3); }), fl);
+        show("odd: GEMM alone, (4096, 4160, 4097), 128x256", median_s([&] { return gemm(a2, 4096, b2, 4160, N, c128x256); }), fl);
+        show("odd: GEMM alone, (4096, 4160, 4097), 256x128", median_s([&] { return gemm(a2, 4096, b2, 4160, N, c256x128); }), fl);
+        show("odd: repack + GEMM, 128x256", median_s([&] { return gemm(x.a, K, x.b, N, N, c128x256); }), fl);
         show("odd: GEMM alone, lda 4096 ldb 4104 ldd 4097", median_s([&] { return gemm(a2, 4096, b2, 4104, N, -1); }), fl);
         show("odd: GEMM alone, lda 4096 ldb 4160 ldd 4104", median_s([&] { return gemm(a2, 4096, b2, 4160, 4104, -1); }), fl);
         show("odd: GEMM alone, lda 4096 ldb 4104 ldd 4104", median_s([&] { return gemm(a2, 4096, b2, 4104, 4104, -1); }), fl);
