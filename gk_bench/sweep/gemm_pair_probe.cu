@@ -57,7 +57,7 @@ int main(int argc, char **argv)
             continue;
         }
         const double cd = median_s(cb) * 1e6, gd = median_s(gk) * 1e6;
-        const double cc = median_s(cb, true) * 1e6, gc = median_s(gk, true) * 1e6;
+        const double cc = median_s(cb, SWEEP_FLUSH_CLEAN) * 1e6, gc = median_s(gk, SWEEP_FLUSH_CLEAN) * 1e6;
         printf("%s %lldx%lldx%lld gk cfg %d %s splits %d: dirty flush cuBLAS %.1f gk %.1f us (%.3fx); clean flush "
                "cuBLAS %.1f gk %.1f us (%.3fx)\n",
                lay, (long long)m, (long long)n, (long long)k, shown, gk_gemm_config_info(shown).name,

@@ -43,9 +43,12 @@ static __global__ void sweep_read(const uint4 *p, size_t n, unsigned *sink)
     if (x == 0x12345678u) *sink = x;
 }
 
-// Median seconds of 21 timed calls after 3 warm-ups, the L2 flushed before each: 128 MiB written
-// (L2 left full of dirty lines, as the bench does), or with clean set 128 MiB read.
-template <class F> static double median_s(F f, bool clean = false)
+// How median_s leaves L2 before each timed call: 128 MiB written (full of dirty lines, as the
+// bench does), 128 MiB read (full of clean lines), or as the call before left it.
+enum SweepFlush { SWEEP_FLUSH_DIRTY = 0, SWEEP_FLUSH_CLEAN = 1, SWEEP_FLUSH_NONE = 2 };
+
+// Median seconds of 21 timed calls after 3 warm-ups, L2 flushed before each as flush_mode says.
+template <class F> static double median_s(F f, int flush_mode = SWEEP_FLUSH_DIRTY)
 {
     static void *flush = nullptr;
     static unsigned *sink = nullptr;
@@ -57,9 +60,9 @@ template <class F> static double median_s(F f, bool clean = false)
     for (int i = 0; i < 3; i++) CK(f());
     std::vector<double> t;
     for (int i = 0; i < 21; i++) {
-        if (clean)
+        if (flush_mode == SWEEP_FLUSH_CLEAN)
             sweep_read<<<1056, 256>>>((const uint4 *)flush, (128 << 20) / 16, sink);
-        else
+        else if (flush_mode == SWEEP_FLUSH_DIRTY)
             CK(cudaMemsetAsync(flush, i, 128 << 20));
         cudaEventRecord(a);
         CK(f());
