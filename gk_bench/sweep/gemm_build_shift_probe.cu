@@ -3,10 +3,10 @@
 // 512 x 32: 5.6 and 5.4 us in one build, 6.4 and 6.2 in the other; gk_bench/RESULTS.md). Times
 // gk_gemm_bf16 (dispatcher) and cuBLAS on rows that moved, and an empty kernel, with L2 left full
 // of dirty lines before each call (as the bench does), full of clean lines, or as the call before
-// left it. Build it twice, with PROBE_PAD 0 and, say, 1048576 (bytes of device data and host
-// data laid out before everything else the build holds), run the two alternately in one call:
-// rows that differ between the builds only under a flush point at what a flush evicts (the
-// kernels' code, parameters, page-table entries), not at the kernels.
+// left it. Build it twice, with PROBE_PAD 0 and, say, 1048576 (bytes of device data and of host
+// data the build adds, which move what the linker places after them), run the two alternately in
+// one call: rows that differ between the builds only under a flush would point at what a flush
+// evicts (the kernels' code, parameters, page-table entries), not at the kernels.
 //   nvcc -std=c++17 -O3 -gencode arch=compute_90a,code=sm_90a -I. -DPROBE_PAD=0 \
 //        gk_bench/sweep/gemm_build_shift_probe.cu -lcublas -o gemm_build_shift_probe_0
 #define GK_IMPLEMENTATION
